@@ -1,0 +1,53 @@
+"""Error codes carried by ``error`` replies and HTTP error bodies, with their usual HTTP status."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+__all__ = ["DEFAULT_STATUS", "ErrorCode"]
+
+
+class ErrorCode(StrEnum):
+    """Every error code Clipyard answers with. Later issues add codes here and in the catalogue."""
+
+    INVALID_JSON = "invalid_json"
+    VALIDATION_FAILED = "validation_failed"
+    UNPROCESSABLE = "unprocessable"
+    UNAUTHENTICATED = "unauthenticated"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    STATE_CONFLICT = "state_conflict"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+    MESSAGE_TOO_LARGE = "message_too_large"
+    SERVICE_UNAVAILABLE = "service_unavailable"
+    TIMEOUT = "timeout"
+    INTERNAL = "internal"
+    CLOSE_BLOCKED = "close_blocked"
+    WORKSPACE_RUNTIME_LEASE_CONFLICT = "workspace_runtime_lease_conflict"
+    WORKSPACE_RUNTIME_PORT_ALLOCATION_EXHAUSTED = "workspace_runtime_port_allocation_exhausted"
+    PORT_CONFLICT = "port_conflict"
+    LOW_TRUST_VIOLATION = "low_trust_violation"
+    WORKSPACE_VALIDATION_FAILED = "workspace_validation_failed"
+
+
+DEFAULT_STATUS: Final[dict[ErrorCode, int]] = {
+    ErrorCode.INVALID_JSON: 400,
+    ErrorCode.VALIDATION_FAILED: 400,
+    ErrorCode.UNPROCESSABLE: 422,
+    ErrorCode.UNAUTHENTICATED: 401,
+    ErrorCode.FORBIDDEN: 403,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.STATE_CONFLICT: 409,
+    ErrorCode.PAYLOAD_TOO_LARGE: 413,
+    ErrorCode.MESSAGE_TOO_LARGE: 413,
+    ErrorCode.SERVICE_UNAVAILABLE: 503,
+    ErrorCode.TIMEOUT: 504,
+    ErrorCode.INTERNAL: 500,
+    ErrorCode.CLOSE_BLOCKED: 409,
+    ErrorCode.WORKSPACE_RUNTIME_LEASE_CONFLICT: 409,
+    ErrorCode.WORKSPACE_RUNTIME_PORT_ALLOCATION_EXHAUSTED: 409,
+    ErrorCode.PORT_CONFLICT: 409,
+    ErrorCode.LOW_TRUST_VIOLATION: 422,
+    ErrorCode.WORKSPACE_VALIDATION_FAILED: 422,
+}

@@ -1,0 +1,134 @@
+"""HTTP bodies of the api-gateway (API.md): requests are strict, responses camelCase."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from contracts.base import Struct
+from contracts.gateway import ApiKeyKind
+
+__all__ = [
+    "Accepted202",
+    "ApiKey",
+    "ApiKeyIssued",
+    "Company",
+    "ComponentHealth",
+    "CreateApiKey",
+    "CreateCompany",
+    "ErrorBody",
+    "Health",
+    "ServiceHealth",
+    "SignIn",
+    "SignedIn",
+]
+
+
+class StrictBody(
+    msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True
+):
+    """An inbound HTTP body: unknown fields are refused with 400."""
+
+
+class CreateCompany(StrictBody, kw_only=True):
+    """``POST /api/companies``."""
+
+    name: str
+    issue_prefix: str | None = None
+
+
+class Company(Struct, kw_only=True):
+    """A company as the API shows it."""
+
+    id: str
+    name: str
+    issue_prefix: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class CreateApiKey(StrictBody, kw_only=True):
+    """``POST /api/companies/{companyId}/api-keys``."""
+
+    name: str
+    kind: ApiKeyKind
+    agent_id: str | None = None
+
+
+class ApiKey(Struct, kw_only=True):
+    """An API key without key material."""
+
+    id: str
+    company_id: str
+    name: str
+    kind: ApiKeyKind
+    agent_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    revoked_at: datetime | None = None
+
+
+class ApiKeyIssued(Struct, kw_only=True):
+    """A newly created key: the only time the clear key is shown."""
+
+    id: str
+    name: str
+    kind: ApiKeyKind
+    agent_id: str | None
+    key: str
+    created_at: datetime
+
+
+class SignIn(StrictBody, kw_only=True):
+    """``POST /api/session``: exchange a board key for a session cookie."""
+
+    key: str
+
+
+class SignedIn(Struct, kw_only=True):
+    """The session's CSRF token (send it as ``X-CSRF-Token`` on mutations)."""
+
+    csrf_token: str
+    company_id: str
+
+
+class ErrorBody(Struct, kw_only=True):
+    """Every error answer: a sentence a person can act on, a code, and details."""
+
+    error: str
+    code: str
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class Accepted202(Struct, kw_only=True):
+    """Long work still running: poll ``GET /api/operations/{operationId}``."""
+
+    operation_id: str
+    status: Literal["running"] = "running"
+
+
+class ServiceHealth(Struct, kw_only=True):
+    """One service's answer to a ping."""
+
+    status: Literal["ok", "down"]
+    version: str | None = None
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+class ComponentHealth(Struct, kw_only=True):
+    """The state of a component such as NATS or the store."""
+
+    status: Literal["ok", "down"] = "ok"
+    kind: str | None = None
+
+
+class Health(Struct, kw_only=True):
+    """``GET /api/health``."""
+
+    status: Literal["ok", "degraded"]
+    services: dict[str, ServiceHealth]
+    nats: ComponentHealth
+    store: ComponentHealth

@@ -1,0 +1,137 @@
+"""Messages every service answers or publishes: audit, replay verification, operations, inbox.
+
+Subjects: ``ws.qry.<service>.audit``, ``ws.qry.<service>.replay_verify``,
+``ws.qry.<service>.operation``; events ``ws.evt.operation.<event>.<service>`` and
+``ws.evt.inbox.message_rejected.<service>``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from contracts.base import Command, Event, Query, Struct
+
+__all__ = [
+    "AuditTrail",
+    "GetAuditTrail",
+    "GetOperation",
+    "InboxMessageRejected",
+    "OperationFinished",
+    "OperationStarted",
+    "OperationStatus",
+    "OperationView",
+    "ReplayReport",
+    "StopAllRuntimeServices",
+    "StopAllRuntimeServicesResult",
+    "StoredEvent",
+    "VerifyReplay",
+]
+
+OperationStatus = Literal["running", "succeeded", "failed"]
+
+
+class GetAuditTrail(Query, tag="service.get_audit_trail.v1", kw_only=True):
+    """Ask a service for the stored history of one aggregate it owns."""
+
+    aggregate_id: str
+    limit: int = 1000
+    offset: int = 0
+
+
+class StoredEvent(Struct, kw_only=True):
+    """One stored event as an operator sees it in an audit trail."""
+
+    aggregate_id: str
+    aggregate_version: int
+    type: str
+    occurred_at: datetime
+    notification_id: int | None = None
+    actor: dict[str, Any] | None = None
+    run_id: str | None = None
+    reason: str | None = None
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class AuditTrail(Struct, kw_only=True):
+    """The stored history of one aggregate, oldest first."""
+
+    service: str
+    aggregate_id: str
+    aggregate_type: str | None
+    total: int
+    events: list[StoredEvent]
+
+
+class VerifyReplay(Query, tag="service.verify_replay.v1", kw_only=True):
+    """Ask a service to rebuild its read models from its store in a fresh instance and compare."""
+
+
+class ReplayReport(Struct, kw_only=True):
+    """The outcome of a replay verification."""
+
+    service: str
+    ok: bool
+    notifications_replayed: int
+    read_models: list[str]
+    differences: list[str]
+    duration_ms: float
+
+
+class GetOperation(Query, tag="service.get_operation.v1", kw_only=True):
+    """Ask a service about one of its long-work operations."""
+
+    operation_id: str
+
+
+class OperationView(Struct, kw_only=True):
+    """An operation as ``GET /api/operations/{id}`` shows it."""
+
+    id: str
+    kind: str
+    status: OperationStatus
+    result: Any = None
+    error: dict[str, Any] | None = None
+    workspace_operation_ids: list[str] = msgspec.field(default_factory=list)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class OperationStarted(Event, tag="operation.started.v1", kw_only=True):
+    """A service began long work that may outlive the request that asked for it."""
+
+    kind: str
+
+
+class OperationFinished(Event, tag="operation.finished.v1", kw_only=True):
+    """Long work ended; ``result`` is what the synchronous call would have returned."""
+
+    kind: str
+    status: OperationStatus
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+
+class InboxMessageRejected(Event, tag="inbox.message_rejected.v1", kw_only=True):
+    """A consumed upstream message could not be processed and was terminated (a poison message)."""
+
+    upstream: str
+    subject: str
+    stream_sequence: int
+    error: str
+
+
+class StopAllRuntimeServices(Command, tag="runtime_service.stop_all.v1", kw_only=True):
+    """Stop every runtime service and slot on one node (``clipyard up`` on Ctrl-C)."""
+
+    node: str = "local"
+
+
+class StopAllRuntimeServicesResult(Struct, kw_only=True):
+    """What a stop-all did."""
+
+    node: str
+    services_stopped: int
+    slots_stopped: int

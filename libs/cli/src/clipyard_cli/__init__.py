@@ -1,0 +1,1 @@
+"""The clipyard command: up, status, events tail, audit, replay."""

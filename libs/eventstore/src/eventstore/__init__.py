@@ -1,0 +1,1 @@
+"""Event-store wiring for eventsourcing, outbox relay to JetStream, inbox consumers."""

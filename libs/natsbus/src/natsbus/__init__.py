@@ -1,0 +1,1 @@
+"""NATS plumbing: connect, micro services with task handlers, typed requests, JetStream."""

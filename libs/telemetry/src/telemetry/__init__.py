@@ -1,0 +1,1 @@
+"""Tracing, W3C context propagation over NATS and HTTP, structured logs."""

@@ -1,0 +1,1 @@
+"""Pytest plugin: real nats-server and PostgreSQL, service processes, span recorder."""

@@ -1,0 +1,1 @@
+"""Clipyard api-gateway: the HTTP edge."""

@@ -1,0 +1,1 @@
+"""Clipyard git-credentials service."""

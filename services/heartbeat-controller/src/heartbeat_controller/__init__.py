@@ -1,0 +1,1 @@
+"""Clipyard heartbeat-controller service."""

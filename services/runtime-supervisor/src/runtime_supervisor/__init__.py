@@ -1,0 +1,1 @@
+"""Clipyard runtime-supervisor service."""

@@ -1,0 +1,1 @@
+"""Clipyard workspace-realizer service."""
