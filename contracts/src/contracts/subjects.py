@@ -15,8 +15,8 @@ __all__ = [
     "EVENT_STREAM",
     "EVENT_STREAM_SUBJECTS",
     "SERVICES",
-    "SHARED_AGGREGATES",
     "SERVICE_NAMES",
+    "SHARED_AGGREGATES",
     "ServiceToken",
     "aggregates_of",
     "command",
@@ -104,7 +104,9 @@ def event_subject(type_tag: str, service: ServiceToken) -> str:
         return f"{event(aggregate, name)}.{token(service)}"
     owner = AGGREGATE_OWNERS.get(aggregate)
     if owner != service:
-        raise ValueError(f"{service!r} may not publish {type_tag!r}: {aggregate!r} is owned by {owner!r}")
+        raise ValueError(
+            f"{service!r} may not publish {type_tag!r}: {aggregate!r} is owned by {owner!r}"
+        )
     return event(aggregate, name)
 
 

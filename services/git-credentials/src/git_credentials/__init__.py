@@ -1,1 +1,3 @@
-"""Clipyard git-credentials service."""
+"""Clipyard git-credentials: Holds encrypted company secrets and resolves git credentials per run."""
+
+__version__ = "0.1.0"

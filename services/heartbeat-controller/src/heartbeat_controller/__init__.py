@@ -1,1 +1,3 @@
-"""Clipyard heartbeat-controller service."""
+"""Clipyard heartbeat-controller: Orchestrates heartbeat-driven agent runs through their six stages."""
+
+__version__ = "0.1.0"

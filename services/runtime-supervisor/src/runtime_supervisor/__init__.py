@@ -1,1 +1,3 @@
-"""Clipyard runtime-supervisor service."""
+"""Clipyard runtime-supervisor: Supervises runtime services, jobs and adapter slots in their own process groups."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,127 @@
+"""The uniform service lifecycle: start, serve, and stop within the shutdown budget.
+
+``main()`` of every service is ``asyncio.run(run_service(spec))``. Start: telemetry and logs, NATS,
+the event stream, the store (read models rebuilt), the outbox relay, the micro service with the
+endpoints every service answers, the inboxes, then the service's own ``register`` hook. Stop (SIGTERM
+or SIGINT): endpoints first (in-flight handlers finish), inboxes, relay flush, NATS drain, store close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING
+
+from natsbus.jetstream import ensure_event_stream
+from telemetry.logs import configure_logging
+
+from eventstore import Inbox, OutboxRelay, StoreExecutor, build_application
+from natsbus import BusClient, BusService, connect
+from servicekit.endpoints import register_common_endpoints
+from servicekit.settings import ServiceSettings
+from servicekit.spec import ServiceRuntime, ServiceSpec
+from telemetry import configure_telemetry, shutdown_telemetry
+
+if TYPE_CHECKING:
+    from eventstore import ServiceApplication
+
+__all__ = ["run_service", "start_service"]
+
+log = logging.getLogger(__name__)
+
+
+async def run_service(spec: ServiceSpec, settings: ServiceSettings | None = None) -> None:
+    """Run ``spec`` until SIGTERM or SIGINT, then stop it cleanly."""
+    settings = settings or ServiceSettings.from_env(spec.name)
+    configure_logging(spec.name)
+    configure_telemetry(spec.name, home=settings.home, version=spec.version)
+    quit_event = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, quit_event.set)
+    try:
+        async with AsyncExitStack() as stack:
+            runtime = await start_service(spec, settings, stack, quit_event)
+            log.info("service ready", extra={"service": spec.name, "node": settings.node_id})
+            await quit_event.wait()
+            log.info("service stopping", extra={"service": spec.name})
+            started = time.monotonic()
+        log.info(
+            "service stopped",
+            extra={"service": spec.name, "stop_ms": round((time.monotonic() - started) * 1000)},
+        )
+        del runtime
+    finally:
+        shutdown_telemetry()
+
+
+async def start_service(
+    spec: ServiceSpec,
+    settings: ServiceSettings,
+    stack: AsyncExitStack,
+    quit_event: asyncio.Event,
+) -> ServiceRuntime:
+    """Start every part of ``spec`` on ``stack``; closing the stack stops them in reverse order."""
+    budget = settings.shutdown_timeout
+    executor = StoreExecutor(name=f"{spec.name}-store")
+    stack.callback(executor.close)
+    app: ServiceApplication = await executor.run(
+        build_application, spec.application_class, service=spec.token, settings=settings.store
+    )
+    stack.callback(app.close)
+
+    nc = await connect(
+        settings.nats.url,
+        name=spec.name,
+        user=settings.nats.user,
+        password=settings.nats.password,
+    )
+    stack.push_async_callback(_drain, nc, budget / 5)
+    js = nc.jetstream()
+    await ensure_event_stream(js)
+
+    relay = OutboxRelay(
+        app, js, service=spec.token, to_contract=spec.to_contract, executor=executor
+    )
+    await relay.start()
+    stack.push_async_callback(relay.stop, budget / 5)
+
+    service = await BusService.start(
+        nc, name=spec.name, version=spec.version, description=spec.description or spec.name
+    )
+    runtime = ServiceRuntime(
+        spec=spec,
+        settings=settings,
+        nc=nc,
+        js=js,
+        bus=BusClient(nc),
+        app=app,
+        executor=executor,
+        service=service,
+        relay=relay,
+        quit=quit_event,
+        exit_stack=stack,
+    )
+    await register_common_endpoints(runtime)
+
+    for upstream, handler in spec.upstreams.items():
+        inbox = Inbox(app, js, upstream=upstream, handler=handler, executor=executor)
+        await inbox.start()
+        stack.push_async_callback(inbox.stop)
+
+    if spec.register is not None:
+        await spec.register(runtime)
+    # Registered last, so it runs first on shutdown: stop taking requests before anything else.
+    stack.push_async_callback(service.stop, budget / 3)
+    return runtime
+
+
+async def _drain(nc: object, timeout: float) -> None:
+    try:
+        await asyncio.wait_for(nc.drain(), timeout)  # type: ignore[attr-defined]
+    except (TimeoutError, Exception):
+        log.warning("NATS drain did not finish in time; closing", exc_info=True)
+        await nc.close()  # type: ignore[attr-defined]

@@ -1,0 +1,61 @@
+"""What a service declares about itself; ``run_service`` does the rest."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import nats
+    from nats.js import JetStreamContext
+
+    from contracts.base import Event
+    from contracts.subjects import ServiceToken
+    from eventstore import OutboxRelay, ServiceApplication, StoreExecutor
+    from natsbus import BusClient, BusService
+    from servicekit.settings import ServiceSettings
+
+__all__ = ["InboxHandler", "ServiceRuntime", "ServiceSpec"]
+
+T = TypeVar("T")
+
+InboxHandler = Callable[[Any, Any], None]
+"""``handler(event, tracking)``: runs in the store thread; saves what it produces with ``tracking``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceSpec:
+    """A service's identity and the parts only it provides."""
+
+    token: ServiceToken
+    name: str
+    version: str
+    application_class: type[ServiceApplication]
+    to_contract: Callable[[Any], Event | None]
+    register: Callable[[ServiceRuntime], Awaitable[None]] | None = None
+    upstreams: Mapping[ServiceToken, InboxHandler] = field(default_factory=dict)
+    description: str = ""
+
+
+@dataclass(kw_only=True)
+class ServiceRuntime:
+    """Everything a running service holds; handed to ``ServiceSpec.register``."""
+
+    spec: ServiceSpec
+    settings: ServiceSettings
+    nc: nats.NATS
+    js: JetStreamContext
+    bus: BusClient
+    app: ServiceApplication
+    executor: StoreExecutor
+    service: BusService
+    relay: OutboxRelay
+    quit: asyncio.Event
+    exit_stack: AsyncExitStack
+
+    async def store(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a synchronous store call on the store's thread (contextvars copied)."""
+        return await self.executor.run(fn, *args, **kwargs)

@@ -1,0 +1,7 @@
+"""Entry point: `python -m git_credentials`."""
+
+import asyncio
+
+from git_credentials.app import main
+
+asyncio.run(main())

@@ -1,0 +1,15 @@
+"""Domain of the runtime-supervisor: aggregates, past-tense events and errors (pure, no I/O).
+
+The skeleton owns no aggregates yet; the issues that give this service its work add them here.
+"""
+
+from __future__ import annotations
+
+__all__ = ["RuntimeSupervisorError"]
+
+
+class RuntimeSupervisorError(Exception):
+    """Base of every error the runtime-supervisor raises."""
+
+    code = "state_conflict"
+    status = 409

@@ -1,0 +1,20 @@
+"""The workspace-realizer's eventsourcing application: its use cases and read models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventstore import ServiceApplication
+
+__all__ = ["WorkspaceRealizerApplication"]
+
+
+class WorkspaceRealizerApplication(ServiceApplication):
+    """Rebuilds the workspace-realizer's read models from its own store; holds its use cases."""
+
+    def project(self, domain_event: Any) -> None:
+        """Apply one stored event to the read models (none yet in the skeleton)."""
+
+    def read_models(self) -> dict[str, Any]:
+        """The read models as plain data, compared by replay verification."""
+        return {}
