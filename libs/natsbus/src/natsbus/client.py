@@ -1,0 +1,205 @@
+"""Typed requests over the bus: one reply of the ``kind`` union, never a NATS exception.
+
+:meth:`BusClient.request` turns every remote failure into an ``error`` reply (a timeout names the
+subject; no responders is ``service_unavailable``), so callers handle exactly three outcomes.
+:meth:`BusClient.call` is the shortcut for callers that only want the result: it raises
+:class:`BusRequestError` or :class:`OperationAccepted` for the other two.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import msgspec
+import nats.errors
+from nats.aio.client import Client
+from nats.micro.request import ERROR_CODE_HEADER, ERROR_HEADER
+from opentelemetry import trace
+
+from contracts.base import Accepted, ErrorReply, Ok, Reply
+from contracts.errors import ErrorCode
+from natsbus.codec import decode, decode_reply, encode
+from natsbus.context import DEADLINE_HEADER, DEFAULT_REQUEST_TIMEOUT, deadline_header
+from natsbus.errors import error_reply
+from natsbus.limits import check_size
+from natsbus.tracing import annotate_reply
+from telemetry.spans import producer_span
+
+__all__ = ["BusClient", "BusRequestError", "OperationAccepted"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class BusRequestError(Exception):
+    """A request answered with an ``error`` reply.
+
+    It carries the reply's ``code``, ``status`` and ``details``, so a handler that lets it escape
+    forwards the same error to its own requester through the default error mapper.
+    """
+
+    def __init__(self, subject: str, reply: ErrorReply) -> None:
+        self.subject = subject
+        self.reply = reply
+        self.code = reply.code
+        self.status = reply.status
+        self.details = reply.details
+        super().__init__(reply.message)
+
+
+class OperationAccepted(Exception):
+    """A request answered ``accepted``: the work goes on as operation ``operation_id``."""
+
+    def __init__(self, subject: str, operation_id: str) -> None:
+        self.subject = subject
+        self.operation_id = operation_id
+        super().__init__(f"{subject} goes on as operation {operation_id}")
+
+
+class _RawOk(Reply, tag="ok", frozen=True, kw_only=True):
+    """``ok`` with its result left undecoded, to decode it into the caller's type."""
+
+    result: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+
+
+_RawReply = _RawOk | ErrorReply | Accepted
+
+
+class BusClient:
+    """Sends requests on one NATS connection."""
+
+    def __init__(self, nc: Client) -> None:
+        """Use ``nc`` for every request."""
+        self._nc = nc
+
+    async def request(
+        self,
+        subject: str,
+        message: Any,
+        *,
+        timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
+    ) -> Ok | ErrorReply | Accepted:
+        """Send ``message`` and wait for its reply.
+
+        The request carries a PRODUCER span (its context injected in the headers) and its
+        deadline (``Clipyard-Deadline``, now + ``timeout``).
+
+        Args:
+            subject: Where to send (built with ``contracts.subjects``).
+            message: The request body: a Struct, or bytes already encoded.
+            timeout: Seconds to wait for the reply.
+            headers: Extra headers.
+
+        Returns:
+            The reply. A timeout becomes ``error`` ``timeout``/504 naming the subject, no
+            responders ``service_unavailable``/503, a malformed reply ``internal``/502.
+
+        Raises:
+            MessageTooLargeError: The message is over the bus limit; nothing was sent.
+        """
+        return await self._exchange(subject, message, timeout, headers, _decode_public)
+
+    async def call(
+        self,
+        subject: str,
+        message: Any,
+        result_type: type[T],
+        *,
+        timeout: float = DEFAULT_REQUEST_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
+    ) -> T:
+        """Send ``message`` and return the ``ok`` result decoded as ``result_type``.
+
+        Args:
+            subject: Where to send.
+            message: The request body: a Struct, or bytes already encoded.
+            result_type: The type of the ``ok`` result.
+            timeout: Seconds to wait for the reply.
+            headers: Extra headers.
+
+        Returns:
+            The result.
+
+        Raises:
+            BusRequestError: The reply was ``error`` (timeouts and no responders included), or
+                the result did not decode as ``result_type`` (``internal``/502).
+            OperationAccepted: The reply was ``accepted``.
+            MessageTooLargeError: The message is over the bus limit; nothing was sent.
+        """
+        reply = await self._exchange(subject, message, timeout, headers, _decode_raw)
+        match reply:
+            case _RawOk(result=raw):
+                try:
+                    return decode(raw, result_type)
+                except msgspec.DecodeError as exc:
+                    bad = _bad_reply(subject, f"result does not decode: {exc}")
+                    raise BusRequestError(subject, bad) from exc
+            case Accepted(operation_id=operation_id):
+                raise OperationAccepted(subject, operation_id)
+            case ErrorReply():
+                raise BusRequestError(subject, reply)
+        raise AssertionError(f"unexpected reply {reply!r}")  # pragma: no cover
+
+    async def _exchange(
+        self,
+        subject: str,
+        message: Any,
+        timeout: float,
+        headers: Mapping[str, str] | None,
+        decode_as: Callable[[str, bytes], R | ErrorReply],
+    ) -> R | ErrorReply:
+        """Send a request in a PRODUCER span and decode its reply (outcome noted on the span)."""
+        data = bytes(message) if isinstance(message, bytes | bytearray) else encode(message)
+        with producer_span(subject, operation="send") as trace_headers:
+            sent = {**(headers or {}), **trace_headers}
+            sent[DEADLINE_HEADER] = deadline_header(time.time() + timeout)
+            check_size(subject, data, sent)
+            answer = await self._send(subject, data, sent, timeout)
+            reply = answer if isinstance(answer, ErrorReply) else decode_as(subject, answer)
+            if isinstance(reply, ErrorReply):
+                annotate_reply(trace.get_current_span(), reply)
+        return reply
+
+    async def _send(
+        self, subject: str, data: bytes, headers: dict[str, str], timeout: float
+    ) -> bytes | ErrorReply:
+        try:
+            msg = await self._nc.request(subject, data, timeout=timeout, headers=headers)
+        except nats.errors.NoRespondersError:
+            return error_reply(
+                ErrorCode.SERVICE_UNAVAILABLE, f"no service answers {subject}", status=503
+            )
+        except TimeoutError:
+            return error_reply(
+                ErrorCode.TIMEOUT, f"no reply from {subject} within {timeout:g} s", status=504
+            )
+        if msg.headers and ERROR_HEADER in msg.headers:
+            code = msg.headers.get(ERROR_CODE_HEADER, "")
+            return _bad_reply(subject, f"service error {code}: {msg.headers[ERROR_HEADER]}")
+        return msg.data
+
+
+def _decode_public(subject: str, data: bytes) -> Ok | ErrorReply | Accepted:
+    try:
+        return decode_reply(data)
+    except msgspec.DecodeError as exc:
+        return _bad_reply(subject, f"malformed reply: {exc}")
+
+
+def _decode_raw(subject: str, data: bytes) -> _RawOk | ErrorReply | Accepted:
+    try:
+        reply: _RawOk | ErrorReply | Accepted = decode(data, _RawReply)  # type: ignore[arg-type]
+    except msgspec.DecodeError as exc:
+        return _bad_reply(subject, f"malformed reply: {exc}")
+    return reply
+
+
+def _bad_reply(subject: str, why: str) -> ErrorReply:
+    logger.warning("bad reply from %s: %s", subject, why)
+    return error_reply(ErrorCode.INTERNAL, f"bad reply from {subject}: {why}", status=502)

@@ -1,0 +1,99 @@
+"""What a handler knows about the request it serves: subject, headers and deadline."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = [
+    "DEADLINE_HEADER",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "RequestContext",
+    "deadline_header",
+    "parse_deadline",
+]
+
+DEADLINE_HEADER: Final = "Clipyard-Deadline"
+"""The request's absolute deadline, in epoch milliseconds (ARCHITECTURE §2)."""
+
+DEFAULT_REQUEST_TIMEOUT: Final = 110.0
+"""Seconds a request may take by default: below the gateway's 120 s (ARCHITECTURE §2)."""
+
+
+def deadline_header(deadline: float) -> str:
+    """The header value for an absolute deadline.
+
+    Args:
+        deadline: The deadline in epoch seconds.
+
+    Returns:
+        Whole epoch milliseconds, as text.
+    """
+    return str(math.floor(deadline * 1000))
+
+
+def parse_deadline(headers: Mapping[str, str] | None, *, received_at: float) -> float:
+    """The deadline of a request, from its ``Clipyard-Deadline`` header.
+
+    A request without the header (or with a malformed one) gets the default request timeout,
+    counted from when it was received.
+
+    Args:
+        headers: The request headers, if any.
+        received_at: When the request arrived, in epoch seconds.
+
+    Returns:
+        The deadline in epoch seconds.
+    """
+    raw = (headers or {}).get(DEADLINE_HEADER)
+    if raw is not None:
+        try:
+            millis = int(raw.strip())
+        except ValueError:
+            millis = -1
+        if millis > 0:
+            return millis / 1000
+    return received_at + DEFAULT_REQUEST_TIMEOUT
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """The request a handler serves, beside its decoded body.
+
+    Attributes:
+        subject: The subject the request arrived on.
+        headers: The request headers (trace context included; handlers need not look at it).
+        deadline: When the requester stops waiting, in epoch seconds.
+    """
+
+    subject: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    deadline: float = field(default_factory=lambda: time.time() + DEFAULT_REQUEST_TIMEOUT)
+
+    @classmethod
+    def from_message(cls, subject: str, headers: Mapping[str, str] | None) -> RequestContext:
+        """Build the context of a request that has just arrived.
+
+        Args:
+            subject: The subject it arrived on.
+            headers: Its headers, if any.
+
+        Returns:
+            The context, with the deadline parsed from the headers.
+        """
+        return cls(
+            subject=subject,
+            headers=dict(headers or {}),
+            deadline=parse_deadline(headers, received_at=time.time()),
+        )
+
+    def remaining(self) -> float:
+        """Seconds left before the deadline; 0.0 once it has passed."""
+        return max(0.0, self.deadline - time.time())
+
+    def expired(self) -> bool:
+        """Whether the requester has already stopped waiting."""
+        return self.remaining() <= 0.0

@@ -1,0 +1,256 @@
+"""Request/reply endpoints served with ``nats.micro``, each request handled in its own task.
+
+``nats.micro`` awaits an endpoint's handler inside the subscription's message loop, one message at
+a time (library-notes): a slow handler would delay every later request on that endpoint. Here the
+micro callback only starts a task and returns; a per-endpoint semaphore bounds how many handlers
+run at once. Each task decodes the request with the endpoint's type, runs the handler inside a
+CONSUMER span continued from the request headers, and answers with one reply of the ``kind`` union
+(ARCHITECTURE §2): the handler's value as ``ok``, a returned reply as is, an exception through the
+service's error mapper.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from types import UnionType
+from typing import Any, Generic, TypeVar
+
+import msgspec
+from nats.aio.client import Client
+from nats.micro import add_service
+from nats.micro.request import Request
+from nats.micro.service import Service
+from opentelemetry.trace import Span
+
+from contracts.base import ErrorReply, Ok, Reply
+from contracts.errors import ErrorCode
+from natsbus.codec import decoder, encode
+from natsbus.context import RequestContext
+from natsbus.errors import ErrorMapper, default_error_mapper, error_reply, internal_error
+from natsbus.limits import MessageTooLargeError, check_size
+from natsbus.tracing import annotate_reply
+from telemetry.spans import consumer_span
+
+__all__ = ["BusService", "Handler", "RequestContext"]
+
+logger = logging.getLogger(__name__)
+
+RequestT = TypeVar("RequestT")
+
+Handler = Callable[[RequestT, RequestContext], Awaitable[Any]]
+"""An endpoint handler: ``await handler(request, ctx)``; its value is the ``ok`` result."""
+
+
+@dataclass(frozen=True)
+class _Endpoint(Generic[RequestT]):
+    name: str
+    subject: str
+    handler: Handler[RequestT]
+    request_type: type[RequestT] | UnionType
+    semaphore: asyncio.Semaphore
+
+
+class BusService:
+    """A ``nats.micro`` service whose endpoints hand every request to a bounded task.
+
+    Build it with :meth:`start`, add endpoints with :meth:`add_endpoint`, and call :meth:`stop`
+    before draining the connection. Micro's own ``$SRV.PING/INFO/STATS`` subjects answer
+    discovery and ping.
+    """
+
+    def __init__(self, nc: Client, micro: Service, *, error_mapper: ErrorMapper) -> None:
+        """Wrap a started micro service; use :meth:`start` instead."""
+        self._nc = nc
+        self._micro = micro
+        self._error_mapper = error_mapper
+        self._endpoints: dict[str, _Endpoint[Any]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
+
+    @classmethod
+    async def start(
+        cls,
+        nc: Client,
+        *,
+        name: str,
+        version: str,
+        description: str | None = None,
+        metadata: dict[str, str] | None = None,
+        error_mapper: ErrorMapper = default_error_mapper,
+    ) -> BusService:
+        """Start a micro service on ``nc`` (no endpoints yet).
+
+        Args:
+            nc: The NATS connection.
+            name: The service name (``[A-Za-z0-9_-]+``), shared by its replicas.
+            version: The service version (semver).
+            description: A line shown by ``$SRV.INFO``.
+            metadata: Extra facts shown by ``$SRV.INFO``.
+            error_mapper: Maps a handler's exception to its error reply.
+
+        Returns:
+            The started service.
+        """
+        micro = await add_service(
+            nc, name=name, version=version, description=description, metadata=metadata
+        )
+        return cls(nc, micro, error_mapper=error_mapper)
+
+    @property
+    def id(self) -> str:
+        """This instance's micro id (as answered by ``$SRV.PING``)."""
+        return self._micro.id
+
+    @property
+    def in_flight(self) -> int:
+        """Requests received and not yet answered."""
+        return len(self._tasks)
+
+    async def add_endpoint(
+        self,
+        name: str,
+        subject: str,
+        handler: Handler[RequestT],
+        request_type: type[RequestT] | UnionType,
+        *,
+        concurrency: int = 16,
+    ) -> None:
+        """Serve ``subject`` (queue-grouped) with ``handler``.
+
+        Args:
+            name: The endpoint name shown by ``$SRV.INFO`` (``[A-Za-z0-9_-]+``).
+            subject: The subject served (built with ``contracts.subjects``).
+            handler: ``await handler(request, ctx)``; its value is sent as ``ok``, a returned
+                reply is sent as is, an exception goes through the error mapper.
+            request_type: The type the request body is decoded into: a Struct, or a union of
+                tagged Structs (``CreateIssue | UpdateIssue``) dispatched with ``match``.
+            concurrency: How many requests of this endpoint may be handled at once.
+
+        Raises:
+            ValueError: A bad concurrency, a reused endpoint name, or a service that is stopping.
+        """
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+        if name in self._endpoints:
+            raise ValueError(f"endpoint {name!r} already exists")
+        if self._stopping:
+            raise ValueError("the service is stopping")
+        endpoint = _Endpoint(name, subject, handler, request_type, asyncio.Semaphore(concurrency))
+        self._endpoints[name] = endpoint
+
+        async def on_request(request: Request) -> None:
+            # Never await the work here: micro awaits this inside the subscription loop.
+            if self._stopping:  # only while the connection drains under a stopped service
+                await self._respond(request, _stopping_reply(request.subject))
+                return
+            self._spawn(endpoint, request)
+
+        await self._micro.add_endpoint(name=name, subject=subject, handler=on_request)
+
+    def _spawn(self, endpoint: _Endpoint[Any], request: Request) -> None:
+        task = asyncio.create_task(self._serve(endpoint, request), name=f"bus:{endpoint.name}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, endpoint: _Endpoint[Any], request: Request) -> None:
+        ctx = RequestContext.from_message(request.subject, request.headers)
+        try:
+            with consumer_span(request.subject, ctx.headers, operation="process") as span:
+                try:
+                    async with endpoint.semaphore:
+                        reply = await self._handle(endpoint, request.data, ctx)
+                except Exception:
+                    logger.exception("serving %s failed", ctx.subject)
+                    reply = internal_error()
+                await self._respond(request, reply, span)
+        except asyncio.CancelledError:
+            await self._respond(request, _stopping_reply(ctx.subject))
+            raise
+
+    async def _handle(self, endpoint: _Endpoint[Any], data: bytes, ctx: RequestContext) -> Reply:
+        try:
+            body = decoder(endpoint.request_type).decode(data)
+        except msgspec.DecodeError as exc:
+            return error_reply(ErrorCode.VALIDATION_FAILED, str(exc), status=400)
+        try:
+            result = await endpoint.handler(body, ctx)
+        except Exception as exc:
+            return self._map_error(exc, ctx)
+        return result if isinstance(result, Reply) else Ok(result=result)
+
+    def _map_error(self, exc: Exception, ctx: RequestContext) -> ErrorReply:
+        try:
+            reply = self._error_mapper(exc)
+        except Exception:
+            logger.exception("error mapper failed on %s", ctx.subject)
+            reply = internal_error()
+        if reply.status >= 500:
+            logger.error("handler of %s failed", ctx.subject, exc_info=exc)
+        else:
+            logger.info("handler of %s answered %s: %s", ctx.subject, reply.code, reply.message)
+        return reply
+
+    async def _respond(self, request: Request, reply: Reply, span: Span | None = None) -> None:
+        subject = request.subject
+        try:
+            data = encode(reply)
+            check_size(subject, data)
+        except MessageTooLargeError as exc:
+            logger.error("reply on %s too large: %s", subject, exc)
+            reply = error_reply(exc.code, str(exc), status=exc.status, details=exc.details)
+            data = encode(reply)
+        except (TypeError, msgspec.EncodeError):
+            logger.exception("reply on %s cannot be encoded", subject)
+            reply = internal_error()
+            data = encode(reply)
+        if span is not None:
+            annotate_reply(span, reply)
+        try:
+            await request.respond(data)
+        except ValueError:
+            logger.debug("request on %s had no reply subject; reply dropped", subject)
+        except Exception:
+            logger.exception("could not send the reply on %s", subject)
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Stop taking requests, then wait up to ``timeout`` for the ones in flight.
+
+        Endpoints are unsubscribed first (so the connection can be drained afterwards); handlers
+        still running after ``timeout`` are cancelled and answer ``service_unavailable``.
+
+        Args:
+            timeout: Seconds to wait for in-flight handlers.
+        """
+        if self._stopping:
+            return
+        self._stopping = True
+        if not (self._nc.is_closed or self._nc.is_draining):
+            try:
+                await self._micro.stop()
+            except Exception:
+                logger.exception("stopping the micro service failed")
+        pending = set(self._tasks)
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=timeout)
+        if pending:
+            logger.warning(
+                "cancelling %d request(s) still running after %g s", len(pending), timeout
+            )
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def __aenter__(self) -> BusService:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+
+def _stopping_reply(subject: str) -> ErrorReply:
+    return error_reply(
+        ErrorCode.SERVICE_UNAVAILABLE, f"the service stopped while handling {subject}", status=503
+    )
