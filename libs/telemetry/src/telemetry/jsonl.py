@@ -1,0 +1,140 @@
+"""A span exporter writing one JSON object per line (the embedded default's trace store).
+
+Several service processes append to the same file: each batch is written with a single
+``write(2)`` on a descriptor opened with ``O_APPEND``, so lines from different processes never
+interleave.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import format_span_id, format_trace_id
+
+from telemetry.redaction import redact_value
+
+__all__ = ["JsonlSpanExporter", "span_to_dict"]
+
+
+def _iso(ns: int | None) -> str | None:
+    if ns is None:
+        return None
+    seconds, rest = divmod(ns, 1_000_000_000)
+    moment = datetime.fromtimestamp(seconds, tz=UTC).replace(microsecond=rest // 1000)
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not attributes:
+        return {}
+    return {
+        key: redact_value(key, list(value) if isinstance(value, tuple) else value)
+        for key, value in attributes.items()
+    }
+
+
+def span_to_dict(span: ReadableSpan) -> dict[str, Any]:
+    """Render a finished span as a JSON-ready dict.
+
+    Args:
+        span: A finished SDK span.
+
+    Returns:
+        ``name, kind, trace_id, span_id, parent_span_id, service, start, end, duration_ms,
+        attributes, status, events`` (ids in lowercase hex, times in ISO 8601 UTC; string
+        attributes are redacted like log fields).
+    """
+    ctx = span.get_span_context()
+    parent = span.parent
+    start, end = span.start_time, span.end_time
+    service = span.resource.attributes.get("service.name") if span.resource else None
+    return {
+        "name": span.name,
+        "kind": span.kind.name,
+        "trace_id": format_trace_id(ctx.trace_id) if ctx else None,
+        "span_id": format_span_id(ctx.span_id) if ctx else None,
+        "parent_span_id": format_span_id(parent.span_id) if parent else None,
+        "service": service,
+        "start": _iso(start),
+        "end": _iso(end),
+        "duration_ms": (end - start) / 1e6 if start is not None and end is not None else None,
+        "attributes": _attributes(span.attributes),
+        "status": {"code": span.status.status_code.name, "description": span.status.description},
+        "events": [
+            {
+                "name": event.name,
+                "time": _iso(event.timestamp),
+                "attributes": _attributes(event.attributes),
+            }
+            for event in span.events
+        ],
+    }
+
+
+class JsonlSpanExporter(SpanExporter):
+    """Append finished spans to a JSON-lines file.
+
+    Args:
+        path: The file; its parent folders are created.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = os.open(
+            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640
+        )
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Write the spans, one line each, in one append.
+
+        Args:
+            spans: Finished spans.
+
+        Returns:
+            ``SUCCESS``, or ``FAILURE`` after shutdown or on an I/O error.
+        """
+        if not spans:
+            return SpanExportResult.SUCCESS
+        data = "".join(
+            json.dumps(span_to_dict(span), default=str, separators=(",", ":")) + "\n"
+            for span in spans
+        ).encode()
+        with self._lock:
+            if self._fd is None:
+                return SpanExportResult.FAILURE
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(self._fd, view)
+                    view = view[written:]
+            except OSError:
+                return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is buffered here (each export is written at once).
+
+        Args:
+            timeout_millis: Unused.
+
+        Returns:
+            Always True.
+        """
+        return True
+
+    def shutdown(self) -> None:
+        """Close the file; later exports fail."""
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None

@@ -1,0 +1,148 @@
+"""The Clipyard pytest plugin (``-p testkit.plugin``, loaded by the root pytest configuration).
+
+Fixtures:
+
+* ``nats_server`` (session): a real nats-server with JetStream, no authentication: ``.url``,
+  ``.port``, ``.monitor_port``, ``.store_dir``. A container when a Docker engine answers, else
+  the venv's binary. For a server with users and permissions call
+  :func:`testkit.nats_server.start_nats_server` with a config file.
+* ``postgres`` (session): a real PostgreSQL 15: ``.dsn`` (``postgresql://`` for psycopg 3).
+  ``pg_database``: a fresh database per test, yielding its DSN.
+* ``span_recorder``: an in-memory exporter on the global tracer provider (configured through
+  ``telemetry.configure_telemetry("tests")``), empty at the start of each test.
+* ``clipyard_home``: an empty ``CLIPYARD_HOME`` folder for the test.
+* ``service_process``: ``await service_process("workspace_realizer", env={...})`` starts
+  ``python -m workspace_realizer`` with ``CLIPYARD_HOME`` and ``CLIPYARD_NATS_URL`` set and waits
+  for its micro ping; at teardown each service must exit within 5 s of SIGTERM.
+
+A fixture that cannot get its real server fails the test; nothing is skipped.
+Servers are started lazily: a session that uses none of them starts none.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from testkit.nats_server import NatsServer
+    from testkit.postgres import PostgresServer
+    from testkit.service_factory import ServiceProcessFactory
+    from testkit.spans import SpanRecorder
+
+__all__ = [
+    "clipyard_home",
+    "nats_server",
+    "pg_database",
+    "postgres",
+    "service_process",
+    "span_recorder",
+    "span_recorder_session",
+]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the markers the testkit's users rely on (no-op if already declared)."""
+    config.addinivalue_line(
+        "markers", "integration: crosses real processes (nats-server, PostgreSQL, git)"
+    )
+    config.addinivalue_line("markers", "e2e: the whole stack as real processes, through HTTP")
+
+
+@pytest.fixture(scope="session")
+def nats_server() -> Iterator[NatsServer]:
+    """A nats-server with JetStream for the whole session (container or venv binary)."""
+    from testkit.docker import docker_available
+    from testkit.nats_server import start_nats_container, start_nats_server
+
+    try:
+        server = start_nats_container() if docker_available() else start_nats_server()
+    except Exception as error:
+        pytest.fail(f"no nats-server for the tests: {error}", pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL 15 server for the whole session (container or local binaries)."""
+    from testkit.docker import docker_available
+    from testkit.postgres import start_local_postgres, start_postgres_container
+
+    try:
+        server = start_postgres_container() if docker_available() else start_local_postgres()
+    except Exception as error:
+        pytest.fail(f"no PostgreSQL for the tests: {error}", pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_database(postgres: PostgresServer) -> Iterator[str]:
+    """A fresh, empty database for one test; yields its DSN and drops it afterwards."""
+    from testkit.postgres import create_database, drop_database
+
+    name = create_database(postgres.dsn)
+    try:
+        yield postgres.dsn_for(name)
+    finally:
+        drop_database(postgres.dsn, name)
+
+
+@pytest.fixture(scope="session")
+def span_recorder_session() -> SpanRecorder:
+    """The session's recorder (records only while a test uses ``span_recorder``)."""
+    from testkit.spans import install_span_recorder
+
+    return install_span_recorder()
+
+
+@pytest.fixture
+def span_recorder(span_recorder_session: SpanRecorder) -> Iterator[SpanRecorder]:
+    """The spans ended during this test (``finished()``, ``by_name(part)``, ``wait_for(part)``)."""
+    recorder = span_recorder_session
+    recorder.clear()
+    recorder.recording = True
+    try:
+        yield recorder
+    finally:
+        recorder.recording = False
+        recorder.clear()
+
+
+@pytest.fixture
+def clipyard_home(tmp_path: Path) -> Path:
+    """An empty ``CLIPYARD_HOME`` for this test."""
+    home = tmp_path / "clipyard-home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def service_process(
+    nats_server: NatsServer, clipyard_home: Path, tmp_path: Path
+) -> Iterator[ServiceProcessFactory]:
+    """Start service modules as subprocesses; each must stop within 5 s of SIGTERM at teardown."""
+    from testkit.service_factory import ServiceProcessFactory
+
+    log_dir = tmp_path / "service-logs"
+    log_dir.mkdir()
+    base_env = {
+        **os.environ,
+        "CLIPYARD_HOME": str(clipyard_home),
+        "CLIPYARD_NATS_URL": nats_server.url,
+        "PYTHONUNBUFFERED": "1",
+    }
+    factory = ServiceProcessFactory(base_env=base_env, log_dir=log_dir)
+    yield factory
+    problems = factory.stop_all()
+    if problems:
+        pytest.fail("\n\n".join(problems), pytrace=False)

@@ -1,0 +1,93 @@
+"""Side-by-side measurement: each benchmark times Clipyard's path and its physical limit in one run.
+
+Machines here are noisy, so each side runs several rounds, interleaved (limit, ours, limit, ...), and
+the report keeps medians and their ratio. Nothing asserts an absolute time.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+__all__ = ["Comparison", "Report", "measure_async", "measure_sync"]
+
+RESULTS = Path(__file__).parent / "results"
+
+
+@dataclass
+class Comparison:
+    """One benchmark: per-operation medians of Clipyard's path and of the limit."""
+
+    name: str
+    ours: str
+    limit: str
+    ours_us: float
+    limit_us: float
+    rounds: int
+    ops_per_round: int
+    notes: str = ""
+
+    @property
+    def ratio(self) -> float:
+        """How many times slower than the limit Clipyard's path is (1.0 = at the limit)."""
+        return self.ours_us / self.limit_us
+
+
+@dataclass
+class Report:
+    """Every comparison of one ``just bench`` run, printed and written as JSON."""
+
+    comparisons: list[Comparison] = field(default_factory=list)
+
+    def add(self, comparison: Comparison) -> None:
+        """Record one comparison."""
+        self.comparisons.append(comparison)
+
+    def render(self) -> str:
+        """A table a person reads."""
+        lines = [
+            f"{'benchmark':<34} {'ours (µs/op)':>13} {'limit (µs/op)':>14} {'ratio':>7}  limit",
+        ]
+        for c in self.comparisons:
+            lines.append(
+                f"{c.name:<34} {c.ours_us:>13.1f} {c.limit_us:>14.1f} {c.ratio:>6.2f}x  {c.limit}"
+            )
+        return "\n".join(lines)
+
+    def write(self) -> Path:
+        """Write ``results/latest.json`` (ignored by git) and return its path."""
+        RESULTS.mkdir(exist_ok=True)
+        path = RESULTS / "latest.json"
+        rows = [asdict(c) | {"ratio": round(c.ratio, 3)} for c in self.comparisons]
+        path.write_text(json.dumps({"measuredAt": time.time(), "comparisons": rows}, indent=2))
+        return path
+
+
+def measure_sync(
+    sides: dict[str, Callable[[], None]], *, ops: int, rounds: int = 5
+) -> dict[str, float]:
+    """Median µs per operation of each side, rounds interleaved; each call of a side does ``ops``."""
+    samples: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(rounds):
+        for name, run in sides.items():
+            started = time.perf_counter()
+            run()
+            samples[name].append((time.perf_counter() - started) / ops * 1e6)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+async def measure_async(
+    sides: dict[str, Callable[[], Awaitable[None]]], *, ops: int, rounds: int = 5
+) -> dict[str, float]:
+    """The async twin of :func:`measure_sync`."""
+    samples: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(rounds):
+        for name, run in sides.items():
+            started = time.perf_counter()
+            await run()
+            samples[name].append((time.perf_counter() - started) / ops * 1e6)
+    return {name: statistics.median(values) for name, values in samples.items()}
