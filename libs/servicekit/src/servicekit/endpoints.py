@@ -58,6 +58,9 @@ async def register_common_endpoints(runtime: ServiceRuntime) -> None:
                 settings=runtime.settings.store,
             )
             try:
+                if runtime.settings.store.kind == "memory":
+                    # An in-memory store lives in the live instance only: replay its recorder.
+                    fresh.rebuild_read_models(source=runtime.app.recorder)
                 return verify_replay(fresh, runtime.app)
             finally:
                 fresh.close()
@@ -65,14 +68,13 @@ async def register_common_endpoints(runtime: ServiceRuntime) -> None:
         return await runtime.store(rebuild_and_compare)
 
     async def operation(request: GetOperation, ctx: RequestContext) -> OperationView:
-        finder = getattr(runtime.app, "get_operation", None)
-        view = await runtime.store(finder, request.operation_id) if finder else None
+        view = await runtime.operations.get(request.operation_id)
         if view is None:
             raise NotFoundError(
                 f"{runtime.spec.name} has no operation {request.operation_id}",
                 operationId=request.operation_id,
             )
-        return view  # type: ignore[no-any-return]
+        return view
 
     service = runtime.service
     await service.add_endpoint(

@@ -21,11 +21,13 @@ from telemetry.logs import configure_logging
 from eventstore import Inbox, OutboxRelay, StoreExecutor, build_application
 from natsbus import BusClient, BusService, connect
 from servicekit.endpoints import register_common_endpoints
+from servicekit.operations import OperationRunner, operation_to_contract
 from servicekit.settings import ServiceSettings
 from servicekit.spec import ServiceRuntime, ServiceSpec
 from telemetry import configure_telemetry, shutdown_telemetry
 
 if TYPE_CHECKING:
+    from contracts.base import Event
     from eventstore import ServiceApplication
 
 __all__ = ["run_service", "start_service"]
@@ -83,9 +85,16 @@ async def start_service(
     js = nc.jetstream()
     await ensure_event_stream(js)
 
-    relay = OutboxRelay(
-        app, js, service=spec.token, to_contract=spec.to_contract, executor=executor
-    )
+    operations = OperationRunner(app, executor, service=spec.name)
+    interrupted = await executor.run(operations.fail_interrupted)
+    if interrupted:
+        log.warning("operations cut short by the last stop", extra={"count": interrupted})
+
+    def to_contract(domain_event: object) -> Event | None:
+        shared = operation_to_contract(domain_event, service=spec.name)
+        return shared if shared is not None else spec.to_contract(domain_event)
+
+    relay = OutboxRelay(app, js, service=spec.token, to_contract=to_contract, executor=executor)
     await relay.start()
     stack.push_async_callback(relay.stop, budget / 5)
 
@@ -102,6 +111,7 @@ async def start_service(
         executor=executor,
         service=service,
         relay=relay,
+        operations=operations,
         quit=quit_event,
         exit_stack=stack,
     )
@@ -114,8 +124,9 @@ async def start_service(
 
     if spec.register is not None:
         await spec.register(runtime)
-    # Registered last, so it runs first on shutdown: stop taking requests before anything else.
-    stack.push_async_callback(service.stop, budget / 3)
+    # Registered last, so they run first on shutdown: stop taking requests, let long work end.
+    stack.push_async_callback(operations.stop, budget / 5)
+    stack.push_async_callback(service.stop, budget / 5)
     return runtime
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from contracts.subjects import ServiceToken
     from eventstore import OutboxRelay, ServiceApplication, StoreExecutor
     from natsbus import BusClient, BusService
+    from servicekit.operations import OperationRunner
     from servicekit.settings import ServiceSettings
 
 __all__ = ["InboxHandler", "ServiceRuntime", "ServiceSpec"]
@@ -53,6 +54,7 @@ class ServiceRuntime:
     executor: StoreExecutor
     service: BusService
     relay: OutboxRelay
+    operations: OperationRunner
     quit: asyncio.Event
     exit_stack: AsyncExitStack
 

@@ -1,0 +1,59 @@
+"""Service settings: defaults that work for `just up`, and clear refusals of unusable values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from servicekit import ServiceSettings, SettingsError
+
+
+def test_defaults_work_for_the_embedded_stack(tmp_path: Path) -> None:
+    # With only CLIPYARD_HOME set, a service gets SQLite, local NATS and the local node.
+    settings = ServiceSettings.from_env("workspace-realizer", {"CLIPYARD_HOME": str(tmp_path)})
+    assert settings.home == tmp_path.resolve()
+    assert settings.store.kind == "sqlite"
+    assert settings.nats.url == "nats://127.0.0.1:4222"
+    assert settings.node_id == "local"
+    assert (settings.http_host, settings.http_port) == ("127.0.0.1", 8080)
+
+
+def test_home_is_resolved_to_an_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = ServiceSettings.from_env("api-gateway", {"CLIPYARD_HOME": "rel/home"})
+    assert settings.home == (tmp_path / "rel" / "home").resolve()
+    assert settings.home.is_absolute()
+
+
+def test_postgres_without_a_dsn_is_refused_with_the_fix() -> None:
+    with pytest.raises(SettingsError, match="CLIPYARD_POSTGRES_DSN"):
+        ServiceSettings.from_env("api-gateway", {"CLIPYARD_STORE": "postgres"})
+
+
+def test_unknown_store_kind_is_refused() -> None:
+    with pytest.raises(SettingsError, match="sqlite, postgres or memory"):
+        ServiceSettings.from_env("api-gateway", {"CLIPYARD_STORE": "mongo"})
+
+
+@pytest.mark.parametrize("port", ["0", "70000", "http"])
+def test_bad_http_port_is_refused(port: str) -> None:
+    with pytest.raises(SettingsError, match="CLIPYARD_HTTP_PORT"):
+        ServiceSettings.from_env("api-gateway", {"CLIPYARD_HTTP_PORT": port})
+
+
+def test_secrets_stay_out_of_repr(tmp_path: Path) -> None:
+    # A logged settings object never shows the NATS password or the admin key.
+    settings = ServiceSettings.from_env(
+        "api-gateway",
+        {
+            "CLIPYARD_HOME": str(tmp_path),
+            "CLIPYARD_NATS_PASSWORD": "hunter2-nats",
+            "CLIPYARD_ADMIN_KEY": "cy_admin_supersecret",
+        },
+    )
+    assert "hunter2-nats" not in repr(settings)
+    assert "cy_admin_supersecret" not in repr(settings)
+    assert settings.nats.password == "hunter2-nats"

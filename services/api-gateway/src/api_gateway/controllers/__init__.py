@@ -1,0 +1,21 @@
+"""One controller per resource; handlers of a few lines, each with an operation id and a docstring."""
+
+from __future__ import annotations
+
+from api_gateway.controllers.api_keys import ApiKeyController
+from api_gateway.controllers.companies import CompanyController
+from api_gateway.controllers.events import EventStreamController
+from api_gateway.controllers.health import HealthController
+from api_gateway.controllers.operations import OperationController
+from api_gateway.controllers.sessions import SessionController
+
+__all__ = ["CONTROLLERS"]
+
+CONTROLLERS = (
+    HealthController,
+    CompanyController,
+    ApiKeyController,
+    SessionController,
+    OperationController,
+    EventStreamController,
+)

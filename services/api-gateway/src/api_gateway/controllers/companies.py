@@ -1,0 +1,97 @@
+"""``/api/companies``: create and list (admin), read one (admin or the company's own key)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from litestar import Controller, Response, get, post
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath, JSONBody
+
+from api_gateway.application import CompanyRecord
+from api_gateway.controllers.common import (
+    TOTAL_COUNT,
+    Page,
+    error_responses,
+    listing,
+    provide_page,
+)
+from api_gateway.dependencies import Gateway
+from api_gateway.security import admin_only, check_company
+from contracts.base import Principal
+from contracts.http import Company, CreateCompany
+
+__all__ = ["CompanyController", "to_company"]
+
+
+def to_company(record: CompanyRecord) -> Company:
+    """The API's view of a company."""
+    return Company(
+        id=record.id,
+        name=record.name,
+        issue_prefix=record.issue_prefix,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+    )
+
+
+class CompanyController(Controller):
+    """Companies: the tenants everything else belongs to."""
+
+    path = "/api/companies"
+    tags = ["companies"]
+
+    @post(
+        "/",
+        operation_id="createCompany",
+        guards=[admin_only],
+        responses=error_responses("forbidden", "invalid_name", "invalid_issue_prefix"),
+    )
+    async def create_company(
+        self,
+        data: JSONBody[CreateCompany],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+    ) -> Company:
+        """Create a company (admin key). ``issuePrefix`` defaults to up to four letters of the name.
+
+        Errors: 400 ``validation_failed``/``invalid_json``; 401 ``unauthenticated``; 403
+        ``forbidden`` (not the admin key); 422 ``invalid_name``, ``invalid_issue_prefix``.
+        """
+        app = gateway.application
+        record = await gateway.act(principal, app.create_company, data.name, data.issue_prefix)
+        return to_company(record)
+
+    @get(
+        "/",
+        operation_id="listCompanies",
+        guards=[admin_only],
+        dependencies={"page": Provide(provide_page, sync_to_thread=False)},
+        response_headers=TOTAL_COUNT,
+        responses=error_responses("forbidden"),
+    )
+    async def list_companies(
+        self, gateway: NamedDependency[Gateway], page: NamedDependency[Page]
+    ) -> Response[Sequence[Company]]:
+        """List companies, oldest first (admin key), with the total in ``X-Total-Count``.
+
+        Errors: 400 ``validation_failed`` (``limit`` outside 1..200, ``offset`` below 0); 401
+        ``unauthenticated``; 403 ``forbidden`` (not the admin key).
+        """
+        app = gateway.application
+        rows, total = await gateway.query(app.list_companies, page.limit, page.offset)
+        return listing([to_company(row) for row in rows], total)
+
+    @get("/{company_id:str}", operation_id="getCompany", responses=error_responses("not_found"))
+    async def get_company(
+        self,
+        company_id: FromPath[str],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+    ) -> Company:
+        """Read one company (the admin key, or a key of that company).
+
+        Errors: 401 ``unauthenticated``; 404 ``not_found`` (no such company, or another company's).
+        """
+        check_company(principal, company_id)
+        return to_company(await gateway.query(gateway.application.company, company_id))

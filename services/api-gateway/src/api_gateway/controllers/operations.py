@@ -1,0 +1,93 @@
+"""``GET /api/operations/{operationId}``: asked of every service that owns long operations."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Final
+
+import msgspec
+from litestar import Controller, get
+from litestar.di import NamedDependency
+from litestar.params import FromPath
+
+from api_gateway.controllers.common import error_responses
+from api_gateway.dependencies import Gateway
+from api_gateway.domain import NotFoundError
+from api_gateway.errors import BusReplyError
+from contracts.base import Accepted, ErrorReply, Ok, Principal
+from contracts.service import GetOperation, OperationView
+from contracts.subjects import ServiceToken, service_query
+
+__all__ = ["OPERATION_OWNERS", "OperationController", "find_operation"]
+
+OPERATION_OWNERS: Final[tuple[ServiceToken, ...]] = ("realizer", "supervisor")
+"""The services whose long work becomes operations (ARCHITECTURE §2)."""
+
+_ABSENT: Final = frozenset({"not_found", "service_unavailable"})
+
+
+async def find_operation(gateway: NamedDependency[Gateway], query: GetOperation) -> OperationView:
+    """Ask every owner at once; the first ``ok`` wins and the other requests are cancelled.
+
+    Raises:
+        BusReplyError: No owner knows it and one failed otherwise (a timeout: 504).
+        NotFoundError: No owner knows it.
+    """
+    timeout = gateway.settings.query_timeout
+    pending = [
+        asyncio.ensure_future(
+            gateway.bus.request(service_query(owner, "operation"), query, timeout=timeout)
+        )
+        for owner in OPERATION_OWNERS
+    ]
+    failures: list[ErrorReply | Accepted] = []
+    try:
+        for next_reply in asyncio.as_completed(pending):
+            reply = await next_reply
+            if isinstance(reply, Ok):
+                return _view(reply)
+            failures.append(reply)
+    finally:
+        for task in pending:
+            task.cancel()
+    for failure in failures:
+        if isinstance(failure, ErrorReply) and failure.code not in _ABSENT:
+            raise BusReplyError(failure)
+    raise NotFoundError(
+        f"There is no operation {query.operation_id}.", operationId=query.operation_id
+    )
+
+
+def _view(reply: Ok) -> OperationView:
+    try:
+        return msgspec.convert(reply.result, OperationView)
+    except msgspec.ValidationError as exc:
+        message = f"A service answered an operation the gateway cannot read: {exc}"
+        raise BusReplyError(ErrorReply(code="internal", message=message, status=502)) from exc
+
+
+class OperationController(Controller):
+    """Long operations that outlived their request (a 202 answer named them)."""
+
+    path = "/api/operations"
+    tags = ["operations"]
+
+    @get(
+        "/{operation_id:str}",
+        operation_id="getOperation",
+        responses=error_responses("not_found", "timeout"),
+    )
+    async def get_operation(
+        self,
+        operation_id: FromPath[str],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+    ) -> OperationView:
+        """Read an operation: ``{id, kind, status, result, error, workspaceOperationIds}``.
+
+        ``result`` is what the synchronous call would have answered. Errors: 401
+        ``unauthenticated``; 404 ``not_found``; 504 ``timeout`` (an owning service did not answer).
+        """
+        return await find_operation(
+            gateway, GetOperation(principal=principal, operation_id=operation_id)
+        )

@@ -1,0 +1,60 @@
+"""``GET /api/health``: every service pinged in parallel, no key, 503 naming what is down."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from litestar.testing import TestClient
+
+from api_gateway.dependencies import Ping
+from contracts.subjects import SERVICE_NAMES
+
+Client = TestClient[Any]
+
+
+def _all_up(bus: Any) -> None:
+    for n, name in enumerate(SERVICE_NAMES.values()):
+        bus.pings[name] = Ping(version=f"0.1.{n}", latency_ms=0.5 + n)
+
+
+def test_all_up_is_200_without_a_key(client: Client, bus: Any) -> None:
+    _all_up(bus)
+    response = client.get("/api/health")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["failing"] == []
+    assert set(body["services"]) == set(SERVICE_NAMES.values())
+    realizer = body["services"]["workspace-realizer"]
+    assert (realizer["status"], realizer["version"], realizer["latencyMs"]) == ("ok", "0.1.1", 1.5)
+    assert body["nats"]["status"] == "ok"
+    assert body["store"] == {"status": "ok", "kind": "memory", "error": None}
+
+
+def test_a_silent_service_is_503_degraded_and_named(client: Client, bus: Any) -> None:
+    _all_up(bus)
+    del bus.pings["runtime-supervisor"]  # no answer: the fake times out like NATS would
+    bus.pings["git-credentials"] = ConnectionError("no responders")
+    started = time.monotonic()
+    response = client.get("/api/health")
+    elapsed = time.monotonic() - started
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "degraded"
+    assert sorted(body["failing"]) == ["git-credentials", "runtime-supervisor"]
+    assert body["services"]["runtime-supervisor"]["status"] == "down"
+    assert "within 0.2 s" in body["services"]["runtime-supervisor"]["error"]
+    assert body["services"]["git-credentials"]["error"] == "no responders"
+    assert body["services"]["api-gateway"]["status"] == "ok"
+    # The pings run in parallel: one timeout, not one per silent service.
+    assert elapsed < 0.2 * 2
+
+
+def test_nats_down_is_503(client: Client, bus: Any) -> None:
+    _all_up(bus)
+    bus.connected = False
+    response = client.get("/api/health")
+    assert response.status_code == 503
+    assert response.json()["failing"] == ["nats"]
+    assert response.json()["nats"]["status"] == "down"
