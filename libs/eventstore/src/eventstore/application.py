@@ -1,0 +1,267 @@
+"""The base ``eventsourcing`` application of every service: process recorder, snapshots, read models.
+
+- Built on the library's *process* recorder, so a ``Tracking`` saved with events is honoured
+  (a plain application recorder silently ignores it).
+- Snapshots every :attr:`ServiceApplication.snapshot_interval` versions of any aggregate, so
+  loading a long-lived aggregate stays fast. A failed snapshot never fails the save.
+- In-memory read models: subclasses create them in :meth:`~ServiceApplication.init_read_models`,
+  update them in :meth:`~ServiceApplication.project` (called for every stored event, in
+  notification order), and expose them as plain data in :meth:`~ServiceApplication.read_models`.
+  They are rebuilt from the notification log at construction and kept current after each save,
+  so queries see what was just saved.
+- ``on_saved`` callbacks (the outbox relay's wake-up) run after each save with the last
+  notification id.
+- The settings come only from the ``env`` given (never from ``os.environ``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from uuid import UUID
+
+from eventsourcing.application import Application, ProcessingEvent, project_aggregate
+from eventsourcing.persistence import ApplicationRecorder, ProcessRecorder, Recording, Tracking
+from eventsourcing.utils import Environment, EnvType
+
+from eventstore.settings import StoreSettings, ensure_postgres_schema, eventsourcing_env
+
+if TYPE_CHECKING:
+    from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
+
+__all__ = ["ServiceApplication", "build_application"]
+
+logger = logging.getLogger(__name__)
+
+TApp = TypeVar("TApp", bound="ServiceApplication")
+
+
+class ServiceApplication(Application[UUID]):
+    """Base application of a Clipyard service (one per service, the only writer of its store)."""
+
+    name = "store"
+    """Names the PostgreSQL tables (``store_events``, ...) whatever the subclass is called."""
+    is_snapshotting_enabled = True
+    snapshot_interval: ClassVar[int] = 100
+    """Take a snapshot of any aggregate every this many versions (0: never, unless
+    ``snapshotting_intervals`` names the aggregate class)."""
+    projection_batch_size: ClassVar[int] = 500
+    """Notifications read per query while rebuilding read models."""
+
+    recorder: ProcessRecorder
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        named = "name" in cls.__dict__
+        super().__init_subclass__(**kwargs)
+        if not named:
+            cls.name = ServiceApplication.name
+
+    def __init__(self, env: EnvType | None = None, *, service: str | None = None) -> None:
+        """Open the store and rebuild the read models from its notification log.
+
+        Args:
+            env: The ``eventsourcing`` settings (see :func:`eventstore.eventsourcing_env`);
+                in-memory storage when None.
+            service: The service token (``realizer``), for logs and reports.
+        """
+        self.service = service
+        self.on_saved: list[Callable[[int], None]] = []
+        self.projected_upto = 0
+        self.notifications_projected = 0
+        self.projection_failures = 0
+        self.rebuild_duration_ms = 0.0
+        self._projection_lock = threading.RLock()
+        super().__init__(env)
+        self.rebuild_read_models()
+
+    # -- configuration -------------------------------------------------------------------------
+
+    def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
+        """Build the library's settings from the class defaults and ``env`` only."""
+        settings = dict(type(self).env)
+        if type(self).is_snapshotting_enabled or type(self).snapshotting_intervals:
+            settings["IS_SNAPSHOTTING_ENABLED"] = "y"
+        if env is not None:
+            settings.update(env)
+        return Environment(name, settings)
+
+    def construct_recorder(self) -> ProcessRecorder:
+        """Use the process recorder, which records tracking atomically with events."""
+        return self.factory.process_recorder()
+
+    # -- read models (subclasses override) -----------------------------------------------------
+
+    def init_read_models(self) -> None:
+        """Create empty read models (called before every rebuild)."""
+
+    def project(self, domain_event: DomainEventProtocol[UUID]) -> None:
+        """Apply one stored event to the read models (in notification order)."""
+
+    def read_models(self) -> dict[str, Any]:
+        """The read models as plain data, comparable between two instances."""
+        return {}
+
+    # -- projection ----------------------------------------------------------------------------
+
+    def rebuild_read_models(self, source: ApplicationRecorder | None = None) -> int:
+        """Reset the read models and project every stored event again.
+
+        Args:
+            source: The recorder to read (default: this application's own).
+
+        Returns:
+            How many notifications were projected.
+        """
+        with self._projection_lock:
+            started = time.perf_counter()
+            self.init_read_models()
+            self.projected_upto = 0
+            self.notifications_projected = 0
+            self.projection_failures = 0
+            count = self._catch_up(source or self.recorder)
+            self.rebuild_duration_ms = (time.perf_counter() - started) * 1000
+            return count
+
+    def catch_up(self) -> int:
+        """Project stored events the read models have not seen yet (normally none).
+
+        Returns:
+            How many notifications were projected.
+        """
+        with self._projection_lock:
+            return self._catch_up(self.recorder)
+
+    def _catch_up(self, recorder: ApplicationRecorder) -> int:
+        count = 0
+        while True:
+            notifications = recorder.select_notifications(
+                start=self.projected_upto,
+                limit=self.projection_batch_size,
+                inclusive_of_start=False,
+            )
+            if not notifications:
+                return count
+            for notification in notifications:
+                self._project_one(self.mapper.to_domain_event(notification), notification.id)
+                count += 1
+
+    def _project_one(self, domain_event: DomainEventProtocol[UUID], notification_id: int) -> None:
+        try:
+            self.project(domain_event)
+        except Exception:
+            self.projection_failures += 1
+            logger.exception(
+                "read-model projection failed",
+                extra={"service": self.service, "notification_id": notification_id},
+            )
+        self.projected_upto = notification_id
+        self.notifications_projected += 1
+
+    def _notify(self, recordings: list[Recording[UUID]]) -> None:
+        super()._notify(recordings)
+        if not recordings:
+            return
+        with self._projection_lock:
+            fresh = [r for r in recordings if r.notification.id > self.projected_upto]
+            if fresh and fresh[0].notification.id == self.projected_upto + 1:
+                for recording in fresh:
+                    self._project_one(recording.domain_event, recording.notification.id)
+            elif fresh:
+                # A gap (a PostgreSQL sequence skips ids of rolled-back saves): read the log.
+                self._catch_up(self.recorder)
+        last = recordings[-1].notification.id
+        for callback in list(self.on_saved):
+            try:
+                callback(last)
+            except Exception:
+                logger.exception("on_saved callback failed", extra={"service": self.service})
+
+    # -- saving --------------------------------------------------------------------------------
+
+    def save_with_tracking(
+        self,
+        *objs: MutableOrImmutableAggregate[UUID] | DomainEventProtocol[UUID] | None,
+        tracking: Tracking,
+    ) -> list[Recording[UUID]]:
+        """Save the pending events of ``objs`` and ``tracking`` in one transaction.
+
+        With no events, only the position is recorded. Tracking is a high-water mark per
+        upstream: a position not above the recorded one fails the whole save.
+
+        Args:
+            *objs: Aggregates (their pending events) or events.
+            tracking: The upstream position these events react to.
+
+        Returns:
+            The recordings of the saved events.
+
+        Raises:
+            eventsourcing.persistence.IntegrityError: A version conflict, or the position was
+                already recorded; nothing was saved.
+        """
+        processing_event = ProcessingEvent[UUID](tracking=tracking)
+        processing_event.collect_events(*objs)
+        recordings = self._record(processing_event)
+        self._take_snapshots(processing_event)
+        self._notify(recordings)
+        return recordings
+
+    def has_processed(self, upstream: str, notification_id: int) -> bool:
+        """True if a position at or beyond ``notification_id`` of ``upstream`` is recorded."""
+        return self.recorder.has_tracking_id(upstream, notification_id)
+
+    def position(self, upstream: str) -> int | None:
+        """The last recorded position of ``upstream`` (None when nothing was recorded)."""
+        return self.recorder.max_tracking_id(upstream)
+
+    def last_notification_id(self) -> int:
+        """The highest notification id in the store (0 when empty)."""
+        return self.recorder.max_notification_id() or 0
+
+    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
+        if self.snapshots is None:
+            return
+        for domain_event in processing_event.events:
+            aggregate = processing_event.aggregates.get(domain_event.originator_id)
+            if aggregate is None:
+                continue
+            aggregate_class = type(aggregate)
+            interval = self.snapshotting_intervals.get(aggregate_class, self.snapshot_interval)
+            if not interval or domain_event.originator_version % interval:
+                continue
+            try:
+                self.take_snapshot(
+                    domain_event.originator_id,
+                    version=domain_event.originator_version,
+                    projector_func=self.snapshotting_projectors.get(
+                        aggregate_class, project_aggregate
+                    ),
+                )
+            except Exception:
+                logger.warning(
+                    "snapshot failed (the events are saved; loading stays correct, only slower)",
+                    exc_info=True,
+                    extra={"service": self.service, "aggregate_id": str(aggregate.id)},
+                )
+
+
+def build_application(cls: type[TApp], *, service: str, settings: StoreSettings) -> TApp:
+    """Open a service's store and build its application (read models rebuilt).
+
+    For PostgreSQL the service's schema is created first. Subclasses' ``__init__`` must accept
+    ``env`` and ``service`` keyword arguments.
+
+    Args:
+        cls: The application class.
+        service: The service token (``realizer``): names the SQLite file or PostgreSQL schema.
+        settings: Where the store lives.
+
+    Returns:
+        The application.
+    """
+    if settings.kind == "postgres":
+        ensure_postgres_schema(settings, service)
+    return cls(env=eventsourcing_env(settings, service), service=service)

@@ -1,0 +1,97 @@
+"""The stored history of one aggregate, as operators see it (``ws.qry.<service>.audit``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import msgspec
+
+from contracts.service import AuditTrail, StoredEvent
+from eventstore.aggregate import ENVELOPE_FIELDS
+
+if TYPE_CHECKING:
+    from eventsourcing.domain import DomainEventProtocol
+
+    from eventstore.application import ServiceApplication
+
+__all__ = ["audit_trail", "stored_event_view"]
+
+
+def _plain(value: Any) -> Any:
+    return msgspec.to_builtins(value, enc_hook=str, order="deterministic")
+
+
+def _timestamp(domain_event: Any) -> datetime:
+    timestamp = getattr(domain_event, "timestamp", None)
+    return timestamp if isinstance(timestamp, datetime) else datetime.fromtimestamp(0, UTC)
+
+
+def stored_event_view(domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
+    """One stored event as an audit row: its type, its cause, its own data.
+
+    Args:
+        domain_event: A stored domain event.
+
+    Returns:
+        The row; ``data`` is the event's state without the envelope and cause fields.
+    """
+    state = vars(domain_event)
+    data = {key: value for key, value in state.items() if key not in ENVELOPE_FIELDS}
+    actor = getattr(domain_event, "actor", None)
+    return StoredEvent(
+        aggregate_id=str(domain_event.originator_id),
+        aggregate_version=domain_event.originator_version,
+        type=type(domain_event).__name__,
+        occurred_at=_timestamp(domain_event),
+        actor=_plain(actor) if actor is not None else None,
+        run_id=getattr(domain_event, "run_id", None),
+        reason=getattr(domain_event, "reason", None),
+        data=_plain(data),
+    )
+
+
+def audit_trail(
+    app: ServiceApplication, aggregate_id: str | UUID, limit: int = 1000, offset: int = 0
+) -> AuditTrail:
+    """Read the stored history of one aggregate, oldest first.
+
+    Args:
+        app: The service's application.
+        aggregate_id: The aggregate's id (a UUID, or its string form).
+        limit: At most this many events.
+        offset: Skip this many of the oldest events.
+
+    Returns:
+        The trail; ``total`` is 0 when the store holds no such aggregate (or the id is not a UUID).
+    """
+    service = app.service or app.name
+    try:
+        originator_id = aggregate_id if isinstance(aggregate_id, UUID) else UUID(aggregate_id)
+    except ValueError:
+        return AuditTrail(
+            service=service, aggregate_id=str(aggregate_id), aggregate_type=None, total=0, events=[]
+        )
+    last = list(app.events.get(originator_id, desc=True, limit=1))
+    if not last:
+        return AuditTrail(
+            service=service,
+            aggregate_id=str(originator_id),
+            aggregate_type=None,
+            total=0,
+            events=[],
+        )
+    first = next(iter(app.events.get(originator_id, limit=1)))
+    topic = getattr(first, "originator_topic", None)
+    aggregate_type = topic.rpartition(":")[2] if isinstance(topic, str) else None
+    page = (
+        app.events.get(originator_id, gt=max(offset, 0), limit=max(limit, 0)) if limit > 0 else []
+    )
+    return AuditTrail(
+        service=service,
+        aggregate_id=str(originator_id),
+        aggregate_type=aggregate_type,
+        total=last[0].originator_version,
+        events=[stored_event_view(e) for e in page],
+    )

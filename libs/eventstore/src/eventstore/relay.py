@@ -1,0 +1,329 @@
+"""The outbox relay: publishes a service's public events from its notification log to JetStream.
+
+The relay follows the application's notification log from a durable position (a tracking row
+named :data:`OUTBOX_TRACKING`, in the store itself). Each stored event is mapped by the service's
+``to_contract`` (None: private, never published, the position still advances) and published, in
+notification order, to ``contracts.subjects.event_subject(type, service)`` with
+
+- ``Nats-Msg-Id: <service>:<notification id>`` (JetStream drops what it already holds),
+- ``Clipyard-Notification-Id`` and ``Clipyard-Origin`` (``<aggregate id>:<version>``),
+- the trace context stored in the event (the PRODUCER span continues that trace).
+
+Each publish awaits the stream's ack; a failure is retried with backoff, never skipped, so order
+holds. The position is recorded after each batch. A crash between append and publish loses
+nothing; one between publish and record republishes, which the stream de-duplicates and which the
+relay avoids anyway by starting after the last message of its service already in the stream.
+
+At start the relay refuses (:class:`RelayRefusedError`) when the stream holds a message of its
+service beyond the store's last notification, or one whose origin is not the store's event of that
+id: the store was wiped or replaced under a live stream, and publishing would reuse ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from eventsourcing.persistence import Tracking
+
+from contracts.subjects import event_subject
+from eventstore.streamcheck import (
+    NOTIFICATION_ID_HEADER,
+    ORIGIN_HEADER,
+    RelayRefusedError,
+    check_stream_against_store,
+)
+from natsbus.jetstream import publish
+
+if TYPE_CHECKING:
+    from eventsourcing.domain import DomainEventProtocol
+    from nats.js.client import JetStreamContext
+
+    from contracts.base import Event
+    from contracts.subjects import ServiceToken
+    from eventstore.application import ServiceApplication
+    from eventstore.executor import StoreExecutor
+
+__all__ = [
+    "NOTIFICATION_ID_HEADER",
+    "ORIGIN_HEADER",
+    "OUTBOX_TRACKING",
+    "OutboxRelay",
+    "RelayRefusedError",
+    "ToContract",
+]
+
+logger = logging.getLogger(__name__)
+
+OUTBOX_TRACKING: Final = "clipyard.outbox"
+"""The tracking name under which the relay records its position (never a service token)."""
+
+ToContract = Callable[[Any], "Event | None"]
+"""Maps a stored domain event to its public contract, or None for a private event."""
+
+
+@dataclass(frozen=True)
+class _Outgoing:
+    notification_id: int
+    origin: str
+    domain_event: DomainEventProtocol[Any]
+
+
+class OutboxRelay:
+    """Publishes every public event of one service's store, in order, exactly once per id."""
+
+    def __init__(
+        self,
+        app: ServiceApplication,
+        js: JetStreamContext,
+        *,
+        service: ServiceToken,
+        to_contract: ToContract,
+        executor: StoreExecutor,
+        poll_interval: float = 0.5,
+        batch_size: int = 100,
+        publish_timeout: float = 5.0,
+        max_backoff: float = 5.0,
+        start_from: int | None = None,
+    ) -> None:
+        """Describe the relay; :meth:`start` checks the stream and starts publishing.
+
+        Args:
+            app: The service's application (its store and notification log).
+            js: The JetStream context.
+            service: The service token (subjects and message ids).
+            to_contract: Maps a stored event to its contract, None for a private one.
+            executor: The store's thread.
+            poll_interval: Seconds between reads of the log when no save woke the relay.
+            batch_size: Notifications read (and the position recorded) per round.
+            publish_timeout: Seconds to wait for each ack.
+            max_backoff: Longest pause between retries of a failed publish.
+            start_from: Republish after this notification id instead of the recorded position
+                (the stream de-duplicates within its window).
+        """
+        self.app = app
+        self.service = service
+        self._js = js
+        self._to_contract = to_contract
+        self._executor = executor
+        self._poll_interval = poll_interval
+        self._batch_size = batch_size
+        self._publish_timeout = publish_timeout
+        self._max_backoff = max_backoff
+        self._start_from = start_from
+        self._position = 0
+        self._recorded = 0
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._progress = asyncio.Condition()
+
+    @property
+    def position(self) -> int:
+        """The last notification id handled (published or private) in this process."""
+        return self._position
+
+    @property
+    def recorded_position(self) -> int:
+        """The last position recorded durably in the store."""
+        return self._recorded
+
+    async def start(self) -> None:
+        """Check the stream against the store, then follow the notification log.
+
+        Raises:
+            RelayRefusedError: The stream holds this service's messages the store does not.
+        """
+        if self._task is not None:
+            raise RuntimeError(f"outbox relay of {self.service} already started")
+        recorded = await self._executor.run(self.app.recorder.max_tracking_id, OUTBOX_TRACKING)
+        self._recorded = recorded or 0
+        published = await check_stream_against_store(
+            self._js, self.app, self._executor, self.service
+        )
+        if self._start_from is not None:
+            self._position = self._start_from
+        else:
+            self._position = max(self._recorded, published or 0)
+            await self._record_position()
+        self._loop = asyncio.get_running_loop()
+        self._stopping.clear()
+        self.app.on_saved.append(self._on_saved)
+        self._task = asyncio.create_task(self._run(), name=f"outbox-relay:{self.service}")
+        logger.info(
+            "outbox relay of %s started after notification %s", self.service, self._position
+        )
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Publish what is saved (up to ``timeout``), then stop following the log.
+
+        Args:
+            timeout: Seconds to spend flushing before giving up (the rest goes after a restart).
+        """
+        task, self._task = self._task, None
+        if task is None:
+            return
+        if timeout > 0:
+            await self._flush(timeout, task)
+        self._stopping.set()
+        self._wake.set()
+        _, pending = await asyncio.wait({task}, timeout=max(0.1, min(1.0, timeout)))
+        for waiting in pending:
+            waiting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        with contextlib.suppress(ValueError):
+            self.app.on_saved.remove(self._on_saved)
+        with contextlib.suppress(Exception):
+            await self._record_position()
+
+    async def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every event saved so far is published and its position recorded.
+
+        Args:
+            timeout: Seconds to wait at most.
+
+        Returns:
+            True when everything saved before the call is published; False on timeout.
+        """
+        return await self._flush(timeout, self._task)
+
+    async def __aenter__(self) -> OutboxRelay:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def _on_saved(self, _notification_id: int) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._wake.set)
+
+    def _read_batch(self, after: int) -> list[_Outgoing]:
+        notifications = self.app.recorder.select_notifications(
+            start=after, limit=self._batch_size, inclusive_of_start=False
+        )
+        return [
+            _Outgoing(
+                notification_id=n.id,
+                origin=f"{n.originator_id}:{n.originator_version}",
+                domain_event=self.app.mapper.to_domain_event(n),
+            )
+            for n in notifications
+        ]
+
+    async def _run(self) -> None:
+        failures = 0
+        while not self._stopping.is_set():
+            self._wake.clear()
+            try:
+                batch = await self._executor.run(self._read_batch, self._position)
+            except Exception:
+                failures += 1
+                logger.exception("outbox relay of %s: reading the log failed", self.service)
+                await self._pause(self._backoff(failures))
+                continue
+            failures = 0
+            for outgoing in batch:
+                if not await self._publish(outgoing):
+                    break
+                self._position = outgoing.notification_id
+            await self._record_position_quietly()
+            if not batch:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._poll_interval)
+
+    async def _publish(self, outgoing: _Outgoing) -> bool:
+        """Publish one notification (or skip a private one), retrying until it is acked."""
+        attempt = 0
+        while not self._stopping.is_set():
+            try:
+                contract = self._to_contract(outgoing.domain_event)
+                if contract is None:
+                    return True
+                tag = type(contract).__struct_config__.tag
+                if not isinstance(tag, str):
+                    raise TypeError(f"{type(contract).__name__} is not a tagged contract event")
+                subject = event_subject(tag, self.service)
+                trace = getattr(outgoing.domain_event, "trace", None) or None
+                await publish(
+                    self._js,
+                    subject,
+                    contract,
+                    msg_id=f"{self.service}:{outgoing.notification_id}",
+                    trace_headers=trace,
+                    headers={
+                        NOTIFICATION_ID_HEADER: str(outgoing.notification_id),
+                        ORIGIN_HEADER: outgoing.origin,
+                    },
+                    timeout=self._publish_timeout,
+                )
+                return True
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                attempt += 1
+                delay = self._backoff(attempt)
+                logger.log(
+                    logging.WARNING if attempt < 5 else logging.ERROR,
+                    "outbox relay of %s: publishing notification %s failed (attempt %s), "
+                    "retrying in %.1f s",
+                    self.service, outgoing.notification_id, attempt, delay,
+                    exc_info=True,
+                )  # fmt: skip
+                await self._pause(delay)
+        return False
+
+    async def _record_position(self) -> None:
+        position = self._position
+        if position > self._recorded:
+            tracking = Tracking(OUTBOX_TRACKING, position)
+            await self._executor.run(self.app.recorder.insert_tracking, tracking)
+            self._recorded = position
+        async with self._progress:
+            self._progress.notify_all()
+
+    async def _record_position_quietly(self) -> None:
+        try:
+            await self._record_position()
+        except Exception:
+            logger.exception("outbox relay of %s: recording its position failed", self.service)
+
+    def _done_upto(self) -> int:
+        return min(self._position, self._recorded)
+
+    async def _flush(self, timeout: float, task: asyncio.Task[None] | None) -> bool:
+        target = await self._executor.run(self.app.last_notification_id)
+        if self._done_upto() >= target:
+            return True
+        if task is None or task.done():
+            return False
+        self._wake.set()
+        try:
+            async with self._progress:
+                await asyncio.wait_for(
+                    self._progress.wait_for(lambda: self._done_upto() >= target), timeout
+                )
+        except TimeoutError:
+            logger.warning(
+                "outbox relay of %s: published up to %s of %s after %g s",
+                self.service, self._done_upto(), target, timeout,
+            )  # fmt: skip
+            return False
+        return True
+
+    def _backoff(self, attempt: int) -> float:
+        return float(min(self._max_backoff, 0.1 * 2 ** min(attempt - 1, 16)))
+
+    async def _pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)

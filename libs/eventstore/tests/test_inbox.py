@@ -1,0 +1,260 @@
+# mypy: disable-error-code="attr-defined"
+# (event classes made by eventsourcing's @event, and their fields, are invisible to mypy)
+"""The inbox against a real nats-server: each upstream event applied exactly once, poison recorded."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from eventsourcing.persistence import Tracking
+from eventstore_backends import (
+    MemoryBackend,
+    PostgresBackend,
+    SqliteBackend,
+    eventually,
+    stream_messages,
+)
+from eventstore_sample import ADMIN, CompanyCopy, GatewayApp, MirrorApp, gateway_contract
+from nats.js.client import JetStreamContext
+
+from contracts.subjects import EVENT_STREAM
+from eventstore import (
+    Cause,
+    Inbox,
+    OutboxRelay,
+    StoreExecutor,
+    StoreSettings,
+    acting,
+    audit_trail,
+    build_application,
+    rejections_id,
+)
+from natsbus.codec import encode
+from natsbus.jetstream import ensure_event_stream
+from telemetry.spans import tracer
+
+pytestmark = pytest.mark.integration
+
+FAST_RETRIES = (0.05, 0.1)
+
+
+class InboxBehaviour:
+    """Inbox guarantees every backend must give."""
+
+    @pytest.fixture
+    async def gateway(
+        self, settings: StoreSettings, js: JetStreamContext, executor: StoreExecutor
+    ) -> AsyncIterator[tuple[GatewayApp, OutboxRelay]]:
+        app = build_application(GatewayApp, service="gateway", settings=settings)
+        relay = OutboxRelay(
+            app, js, service="gateway", to_contract=gateway_contract, executor=executor
+        )
+        await relay.start()
+        try:
+            yield app, relay
+        finally:
+            await relay.stop()
+            app.close()
+
+    @pytest.fixture
+    async def mirror(self, settings: StoreSettings) -> AsyncIterator[MirrorApp]:
+        app = build_application(MirrorApp, service="realizer", settings=settings)
+        try:
+            yield app
+        finally:
+            app.close()
+
+    def inbox(
+        self, mirror: MirrorApp, js: JetStreamContext, executor: StoreExecutor, **kw: Any
+    ) -> Inbox:
+        return Inbox(
+            mirror,
+            js,
+            upstream="gateway",
+            handler=kw.pop("handler", mirror.handle),
+            executor=executor,
+            retry_delays=FAST_RETRIES,
+            fetch_timeout=0.2,
+            **kw,
+        )
+
+    async def caught_up(self, mirror: MirrorApp, executor: StoreExecutor, position: int) -> None:
+        async def reached() -> bool:
+            done: bool = await executor.run(mirror.has_processed, "gateway", position)
+            return done
+
+        await eventually(reached, what=f"the mirror to record gateway:{position}")
+
+    async def test_each_event_is_applied_once_and_continues_the_trace(
+        self,
+        gateway: tuple[GatewayApp, OutboxRelay],
+        mirror: MirrorApp,
+        js: JetStreamContext,
+        executor: StoreExecutor,
+        span_recorder: Any,
+    ) -> None:
+        app, relay = gateway
+        with tracer().start_as_current_span("request"), acting(Cause(actor=ADMIN, reason="go")):
+            acme = app.create_company("Acme", "ACME")  # 1
+        beta = app.create_company("Beta", "BETA")  # 2
+        app.tick(acme, 3)  # 3, 4, 5
+        app.rename(beta, "Beta Ltd")  # 6: private, never published
+        app.tick(beta)  # 7
+        assert await relay.flush(10)
+        inbox = self.inbox(mirror, js, executor)
+        await inbox.start()
+        try:
+            await self.caught_up(mirror, executor, 7)
+        finally:
+            await inbox.stop()
+        assert mirror.copies == {
+            str(acme): {"prefix": "ACME", "ticks": 3},
+            str(beta): {"prefix": "BETA", "ticks": 1},
+        }
+        assert mirror.last_notification_id() == 6  # 2 copies + 4 ticks seen
+        assert mirror.position("gateway") == 7
+        # The copy was made by the mirror reacting, in the trace of the original request.
+        (copied, *_) = mirror.notification_log.select(start=1, limit=1)
+        reaction = mirror.mapper.to_domain_event(copied)
+        origin = app.mapper.to_domain_event(app.notification_log.select(start=1, limit=1)[0])
+        assert reaction.actor == {"type": "system", "id": "workspace-realizer"}
+        assert reaction.reason == "company.created.v1 from gateway:1"
+        trace_id = origin.trace["traceparent"].split("-")[1]
+        assert reaction.trace["traceparent"].split("-")[1] == trace_id
+        processed = span_recorder.by_name("process ws.evt.company.created")
+        assert [f"{s.context.trace_id:032x}" == trace_id for s in processed] == [True, False]
+
+    async def test_redelivered_and_republished_events_change_nothing(
+        self,
+        gateway: tuple[GatewayApp, OutboxRelay],
+        mirror: MirrorApp,
+        js: JetStreamContext,
+        executor: StoreExecutor,
+    ) -> None:
+        app, relay = gateway
+        acme = app.create_company("Acme", "ACME")
+        app.tick(acme, 2)
+        assert await relay.flush(10)
+        inbox = self.inbox(mirror, js, executor)
+        await inbox.start()
+        await self.caught_up(mirror, executor, 3)
+        await inbox.stop()
+        state, count = mirror.read_models(), mirror.last_notification_id()
+        # Redelivery: the durable consumer is recreated from the start of the stream.
+        await js.delete_consumer(EVENT_STREAM, inbox.durable)
+        again = self.inbox(mirror, js, executor)
+        await again.start()
+        # Republication: the same notifications land in the stream a second time.
+        await ensure_event_stream(js, duplicate_window=0.2)
+        for message in await stream_messages(js):
+            await js.publish(message.subject, message.data, headers=message.headers)
+        assert len(await stream_messages(js)) == 6
+
+        async def consumed_all() -> bool:
+            info = await js.consumer_info(EVENT_STREAM, again.durable)
+            return bool(info.num_pending == 0 and info.num_ack_pending == 0)
+
+        await eventually(consumed_all, what="the inbox to consume the copies")
+        await again.stop()
+        assert mirror.read_models() == state
+        assert mirror.last_notification_id() == count == 3
+        assert mirror.position("gateway") == 3
+
+    async def test_a_failing_handler_is_retried_and_records_its_position_once(
+        self,
+        gateway: tuple[GatewayApp, OutboxRelay],
+        mirror: MirrorApp,
+        js: JetStreamContext,
+        executor: StoreExecutor,
+    ) -> None:
+        app, relay = gateway
+        acme = app.create_company("Acme", "ACME")
+        app.tick(acme)
+        assert await relay.flush(10)
+        attempts: list[int] = []
+
+        def flaky(event: Any, tracking: Tracking) -> None:
+            attempts.append(tracking.notification_id)
+            if tracking.notification_id == 2 and attempts.count(2) < 3:
+                # The save fails half-way (a version conflict): nothing may be recorded.
+                copy: CompanyCopy = mirror.repository.get(CompanyCopy.create_id(str(acme)))
+                stale: CompanyCopy = mirror.repository.get(CompanyCopy.create_id(str(acme)))
+                copy.see_tick()
+                stale.see_tick()
+                mirror.save(copy)
+                mirror.save_with_tracking(stale, tracking=tracking)
+            mirror.handle(event, tracking)
+
+        inbox = self.inbox(mirror, js, executor, handler=flaky)
+        await inbox.start()
+        try:
+            await self.caught_up(mirror, executor, 2)
+        finally:
+            await inbox.stop()
+        assert attempts == [1, 2, 2, 2]
+        assert mirror.position("gateway") == 2
+        # One tick from the real handler, plus the two saved by the failed attempts' first save.
+        assert mirror.copies[str(acme)]["ticks"] == 3
+
+    async def test_poison_messages_are_terminated_and_recorded(
+        self, mirror: MirrorApp, js: JetStreamContext, executor: StoreExecutor
+    ) -> None:
+        # Garbage with an id, garbage without one, then a valid event.
+        await js.publish(
+            "ws.evt.company.created", b"{not json", headers={"Nats-Msg-Id": "gateway:4"}
+        )
+        await js.publish("ws.evt.company.created", b'{"type": "nope"}')
+        good = {
+            "type": "company.created.v1",
+            "eventId": "e5",
+            "aggregate": "company",
+            "aggregateId": "c5",
+            "aggregateVersion": 1,
+            "companyId": "c5",
+            "occurredAt": "2026-11-29T12:00:00Z",
+            "actor": {"type": "admin", "id": "a"},
+            "name": "Gamma",
+            "issuePrefix": "GAM",
+        }
+        await js.publish(
+            "ws.evt.company.created", encode(good), headers={"Nats-Msg-Id": "gateway:5"}
+        )
+        inbox = self.inbox(mirror, js, executor)
+        await inbox.start()
+        try:
+            await self.caught_up(mirror, executor, 5)
+
+            async def drained() -> bool:
+                info = await js.consumer_info(EVENT_STREAM, inbox.durable)
+                return bool(info.num_pending == 0 and info.num_ack_pending == 0)
+
+            await eventually(drained, what="the inbox to finish")
+        finally:
+            await inbox.stop()
+        assert mirror.copies == {"c5": {"prefix": "GAM", "ticks": 0}}
+        trail = audit_trail(mirror, rejections_id("gateway"))
+        assert [e.type for e in trail.events] == ["Opened", "MessageRejected", "MessageRejected"]
+        first, second = trail.events[1:]
+        assert (first.data["msg_id"], first.data["notification_id"]) == ("gateway:4", 4)
+        assert first.data["error"].startswith("undecodable event")
+        assert first.data["stream_sequence"] == 1
+        assert (second.data["msg_id"], second.data["notification_id"]) == (None, None)
+        assert "Nats-Msg-Id" in second.data["error"]
+        assert first.reason == "poison message from gateway"
+        # Terminated: the server delivered each message once.
+        info = await js.consumer_info(EVENT_STREAM, inbox.durable)
+        assert (info.delivered.stream_seq, info.num_redelivered) == (3, 0)
+
+
+class TestMemoryInbox(MemoryBackend, InboxBehaviour):
+    pass
+
+
+class TestSqliteInbox(SqliteBackend, InboxBehaviour):
+    pass
+
+
+class TestPostgresInbox(PostgresBackend, InboxBehaviour):
+    pass
