@@ -15,16 +15,15 @@ import time
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING
 
-from natsbus.jetstream import ensure_event_stream
-from telemetry.logs import configure_logging
-
 from eventstore import Inbox, OutboxRelay, StoreExecutor, build_application
 from natsbus import BusClient, BusService, connect
+from natsbus.jetstream import ensure_event_stream
 from servicekit.endpoints import register_common_endpoints
 from servicekit.operations import OperationRunner, operation_to_contract
 from servicekit.settings import ServiceSettings
 from servicekit.spec import ServiceRuntime, ServiceSpec
 from telemetry import configure_telemetry, shutdown_telemetry
+from telemetry.logs import configure_logging
 
 if TYPE_CHECKING:
     from contracts.base import Event
@@ -124,6 +123,7 @@ async def start_service(
 
     if spec.register is not None:
         await spec.register(runtime)
+    await nc.flush()  # every endpoint is known to the server before the service says it is up
     # Registered last, so they run first on shutdown: stop taking requests, let long work end.
     stack.push_async_callback(operations.stop, budget / 5)
     stack.push_async_callback(service.stop, budget / 5)
