@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("bench_harness", Path(__file__).parent / "harness.py")
+_spec = importlib.util.spec_from_file_location(
+    "bench_harness", Path(__file__).parent / "harness.py"
+)
 assert _spec
 assert _spec.loader
 harness: Any = importlib.util.module_from_spec(_spec)
