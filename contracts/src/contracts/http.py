@@ -123,6 +123,7 @@ class ComponentHealth(Struct, kw_only=True):
 
     status: Literal["ok", "down"] = "ok"
     kind: str | None = None
+    error: str | None = None
 
 
 class Health(Struct, kw_only=True):
@@ -132,3 +133,5 @@ class Health(Struct, kw_only=True):
     services: dict[str, ServiceHealth]
     nats: ComponentHealth
     store: ComponentHealth
+    failing: list[str] = msgspec.field(default_factory=list)
+    """The parts that are down (``nats``, ``store``, service names); empty when all is well."""

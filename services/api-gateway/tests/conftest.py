@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pytest
 from litestar.testing import TestClient
@@ -22,7 +22,7 @@ from servicekit import NatsSettings, ServiceSettings
 
 ADMIN_KEY = "admin-key-for-tests-0123456789"
 
-Reply = Ok | ErrorReply | Accepted
+Reply: TypeAlias = Ok | ErrorReply | Accepted
 
 
 @dataclass
@@ -63,7 +63,8 @@ class FakeBus:
             )
         if callable(scripted):
             answer = scripted(message)
-            return await answer if asyncio.iscoroutine(answer) else answer
+            reply: Reply = await answer if asyncio.iscoroutine(answer) else answer
+            return reply
         return scripted
 
     async def ping(self, service_name: str, *, timeout: float) -> Ping:

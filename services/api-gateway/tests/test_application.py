@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from uuid import UUID
 
 import pytest
@@ -12,9 +13,15 @@ from api_gateway.application import (
     CompanyNotFoundError,
     GatewayApplication,
 )
-from api_gateway.domain import KeyKindNotAllowedError, UnauthenticatedError
+from api_gateway.domain import (
+    Company,
+    KeyKindNotAllowedError,
+    Session,
+    UnauthenticatedError,
+    hash_secret,
+)
 from contracts.base import Actor
-from eventstore import Cause, acting
+from eventstore import Cause, StoreSettings, acting, build_application
 
 
 @pytest.fixture
@@ -49,6 +56,7 @@ def test_events_record_the_acting_principal(app: GatewayApplication) -> None:
     with acting(Cause(actor=Actor(type="admin", id="admin"))):
         company = app.create_company("Acme")
     (created,) = app.repository.event_store.get(UUID(company.id))
+    assert isinstance(created, Company.Created)
     assert created.actor == {"type": "admin", "id": "admin"}
 
 
@@ -118,3 +126,28 @@ def test_lists_page_oldest_first(app: GatewayApplication) -> None:
     rows, total = app.list_companies(limit=2, offset=1)
     assert total == 5
     assert [r.id for r in rows] == ids[1:3]
+
+
+def test_the_sqlite_store_rebuilds_the_same_read_models(tmp_path: Path) -> None:
+    # Written through one instance...
+    settings = StoreSettings(kind="sqlite", home=tmp_path)
+    first = build_application(GatewayApplication, service="gateway", settings=settings)
+    company = first.create_company("Acme")
+    record, key = first.create_api_key(company.id, "board", "board")
+    started = first.start_session(key, ttl=60)
+    first.revoke_api_key(record.id)
+    live = first.read_models()
+    first.close()
+    # ...and read back by a fresh one, from the file.
+    second = build_application(GatewayApplication, service="gateway", settings=settings)
+    try:
+        assert second.read_models() == live
+        assert second.sessions[started_id(started.session_id)].expires_at == started.expires_at
+        with pytest.raises(UnauthenticatedError, match="revoked"):
+            second.authenticate_key(key)
+    finally:
+        second.close()
+
+
+def started_id(session_id: str) -> str:
+    return str(Session.create_id(hash_secret(session_id)))

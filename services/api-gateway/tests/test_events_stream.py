@@ -78,7 +78,7 @@ async def test_only_the_companys_events_with_sequence_ids(
     ]
     assert msgspec.json.decode(events[0]["data"])["companyId"] == acme
     # The stream starts with a comment and the retry hint, and followed live (no start given).
-    assert messages[0] == {"": "connected", "retry": "2000"} or ":" in str(messages[0])
+    assert messages[0] == {"": "connected", "retry": "2000"}
     assert bus.stream_starts == [None]
 
 

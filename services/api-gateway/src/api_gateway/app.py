@@ -127,6 +127,7 @@ def create_app(
         exception_handlers=exception_handlers(),  # type: ignore[arg-type]
         request_max_body_size=settings.max_body_bytes,
         openapi_config=_openapi(),
+        logging_config=None,  # the service's JSON logging (telemetry.logs) stays in charge
         state=State({"gateway": gateway}),
         on_shutdown=[partial(_shut_down, gateway, owned)],
         debug=debug,
@@ -200,7 +201,8 @@ async def start_http(app: Litestar, settings: GatewaySettings, runtime: ServiceR
             ) from exc
 
     serving = asyncio.create_task(serve(), name="http")
-    while not server.started and not serving.done():
+    # uvicorn exposes its readiness only as a flag (set once the sockets are bound).
+    while not server.started and not serving.done():  # noqa: ASYNC110
         await asyncio.sleep(0.02)
     if serving.done():
         serving.result()

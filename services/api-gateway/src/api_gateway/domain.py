@@ -148,6 +148,12 @@ def check_name(name: str, *, what: str) -> str:
 class Company(ClipyardAggregate):
     """A tenant: everything else belongs to one company."""
 
+    class Created(ClipyardAggregate.Created):
+        """A company was created (public: ``company.created.v1``)."""
+
+        name: str
+        issue_prefix: str
+
     @classmethod
     def register(cls, *, name: str, issue_prefix: str | None = None) -> Company:
         """Create a company, deriving the issue prefix from the name when none is given.
@@ -177,7 +183,7 @@ class Company(ClipyardAggregate):
             field="issuePrefix",
         )
 
-    @event("Created")
+    @event(Created)
     def __init__(self, *, name: str, issue_prefix: str) -> None:
         self.name = name
         self.issue_prefix = issue_prefix
@@ -185,6 +191,20 @@ class Company(ClipyardAggregate):
 
 class ApiKey(ClipyardAggregate):
     """A board or agent key of one company. Only the key's hash is stored."""
+
+    class Created(ClipyardAggregate.Created):
+        """A key was issued (public without its hash: ``api_key.created.v1``)."""
+
+        company_id: str
+        name: str
+        kind: str
+        agent_id: str | None
+        key_hash: str
+
+    class Revoked(ClipyardAggregate.Event):
+        """The key was revoked (public: ``api_key.revoked.v1``)."""
+
+        company_id: str
 
     @classmethod
     def issue(
@@ -209,7 +229,7 @@ class ApiKey(ClipyardAggregate):
             company_id=company_id, name=name, kind=kind, agent_id=agent_id, key_hash=key_hash
         )
 
-    @event("Created")
+    @event(Created)
     def __init__(
         self, *, company_id: str, name: str, kind: str, agent_id: str | None, key_hash: str
     ) -> None:
@@ -227,7 +247,7 @@ class ApiKey(ClipyardAggregate):
         self._revoked(company_id=self.company_id)
         return True
 
-    @event("Revoked")
+    @event(Revoked)
     def _revoked(self, company_id: str) -> None:
         # company_id rides on the event so that its public contract needs nothing else.
         self.revoked = True
@@ -236,12 +256,24 @@ class ApiKey(ClipyardAggregate):
 class Session(ClipyardAggregate):
     """An operator-page session (private: never published). Its id derives from the hashed secret."""
 
+    class Started(ClipyardAggregate.Created):
+        """Someone signed in with a board key (private)."""
+
+        session_hash: str
+        csrf_hash: str
+        company_id: str
+        key_id: str
+        expires_at: datetime
+
+    class Ended(ClipyardAggregate.Event):
+        """The session was signed out of (private)."""
+
     @staticmethod
     def create_id(session_hash: str) -> UUID:
         """The session's aggregate id: a UUID5 of the session id's hash (never of the id)."""
         return uuid5(_SESSION_NAMESPACE, session_hash)
 
-    @event("Started")
+    @event(Started)
     def __init__(
         self,
         *,
@@ -265,6 +297,6 @@ class Session(ClipyardAggregate):
         self._ended()
         return True
 
-    @event("Ended")
+    @event(Ended)
     def _ended(self) -> None:
         self.ended = True

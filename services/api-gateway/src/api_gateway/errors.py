@@ -129,6 +129,16 @@ def _from_client_exception(exc: ClientException) -> Problem:
     return Problem(exc.status_code, "bad_request", str(exc.detail))
 
 
+def _from_recursion(exc: RecursionError) -> Problem:
+    # msgspec raises RecursionError (not DecodeError) for JSON nested beyond its depth limit.
+    return Problem(
+        400,
+        "invalid_json",
+        "The body nests too deeply to decode; send a flatter JSON object.",
+        {"reason": str(exc)},
+    )
+
+
 def _from_too_large(exc: RequestEntityTooLarge) -> Problem:
     return Problem(
         413,
@@ -166,6 +176,7 @@ _TABLE: Final[dict[type[Exception], Callable[[Any], Problem]]] = {
     MethodNotAllowedException: _from_http_exception,
     ClientException: _from_client_exception,
     HTTPException: _from_http_exception,
+    RecursionError: _from_recursion,
     Exception: _internal,
 }
 """Exception class -> translation; the most specific class in the exception's MRO wins."""

@@ -1,7 +1,7 @@
 """Authentication (Bearer key or session cookie + CSRF), the admin guard, company scoping.
 
 Every route needs a principal unless it opts out with ``opt={"exclude_from_auth": True}`` (health,
-sign-in/out) or is one of the OpenAPI routes. Missing, unknown or revoked keys answer 401 with a
+sign-in/out, the OpenAPI document and docs). Missing, unknown or revoked keys answer 401 with a
 sentence saying what to do; a board key asking about another company gets 404, as if the company
 did not exist (API.md).
 """
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CSRF_HEADER",
-    "PUBLIC_PATHS",
     "SESSION_COOKIE",
     "AuthenticationMiddleware",
     "admin_only",
@@ -36,8 +35,6 @@ __all__ = [
 
 SESSION_COOKIE: Final = "clipyard_session"
 CSRF_HEADER: Final = "X-CSRF-Token"
-PUBLIC_PATHS: Final = [r"^/api/openapi\.json$", r"^/api/docs"]
-"""Paths served without a key (besides handlers marked ``exclude_from_auth``)."""
 _SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 
 

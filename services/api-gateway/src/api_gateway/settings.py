@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Final
 
+from api_gateway.domain import hash_secret
 from servicekit import ServiceSettings, SettingsError
 
-__all__ = ["SERVICE_NAME", "SERVICE_VERSION", "GatewaySettings"]
+__all__ = ["ADMIN_KEY_FILE", "SERVICE_NAME", "SERVICE_VERSION", "GatewaySettings", "admin_key_file"]
+
+ADMIN_KEY_FILE: Final = "admin.key"
+"""The operator key file under ``CLIPYARD_HOME`` (mode 0600), used when ``CLIPYARD_ADMIN_KEY`` is
+unset (ARCHITECTURE §7)."""
 
 SERVICE_NAME: Final = "api-gateway"
 SERVICE_VERSION: Final = "0.1.0"
@@ -54,8 +61,11 @@ class GatewaySettings:
             SettingsError: A variable holds a value the gateway cannot use.
         """
         env = os.environ if env is None else env
+        service = ServiceSettings.from_env(SERVICE_NAME, env)
+        if service.admin_key is None:
+            service = replace(service, admin_key=admin_key_file(service.home))
         return cls.build(
-            ServiceSettings.from_env(SERVICE_NAME, env),
+            service,
             request_timeout=_positive(env, "CLIPYARD_REQUEST_TIMEOUT", 110.0),
             query_timeout=_positive(env, "CLIPYARD_QUERY_TIMEOUT", 10.0),
             health_timeout=_positive(env, "CLIPYARD_HEALTH_TIMEOUT", 1.0),
@@ -76,10 +86,31 @@ class GatewaySettings:
         Returns:
             The settings.
         """
-        from api_gateway.domain import hash_secret
-
         admin_hash = hash_secret(service.admin_key) if service.admin_key else None
         return cls(service=service, admin_key_hash=admin_hash, **overrides)  # type: ignore[arg-type]
+
+
+def admin_key_file(home: Path) -> str:
+    """The admin key kept in ``<home>/admin.key``, created (mode 0600) when missing or empty.
+
+    The same file ``clipyard up`` reads and prints, so either may create it first.
+
+    Args:
+        home: ``CLIPYARD_HOME``.
+
+    Returns:
+        The admin key.
+    """
+    path = home / ADMIN_KEY_FILE
+    if path.exists() and (key := path.read_text(encoding="utf-8").strip()):
+        return key
+    home.mkdir(parents=True, exist_ok=True)
+    key = f"cy_admin_{secrets.token_urlsafe(32)}"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(key + "\n")
+    return key
 
 
 def _positive(env: Mapping[str, str], name: str, default: float) -> float:

@@ -82,7 +82,7 @@ class SessionController(Controller):
         operation_id="signOut",
         opt=_PUBLIC,
         security=[{}],
-        responses=error_responses(public=True),
+        responses=error_responses("forbidden", public=True),
     )
     async def sign_out(
         self, request: Request[Any, Any, Any], gateway: NamedDependency[Gateway]

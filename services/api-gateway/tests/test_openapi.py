@@ -1,0 +1,72 @@
+"""The OpenAPI document and the docs page: served without a key, every operation documented."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.testing import TestClient
+
+from api_gateway.errors import ERROR_CODES
+
+Client = TestClient[Any]
+
+PUBLIC_OPERATIONS = {"getHealth", "signIn", "signOut"}
+
+
+def test_openapi_json_and_docs_need_no_key(client: Client) -> None:
+    document = client.get("/api/openapi.json")
+    assert document.status_code == 200
+    assert document.json()["info"]["title"] == "Clipyard API"
+    docs = client.get("/api/docs")
+    assert docs.status_code == 200
+    assert "text/html" in docs.headers["content-type"]
+
+
+def test_every_operation_has_an_id_a_description_and_its_errors(client: Client) -> None:
+    document = client.get("/api/openapi.json").json()
+    operations = [
+        (path, method, op)
+        for path, item in document["paths"].items()
+        for method, op in item.items()
+    ]
+    assert {op["operationId"] for _, _, op in operations} >= {
+        "createCompany",
+        "listCompanies",
+        "getCompany",
+        "createApiKey",
+        "listApiKeys",
+        "deleteApiKey",
+        "signIn",
+        "signOut",
+        "getHealth",
+        "getOperation",
+        "streamCompanyEvents",
+    }
+    for path, method, op in operations:
+        assert op.get("operationId"), (path, method)
+        assert len(op.get("description", "")) > 20, (path, method)
+        if op["operationId"] in PUBLIC_OPERATIONS:
+            assert op["security"] == [{}], "public operations need no key"
+            continue
+        errors = {
+            status: r for status, r in op["responses"].items() if status.startswith(("4", "5"))
+        }
+        assert "401" in errors, (path, method)
+        for response in errors.values():
+            assert response["content"]["application/json"]["schema"]["$ref"].endswith("ErrorBody")
+            assert "`" in response["description"], "descriptions list the error codes"
+    # The document's description lists every gateway error code.
+    for code in ERROR_CODES:
+        assert f"`{code}`" in document["info"]["description"]
+    assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+
+
+def test_bodies_are_the_contract_structs(client: Client) -> None:
+    document = client.get("/api/openapi.json").json()
+    create = document["paths"]["/api/companies"]["post"]
+    schema_ref = create["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    schema = document["components"]["schemas"][schema_ref.rsplit("/", 1)[1]]
+    assert set(schema["properties"]) == {"name", "issuePrefix"}
+    assert schema["required"] == ["name"]
+    listing = document["paths"]["/api/companies"]["get"]["responses"]["200"]
+    assert "X-Total-Count" in listing["headers"]
