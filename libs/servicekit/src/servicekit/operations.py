@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
+from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import event
 
 from contracts.base import Accepted
@@ -191,7 +192,7 @@ class OperationRunner:
     def _view(self, operation_id: str) -> OperationView | None:
         try:
             operation = self.app.repository.get(uuid.UUID(operation_id))
-        except (ValueError, LookupError):
+        except (ValueError, AggregateNotFoundError):
             return None
         if not isinstance(operation, Operation):
             return None
