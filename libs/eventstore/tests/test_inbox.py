@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -134,6 +135,8 @@ class InboxBehaviour:
         executor: StoreExecutor,
     ) -> None:
         app, relay = gateway
+        # A short de-duplication window, so that the stream can take the same ids again later.
+        await ensure_event_stream(js, duplicate_window=0.2)
         acme = app.create_company("Acme", "ACME")
         app.tick(acme, 2)
         assert await relay.flush(10)
@@ -147,7 +150,7 @@ class InboxBehaviour:
         again = self.inbox(mirror, js, executor)
         await again.start()
         # Republication: the same notifications land in the stream a second time.
-        await ensure_event_stream(js, duplicate_window=0.2)
+        await asyncio.sleep(0.6)  # the original ids have left the de-duplication window
         for message in await stream_messages(js):
             await js.publish(message.subject, message.data, headers=message.headers)
         assert len(await stream_messages(js)) == 6
