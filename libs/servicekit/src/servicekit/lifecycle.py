@@ -15,7 +15,13 @@ import time
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING
 
-from eventstore import Inbox, OutboxRelay, StoreExecutor, build_application
+from eventstore import (
+    Inbox,
+    OutboxRelay,
+    StoreExecutor,
+    build_application,
+    rejection_to_contract,
+)
 from natsbus import BusClient, BusService, connect
 from natsbus.jetstream import ensure_event_stream
 from servicekit.endpoints import register_common_endpoints
@@ -90,7 +96,10 @@ async def start_service(
         log.warning("operations cut short by the last stop", extra={"count": interrupted})
 
     def to_contract(domain_event: object) -> Event | None:
+        # Operations and inbox rejections are every service's; the rest is the service's own.
         shared = operation_to_contract(domain_event, service=spec.name)
+        if shared is None:
+            shared = rejection_to_contract(domain_event, spec.name)
         return shared if shared is not None else spec.to_contract(domain_event)
 
     relay = OutboxRelay(app, js, service=spec.token, to_contract=to_contract, executor=executor)
