@@ -57,3 +57,13 @@ def test_secrets_stay_out_of_repr(tmp_path: Path) -> None:
     assert "hunter2-nats" not in repr(settings)
     assert "cy_admin_supersecret" not in repr(settings)
     assert settings.nats.password == "hunter2-nats"
+
+
+def test_event_stream_window_and_retention_are_configurable() -> None:
+    settings = ServiceSettings.from_env(
+        "api-gateway",
+        {"CLIPYARD_EVENT_DUPLICATE_WINDOW": "120", "CLIPYARD_EVENT_RETENTION_DAYS": "7"},
+    )
+    assert (settings.event_duplicate_window, settings.event_retention_days) == (120.0, 7.0)
+    with pytest.raises(SettingsError, match="CLIPYARD_EVENT_RETENTION_DAYS"):
+        ServiceSettings.from_env("api-gateway", {"CLIPYARD_EVENT_RETENTION_DAYS": "-1"})

@@ -88,7 +88,11 @@ async def start_service(
     )
     stack.push_async_callback(_drain, nc, budget / 5)
     js = nc.jetstream()
-    await ensure_event_stream(js)
+    await ensure_event_stream(
+        js,
+        duplicate_window=settings.event_duplicate_window,
+        max_age=settings.event_retention_days * 86400,
+    )
 
     operations = OperationRunner(app, executor, service=spec.name)
     interrupted = await executor.run(operations.fail_interrupted)

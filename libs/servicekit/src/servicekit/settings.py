@@ -51,6 +51,10 @@ class ServiceSettings:
     """``CLIPYARD_ADMIN_KEY``: the admin key (the gateway compares hashes only)."""
     shutdown_timeout: float = 5.0
     """Seconds a service has to stop after SIGTERM."""
+    event_duplicate_window: float = 600.0
+    """``CLIPYARD_EVENT_DUPLICATE_WINDOW``: seconds ``WS_EVENTS`` de-duplicates ``Nats-Msg-Id``."""
+    event_retention_days: float = 30.0
+    """``CLIPYARD_EVENT_RETENTION_DAYS``: days ``WS_EVENTS`` keeps events (stores keep them all)."""
 
     @classmethod
     def from_env(cls, service: str, env: Mapping[str, str] | None = None) -> ServiceSettings:
@@ -81,7 +85,22 @@ class ServiceSettings:
             http_host=env.get("CLIPYARD_HTTP_HOST", "127.0.0.1"),
             http_port=_port(env.get("CLIPYARD_HTTP_PORT", "8080")),
             admin_key=env.get("CLIPYARD_ADMIN_KEY") or None,
+            event_duplicate_window=_positive(env, "CLIPYARD_EVENT_DUPLICATE_WINDOW", 600.0),
+            event_retention_days=_positive(env, "CLIPYARD_EVENT_RETENTION_DAYS", 30.0),
         )
+
+
+def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise SettingsError(f"{name}={raw!r} is not a positive number; unset it for {default:g}")
+    return value
 
 
 def _port(value: str) -> int:
