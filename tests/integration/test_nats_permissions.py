@@ -106,6 +106,7 @@ class Connection:
         return self
 
     def violations(self) -> list[str]:
+        # nats-py reports them lower-cased: 'nats: permissions violation for publish to "x"'.
         return [e for e in self.errors if "permissions violation" in e.lower()]
 
 

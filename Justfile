@@ -1,0 +1,125 @@
+# Clipyard developer tasks. On a fresh machine run them through `./dev <recipe>`, which installs
+# what is missing (Debian packages, .venv, uv, just) first. Every recipe syncs the environment
+# from uv.lock before it runs, so each works whether or not .venv exists yet.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+set positional-arguments := true
+
+root := justfile_directory()
+venv := root / ".venv"
+bin := venv / "bin"
+uv_version := "0.13.9"
+sync_lock := "/tmp/clipyard-uv.lock"
+export UV_PROJECT_ENVIRONMENT := venv
+
+# List the recipes
+default:
+    @just --list --unsorted
+
+# Create .venv and its pinned uv if missing, then sync every workspace member from uv.lock
+install:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd "{{root}}"
+    if [ ! -x "{{bin}}/uv" ]; then
+        [ -x "{{bin}}/python" ] || python3 -m venv "{{venv}}"
+        "{{bin}}/pip" install --quiet --disable-pip-version-check "uv=={{uv_version}}"
+    fi
+    flock "{{sync_lock}}" "{{bin}}/uv" sync --all-packages --frozen --quiet
+
+# Start the local stack in the foreground (honours CLIPYARD_HOME, CLIPYARD_HTTP_PORT, CLIPYARD_ADMIN_KEY); Ctrl-C stops it. `--skip SERVICE` leaves one out
+up *args: install
+    exec "{{bin}}/clipyard" up "$@"
+
+# Stop the stack a `just up` runs with this CLIPYARD_HOME (from another terminal)
+down: install
+    "{{bin}}/clipyard" down
+
+# Ping every service and show the event stream's state
+status: install
+    "{{bin}}/clipyard" status
+
+# Follow the local stack's logs ($CLIPYARD_HOME/logs)
+logs:
+    tail -n 50 -F "${CLIPYARD_HOME:-$HOME/.clipyard}"/logs/*.log
+
+# Run one service in the foreground with the stack's settings (next to `just up --skip <service>`)
+run service: install
+    exec "{{bin}}/clipyard" run "$1"
+
+# Every test tier but benchmarks (unit, integration, e2e): what CI runs; extra arguments go to pytest
+test *args: install
+    cd "{{root}}" && "{{bin}}/pytest" -m "not bench" "$@"
+
+# Unit tests only (no servers)
+test-unit *args: install
+    cd "{{root}}" && "{{bin}}/pytest" -m "not integration and not e2e and not bench" "$@"
+
+# Integration tests: real nats-server and PostgreSQL
+test-integration *args: install
+    cd "{{root}}" && "{{bin}}/pytest" -m "integration and not bench" "$@"
+
+# End-to-end tests: the whole stack as real processes, through HTTP
+test-e2e *args: install
+    cd "{{root}}" && "{{bin}}/pytest" -m "e2e and not bench" tests/e2e "$@"
+
+# Benchmarks (tests/bench), never part of `just test`
+bench *args: install
+    cd "{{root}}" && "{{bin}}/pytest" -m bench tests/bench -p no:cacheprovider "$@"
+
+# Lint and format check (ruff)
+lint: install
+    cd "{{root}}" && "{{bin}}/ruff" check . && "{{bin}}/ruff" format --check .
+
+# Format the code and apply safe lint fixes
+fmt: install
+    cd "{{root}}" && "{{bin}}/ruff" format . && "{{bin}}/ruff" check --fix .
+
+# Type-check every package (mypy strict)
+typecheck: install
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd "{{root}}"
+    src_dirs=(contracts/src libs/*/src services/*/src)
+    packages=()
+    for dir in "${src_dirs[@]}"; do
+        for pkg in "$dir"/*/__init__.py; do packages+=(-p "$(basename "$(dirname "$pkg")")"); done
+    done
+    MYPYPATH="$(IFS=:; echo "${src_dirs[*]}")" "{{bin}}/mypy" "${packages[@]}"
+
+# Everything: lint, typecheck, then each workspace member synced alone into a throwaway venv and tested there
+check: lint typecheck
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd "{{root}}"
+    scratch="$(mktemp -d "${TMPDIR:-/tmp}/clipyard-check.XXXXXX")"
+    trap 'rm -rf "$scratch"' EXIT
+    failed=()
+    for member in contracts libs/* services/*; do
+        [ -f "$member/pyproject.toml" ] || continue
+        name="$("{{bin}}/python" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["project"]["name"])' "$member/pyproject.toml")"
+        env_dir="$scratch/$name"
+        echo "== $name: sync alone"
+        # Only the member, its declared dependencies and the test tools (the root dev group).
+        UV_PROJECT_ENVIRONMENT="$env_dir" "{{bin}}/uv" sync --package "$name" --group dev --frozen --quiet
+        if [ ! -d "$member/tests" ]; then echo "== $name: no tests"; continue; fi
+        echo "== $name: test alone"
+        rc=0
+        "$env_dir/bin/python" -m pytest -q -m "not bench" "$member/tests" || rc=$?
+        if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then failed+=("$name"); fi
+    done
+    if [ "${#failed[@]}" -gt 0 ]; then echo "failed alone: ${failed[*]}"; exit 1; fi
+    echo "every member passes alone"
+
+# Write fresh secrets for docker compose into .env (kept if it exists), mode 0600
+compose-env: install
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd "{{root}}"
+    if [ -e .env ]; then echo ".env exists; keeping it"; exit 0; fi
+    (umask 077 && "{{bin}}/clipyard" compose-env > .env)
+    echo "wrote .env"
+
+# Build and run the containers of docker-compose.yml (needs a Docker engine)
+compose-up: compose-env
+    cd "{{root}}" && docker compose up --build

@@ -1,0 +1,136 @@
+"""``clipyard events tail``: follow ``WS_EVENTS`` with a JetStream ordered consumer.
+
+One line per event: stream sequence, type, aggregate id, company, actor, reason. Events are read
+as plain JSON envelopes, so a type this CLI does not know yet still prints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+import msgspec
+from nats.js.api import DeliverPolicy
+from nats.js.client import JetStreamContext
+
+from clipyard_cli.bus import connect_cli, login_from_env
+from contracts.subjects import EVENT_STREAM, EVENT_STREAM_SUBJECTS, SHARED_AGGREGATES, token
+
+__all__ = ["decode_event", "format_event", "matches_type", "run_tail", "type_filter"]
+
+
+def type_filter(type_tag: str | None) -> str:
+    """The stream subject filter selecting one event type (or an aggregate's, or all).
+
+    ``workspace.realized.v1`` and ``workspace.realized`` → ``ws.evt.workspace.realized``;
+    ``operation.finished.v1`` → ``ws.evt.operation.finished.*`` (shared aggregates end with the
+    publishing service); ``workspace`` → ``ws.evt.workspace.>``; nothing → ``ws.evt.>``.
+
+    Raises:
+        ValueError: The type is not ``<aggregate>[.<event>[.v<N>]]`` of valid tokens.
+    """
+    if not type_tag:
+        return EVENT_STREAM_SUBJECTS
+    parts = type_tag.split(".")
+    if len(parts) > 3 or (len(parts) == 3 and not parts[2].startswith("v")):
+        raise ValueError(
+            f"--type {type_tag!r}: expected <aggregate>.<event>.v<N>, e.g. company.created.v1"
+        )
+    aggregate = token(parts[0])
+    if len(parts) == 1:
+        return f"ws.evt.{aggregate}.>"
+    name = token(parts[1])
+    suffix = ".*" if aggregate in SHARED_AGGREGATES else ""
+    return f"ws.evt.{aggregate}.{name}{suffix}"
+
+
+def matches_type(type_tag: str | None, event: Mapping[str, Any]) -> bool:
+    """Whether ``event`` has the exact versioned type asked for (unversioned asks match any)."""
+    if not type_tag or type_tag.count(".") < 2:
+        return True
+    return event.get("type") == type_tag
+
+
+def format_event(seq: int, event: Mapping[str, Any]) -> str:
+    """``<seq>  <type>  <aggregateId>  company=<id>  actor=<type>:<id>  reason=<text>``."""
+    actor = event.get("actor")
+    who = f"{actor.get('type', '?')}:{actor.get('id', '?')}" if isinstance(actor, dict) else "-"
+    return (
+        f"{seq:>8}  {event.get('type', '?'):<34} {event.get('aggregateId') or '-':<36}  "
+        f"company={event.get('companyId') or '-'}  actor={who}  reason={event.get('reason') or '-'}"
+    )
+
+
+def decode_event(data: bytes) -> dict[str, Any] | None:
+    """The JSON envelope of a stream message, or ``None`` when it is not a JSON object."""
+    try:
+        value = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+async def _nothing_to_read(sub: JetStreamContext.PushSubscription) -> bool:
+    """True when the consumer has neither delivered nor still holds a matching message."""
+    info = await sub.consumer_info()
+    delivered = info.delivered.consumer_seq if info.delivered else 0
+    return not info.num_pending and not delivered
+
+
+async def run_tail(
+    env: Mapping[str, str],
+    out: TextIO | None = None,
+    *,
+    type_tag: str | None = None,
+    from_start: bool = False,
+    follow: bool = True,
+) -> int:
+    """Print events as they arrive (from the first stored one with ``from_start``).
+
+    Args:
+        env: The process environment (NATS login).
+        out: Where to print.
+        type_tag: Only events of this type (see :func:`type_filter`).
+        from_start: Start from the oldest stored event instead of new ones.
+        follow: Keep waiting for new events; when False, stop once caught up.
+
+    Returns:
+        0 (stopped by Ctrl-C or caught up).
+    """
+    out = sys.stdout if out is None else out
+    subject = type_filter(type_tag)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopping.set)
+    nc = await connect_cli(login_from_env(env))
+    try:
+        sub = await nc.jetstream().subscribe(
+            subject,
+            stream=EVENT_STREAM,
+            ordered_consumer=True,
+            deliver_policy=DeliverPolicy.ALL if from_start else DeliverPolicy.NEW,
+        )
+        if not follow and await _nothing_to_read(sub):
+            return 0
+        while not stopping.is_set():
+            try:
+                msg = await sub.next_msg(timeout=0.5)
+            except TimeoutError:
+                continue
+            event = decode_event(msg.data)
+            seq = msg.metadata.sequence.stream
+            if event is None:
+                print(f"{seq:>8}  (not a JSON event on {msg.subject})", file=out, flush=True)
+            elif matches_type(type_tag, event):
+                print(format_event(seq, event), file=out, flush=True)
+            if not follow and msg.metadata.num_pending == 0:
+                break
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        await nc.close()
+    return 0

@@ -1,0 +1,134 @@
+"""The ``clipyard`` command: argument parsing and dispatch, nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from clipyard_cli.audit import run_audit
+from clipyard_cli.compose import run_compose_env
+from clipyard_cli.down import run_down
+from clipyard_cli.events import run_tail
+from clipyard_cli.home import HomeError
+from clipyard_cli.replay import run_replay
+from clipyard_cli.run import run_service
+from clipyard_cli.status import run_status
+from clipyard_cli.up import run_up
+from contracts.subjects import SERVICE_NAMES, SERVICES
+from natsbus.connection import NatsConnectError
+
+__all__ = ["build_parser", "main"]
+
+_SERVICE_CHOICES = ", ".join(f"{SERVICE_NAMES[t]} ({t})" for t in SERVICES)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="clipyard",
+        description="Run and inspect a Clipyard stack. Talks to the services over NATS only.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log connection events")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    up = commands.add_parser(
+        "up",
+        help="start NATS and the five services; Ctrl-C stops everything",
+        description="Start the embedded stack (ARCHITECTURE §7) in the foreground.",
+    )
+    up.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="SERVICE",
+        help="do not start this service (run it yourself with `clipyard run SERVICE`); repeatable",
+    )
+    commands.add_parser("down", help="stop the stack `clipyard up` runs with this CLIPYARD_HOME")
+    commands.add_parser("status", help="ping every service; show the event stream")
+
+    events = commands.add_parser("events", help="read the event stream")
+    event_commands = events.add_subparsers(dest="events_command", required=True, metavar="ACTION")
+    tail = event_commands.add_parser("tail", help="print events as they are published")
+    tail.add_argument(
+        "--type", dest="type_tag", metavar="T", help="only this event type, e.g. company.created.v1"
+    )
+    tail.add_argument(
+        "--from-start", action="store_true", help="begin with the oldest stored event"
+    )
+    tail.add_argument(
+        "--no-follow", dest="follow", action="store_false", help="stop once caught up"
+    )
+
+    audit = commands.add_parser("audit", help="the stored history of one aggregate")
+    audit.add_argument("aggregate_id", metavar="AGGREGATE_ID")
+    audit.add_argument("--json", action="store_true", help="print the audit trail as JSON")
+
+    replay = commands.add_parser(
+        "replay", help="rebuild a service's read models from its store and compare"
+    )
+    replay.add_argument("service", metavar="SERVICE", help=f"one of {_SERVICE_CHOICES}")
+    replay.add_argument(
+        "--verify", action="store_true", required=True, help="compare with the live read models"
+    )
+    replay.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    run = commands.add_parser(
+        "run", help="run one service in the foreground with the stack's settings"
+    )
+    run.add_argument("service", metavar="SERVICE", help=f"one of {_SERVICE_CHOICES}")
+
+    commands.add_parser("compose-env", help="print fresh secrets for docker compose's .env")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``clipyard`` command.
+
+    Args:
+        argv: The arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        The process exit code.
+    """
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        format="clipyard: %(levelname)s %(name)s: %(message)s",
+    )
+    env = dict(os.environ)
+    try:
+        return _dispatch(args, env)
+    except (HomeError, NatsConnectError, ValueError) as exc:
+        print(f"clipyard {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
+    match args.command:
+        case "up":
+            return asyncio.run(run_up(env, skip=args.skip))
+        case "down":
+            return run_down(env)
+        case "status":
+            return asyncio.run(run_status(env))
+        case "events":
+            return asyncio.run(
+                run_tail(
+                    env, type_tag=args.type_tag, from_start=args.from_start, follow=args.follow
+                )
+            )
+        case "audit":
+            return asyncio.run(run_audit(env, args.aggregate_id, as_json=args.json))
+        case "replay":
+            return asyncio.run(run_replay(env, args.service, as_json=args.json))
+        case "run":
+            return run_service(env, args.service)
+        case "compose-env":
+            return run_compose_env()
+    raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover

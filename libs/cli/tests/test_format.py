@@ -1,0 +1,161 @@
+"""What the CLI prints: events, audit trails, replay reports, status."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from clipyard_cli.audit import format_trail
+from clipyard_cli.bus import Ping
+from clipyard_cli.events import decode_event, format_event, matches_type, type_filter
+from clipyard_cli.probes import StackSettings
+from clipyard_cli.replay import format_report
+from clipyard_cli.status import StreamState, format_services, format_stream
+from clipyard_cli.up import banner
+from contracts.service import AuditTrail, ReplayReport, StoredEvent
+
+EVENT = {
+    "type": "company.created.v1",
+    "aggregateId": "c0ffee00-0000-4000-8000-000000000001",
+    "companyId": "c0ffee00-0000-4000-8000-000000000001",
+    "actor": {"type": "admin", "id": "admin"},
+    "reason": "onboarding",
+    "name": "Acme",
+}
+
+
+def test_an_event_line_has_seq_type_aggregate_company_actor_and_reason() -> None:
+    line = format_event(42, EVENT)
+    assert line.split()[:3] == ["42", "company.created.v1", EVENT["aggregateId"]]
+    assert f"company={EVENT['companyId']}" in line
+    assert "actor=admin:admin" in line
+    assert line.endswith("reason=onboarding")
+
+
+def test_missing_envelope_fields_print_as_dashes() -> None:
+    line = format_event(1, {"type": "operation.started.v1"})
+    assert "company=-" in line
+    assert "actor=-" in line
+    assert line.endswith("reason=-")
+
+
+def test_only_json_objects_decode_as_events() -> None:
+    assert decode_event(b'{"type": "x"}') == {"type": "x"}
+    assert decode_event(b"[1]") is None
+    assert decode_event(b"not json") is None
+
+
+@pytest.mark.parametrize(
+    ("type_tag", "subject"),
+    [
+        (None, "ws.evt.>"),
+        ("company.created.v1", "ws.evt.company.created"),
+        ("company.created", "ws.evt.company.created"),
+        ("workspace", "ws.evt.workspace.>"),
+        ("operation.finished.v1", "ws.evt.operation.finished.*"),
+        ("inbox.message_rejected.v1", "ws.evt.inbox.message_rejected.*"),
+    ],
+)
+def test_a_type_becomes_a_stream_filter(type_tag: str | None, subject: str) -> None:
+    assert type_filter(type_tag) == subject
+
+
+@pytest.mark.parametrize("bad", ["a.b.c.d", "company.created.x1", "Company.created.v1", "ws evt"])
+def test_a_malformed_type_is_refused(bad: str) -> None:
+    with pytest.raises(ValueError, match=r"token|expected"):
+        type_filter(bad)
+
+
+def test_a_versioned_type_matches_exactly_and_an_unversioned_one_any_version() -> None:
+    assert matches_type("company.created.v1", EVENT)
+    assert not matches_type("company.created.v2", EVENT)
+    assert matches_type("company.created", EVENT)
+    assert matches_type(None, EVENT)
+
+
+def test_an_audit_trail_names_its_owner_and_lists_events_oldest_first() -> None:
+    at = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+    events = [
+        StoredEvent(
+            aggregate_id="a",
+            aggregate_version=1,
+            type="Company.Created",
+            occurred_at=at,
+            actor={"type": "admin", "id": "root"},
+            data={"name": "Acme"},
+        ),
+        StoredEvent(
+            aggregate_id="a",
+            aggregate_version=2,
+            type="Company.Renamed",
+            occurred_at=at,
+            run_id="r-1",
+            reason="typo",
+        ),
+    ]
+    trail = AuditTrail(
+        service="api-gateway", aggregate_id="a", aggregate_type="Company", total=2, events=events
+    )
+    text = format_trail(trail).splitlines()
+    assert text[0] == "aggregate a (Company), owned by api-gateway: 2 events"
+    assert text[1].startswith("v1    2026-11-29T12:00:00+00:00  Company.Created  actor=admin:root")
+    assert text[2].strip() == '{"name":"Acme"}'
+    assert "run=r-1" in text[3]
+    assert text[3].endswith("reason=typo")
+
+
+def test_a_partial_trail_says_how_much_is_shown() -> None:
+    trail = AuditTrail(service="s", aggregate_id="a", aggregate_type=None, total=5, events=[])
+    assert format_trail(trail) == "aggregate a, owned by s: 0 of 5 events"
+
+
+def test_a_replay_report_gives_the_verdict_and_every_difference() -> None:
+    good = ReplayReport(
+        service="workspace-realizer",
+        ok=True,
+        notifications_replayed=10,
+        read_models=["issues", "workspaces"],
+        differences=[],
+        duration_ms=12.34,
+    )
+    assert format_report(good).splitlines() == [
+        "replay of workspace-realizer: OK, read models match",
+        "  10 notifications replayed in 12.3 ms",
+        "  read models: issues, workspaces",
+    ]
+    bad = ReplayReport(
+        service="x",
+        ok=False,
+        notifications_replayed=1,
+        read_models=[],
+        differences=["issues: 3 live, 2 replayed"],
+        duration_ms=1.0,
+    )
+    lines = format_report(bad).splitlines()
+    assert lines[0] == "replay of x: 1 DIFFERENCES"
+    assert lines[-1] == "  - issues: 3 live, 2 replayed"
+
+
+def test_status_lists_each_service_and_the_stream() -> None:
+    text = format_services(
+        [
+            ("api-gateway", Ping(name="api-gateway", id="ID1", version="0.1.0", latency_ms=1.25)),
+            ("git-credentials", None),
+        ]
+    ).splitlines()
+    assert text[0].split() == ["SERVICE", "STATUS", "VERSION", "LATENCY", "ID"]
+    assert text[1].split() == ["api-gateway", "ok", "0.1.0", "1.2", "ms", "ID1"]
+    assert text[2].split() == ["git-credentials", "DOWN", "-", "-", "-"]
+    stream = format_stream("2.15.1", "nats://127.0.0.1:4222", StreamState(3, 300, 1, 3, 4))
+    assert "WS_EVENTS: 3 messages, 300 bytes, seq 1..3, 4 consumers" in stream
+    assert "not created yet" in format_stream("2.15.1", "u", None)
+
+
+def test_the_banner_shows_the_api_url_and_the_admin_key(tmp_path: Path) -> None:
+    settings = StackSettings(home=tmp_path, http_port=18080)
+    text = banner(settings, "cyadm-key", key_source="admin.key")
+    assert "http://127.0.0.1:18080/api" in text
+    assert "cyadm-key" in text
+    assert str(tmp_path / "nats" / "passwords.json") in text
