@@ -1,0 +1,299 @@
+"""The ports between the realizer's use cases and the host: git, shell commands, credentials,
+pull-request facts. Real implementations live beside this module; tests use fakes of the same
+Protocols. Every host step is reported to a :class:`StepSink` so it becomes a workspace operation.
+
+All methods are async: git and shell work runs as subprocesses, never on the store's thread.
+Work on one repository is serialized by the git adapter itself (git fails on concurrent
+``worktree add`` / ``fetch`` in one repository).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Literal, Protocol
+
+__all__ = [
+    "BaseRef",
+    "CommandResult",
+    "CommandRunner",
+    "CredentialPort",
+    "DeliveryFacts",
+    "GitInspection",
+    "GitInvocation",
+    "GitPort",
+    "ManagedClone",
+    "PullRequestFacts",
+    "PullRequestPort",
+    "ReconcileOutcome",
+    "RescueRef",
+    "Step",
+    "StepSink",
+    "WorktreeOutcome",
+]
+
+Phase = Literal[
+    "managed_clone",
+    "worktree_prepare",
+    "workspace_provision",
+    "workspace_teardown",
+    "worktree_cleanup",
+    "workspace_finalize",
+    "workspace_rescue",
+    "workspace_restore",
+    "branch_reconcile",
+]
+StepStatus = Literal["succeeded", "failed", "skipped"]
+
+OUTPUT_CAP = 256 * 1024
+"""Bytes of each stream kept per step (the tail, with ``truncated``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """One git or shell step on the host, as it becomes a workspace operation."""
+
+    phase: Phase
+    command: str
+    """For display: argv joined and quoted; never holds a credential."""
+    cwd: str
+    status: StepStatus
+    exit_code: int | None
+    stdout: bytes = b""
+    """The last ``OUTPUT_CAP`` bytes of stdout, URL secrets scrubbed."""
+    stderr: bytes = b""
+    truncated: bool = False
+    started_at: datetime
+    finished_at: datetime
+    metadata: Mapping[str, object] = field(default_factory=dict)
+
+
+class StepSink(Protocol):
+    """Receives every host step as it finishes (the realizer records it as an operation)."""
+
+    async def __call__(self, step: Step) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitInvocation:
+    """How to authenticate one git process (from git-credentials; none until that issue)."""
+
+    config_args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    secret_name: str | None = None
+    source: str | None = None
+
+
+class CredentialPort(Protocol):
+    """Resolves credentials for a remote; the git-credentials issue provides the real one."""
+
+    async def invocation_for(
+        self, *, remote_url: str, company_id: str, run_id: str | None, operation_id: str | None
+    ) -> GitInvocation | None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ManagedClone:
+    """A repo-only project workspace's checkout under ``$CLIPYARD_HOME``."""
+
+    path: Path
+    head_branch: str | None
+    head_sha: str
+    cloned: bool
+    """False when an existing checkout was reused."""
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaseRef:
+    """The base a worktree starts from (reference §5.4)."""
+
+    ref: str
+    sha: str | None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorktreeOutcome:
+    """What ``ensure_worktree`` did."""
+
+    path: Path
+    branch: str
+    head_sha: str
+    created: bool
+    """A worktree was created (or rebuilt after it went missing): provision must run."""
+    reused_existing_branch: bool = False
+    refreshed_unstarted: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeliveryFacts:
+    """Git facts behind ``deliveryState`` (DECISIONS 2)."""
+
+    merged_by_ancestry: bool | None
+    merged_by_squash: bool | None
+    commits_ahead: int | None
+    head_sha: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitInspection:
+    """A worktree as close readiness sees it (reference §5.8)."""
+
+    exists: bool
+    readable: bool
+    """False when git state could not be read (a blocking reason)."""
+    branch: str | None
+    head_sha: str | None
+    dirty_count: int
+    untracked_count: int
+    ahead: int | None
+    behind: int | None
+    delivery: DeliveryFacts
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RescueRef:
+    """A rescue commit holding HEAD plus every tracked change and untracked non-ignored file."""
+
+    ref: str
+    sha: str
+    file_count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReconcileOutcome:
+    """The result of a branch reconcile (reference §4.3, §5.6)."""
+
+    from_branch: str | None
+    to_branch: str | None
+    from_sha: str | None
+    to_sha: str | None
+    ancestry_verdict: Literal["ancestor", "diverged", "unknown"]
+    cleanliness: Literal["clean", "dirty", "unknown"]
+    rescue: RescueRef | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandResult:
+    """A shell command's end (provision, teardown, cleanup)."""
+
+    exit_code: int
+    step: Step
+
+
+class GitPort(Protocol):
+    """Every git operation the realizer performs on the host."""
+
+    async def managed_clone(
+        self,
+        *,
+        repo_url: str,
+        repo_ref: str | None,
+        target: Path,
+        auth: GitInvocation | None,
+        sink: StepSink,
+    ) -> ManagedClone:
+        """Clone into a temporary sibling then rename; reuse an existing checkout; refuse a
+        non-empty non-git directory; leave nothing behind on failure."""
+        ...
+
+    async def resolve_base_ref(
+        self, *, repo_root: Path, configured: str | None, auth: GitInvocation | None, sink: StepSink
+    ) -> BaseRef:
+        """Prefer ``origin/<branch>`` after a fetch; fetch failures become warnings."""
+        ...
+
+    async def ensure_worktree(
+        self, *, repo_root: Path, path: Path, branch: str, base: BaseRef, sink: StepSink
+    ) -> WorktreeOutcome:
+        """Reuse a valid worktree, attach a stale branch, prune a missing registration, or
+        ``git worktree add -b <branch> --no-track``."""
+        ...
+
+    async def inspect(
+        self, *, repo_root: Path, path: Path, branch: str | None, base_ref: str | None
+    ) -> GitInspection:
+        """Status counts, ahead/behind and delivery facts of a worktree."""
+        ...
+
+    async def write_rescue_ref(
+        self, *, repo_root: Path, path: Path, ref: str, message: str, sink: StepSink
+    ) -> RescueRef | None:
+        """Record HEAD + tracked changes + untracked non-ignored files under ``ref`` without
+        touching the worktree or the branch; None when there is nothing to rescue."""
+        ...
+
+    async def remove_worktree(self, *, repo_root: Path, path: Path, sink: StepSink) -> bool:
+        """``git worktree remove --force``; True when the directory is gone and unregistered."""
+        ...
+
+    async def delete_branch(
+        self, *, repo_root: Path, branch: str, expected_sha: str, sink: StepSink
+    ) -> bool:
+        """Compare-and-delete ``refs/heads/<branch>`` at ``expected_sha``; False if kept."""
+        ...
+
+    async def restore_worktree(
+        self,
+        *,
+        repo_root: Path,
+        path: Path,
+        branch: str,
+        base: BaseRef,
+        rescue: RescueRef | None,
+        sink: StepSink,
+    ) -> WorktreeOutcome:
+        """Rebuild a worktree on its branch (recreated from the rescue commit or base when the
+        branch is gone), then restore the rescue commit's changes as uncommitted files."""
+        ...
+
+    async def reconcile_branch(
+        self,
+        *,
+        repo_root: Path,
+        path: Path,
+        recorded_branch: str,
+        mode: Literal["forward", "override", "quarantine_restore"],
+        rescue_ref: str | None,
+        sink: StepSink,
+    ) -> ReconcileOutcome:
+        """Inspect and apply a branch reconcile (reference §5.6)."""
+        ...
+
+
+class CommandRunner(Protocol):
+    """Runs provision, teardown and cleanup commands in a sanitized environment."""
+
+    async def run(
+        self,
+        *,
+        phase: Phase,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float,
+        sink: StepSink,
+    ) -> CommandResult: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class PullRequestFacts:
+    """What a provider says about one pull request."""
+
+    url: str
+    state: Literal["open", "closed", "merged", "unknown"]
+    head_ref: str | None
+    head_sha: str | None
+
+
+class PullRequestPort(Protocol):
+    """Pull-request lookups behind ``merged_via_pr`` (git-credentials provides the real one)."""
+
+    async def facts(
+        self, *, company_id: str, repo_url: str, references: list[str]
+    ) -> list[PullRequestFacts]: ...
