@@ -35,14 +35,14 @@ class Struct(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """A plain (untagged) value on the wire: frozen, keyword-only, camelCase."""
 
 
-class Actor(Struct, kw_only=True):
+class Actor(Struct, frozen=True, kw_only=True):
     """Who acted: an admin, a board member, an agent, or Clipyard itself."""
 
     type: ActorType
     id: str
 
 
-class Principal(Struct, kw_only=True):
+class Principal(Struct, frozen=True, kw_only=True):
     """The acting principal carried by every request body (ARCHITECTURE §2)."""
 
     company_id: str | None
@@ -55,7 +55,7 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, rename="camel", tag_fie
     """Base of every tagged message; subclasses set an explicit ``tag="<name>.vN"``."""
 
 
-class Event(Message, kw_only=True):
+class Event(Message, frozen=True, kw_only=True):
     """A published fact, past tense. Carries the envelope of ARCHITECTURE §2.
 
     ``type`` (the tag) names the event and its major version; the subject is derived from it by
@@ -73,13 +73,13 @@ class Event(Message, kw_only=True):
     reason: str | None = None
 
 
-class Command(Message, kw_only=True):
+class Command(Message, frozen=True, kw_only=True):
     """An imperative request to change state; answered with a :data:`Reply`."""
 
     principal: Principal
 
 
-class Query(Message, kw_only=True):
+class Query(Message, frozen=True, kw_only=True):
     """A request for facts (``Get*`` / ``List*``); answered with a :data:`Reply`."""
 
     principal: Principal
@@ -89,13 +89,13 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, rename="camel", tag_field
     """Base of the reply union, tagged ``kind``."""
 
 
-class Ok(Reply, tag="ok", kw_only=True):
+class Ok(Reply, tag="ok", frozen=True, kw_only=True):
     """The work is done; ``result`` is the answer's body."""
 
     result: Any = None
 
 
-class ErrorReply(Reply, tag="error", kw_only=True):
+class ErrorReply(Reply, tag="error", frozen=True, kw_only=True):
     """The work was refused or failed. ``status`` is the HTTP status the gateway answers with."""
 
     code: str
@@ -104,7 +104,7 @@ class ErrorReply(Reply, tag="error", kw_only=True):
     details: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class Accepted(Reply, tag="accepted", kw_only=True):
+class Accepted(Reply, tag="accepted", frozen=True, kw_only=True):
     """Long work goes on past the request's deadline; poll the operation."""
 
     operation_id: str

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
+from contracts.base import Event
 from contracts.gateway import ApiKeyCreated, ApiKeyRevoked, CompanyCreated
 from contracts.service import InboxMessageRejected, OperationFinished, OperationStarted
 
@@ -16,4 +19,4 @@ AnyEvent = (
     | InboxMessageRejected
 )
 
-ALL_EVENT_TYPES: tuple[type, ...] = AnyEvent.__args__  # type: ignore[attr-defined]
+ALL_EVENT_TYPES: tuple[type[Event], ...] = get_args(AnyEvent)

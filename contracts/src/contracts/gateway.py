@@ -14,14 +14,14 @@ __all__ = ["ApiKeyCreated", "ApiKeyKind", "ApiKeyRevoked", "CompanyCreated"]
 ApiKeyKind = Literal["board", "agent"]
 
 
-class CompanyCreated(Event, tag="company.created.v1", kw_only=True):
+class CompanyCreated(Event, tag="company.created.v1", frozen=True, kw_only=True):
     """A company was created by an admin."""
 
     name: str
     issue_prefix: str
 
 
-class ApiKeyCreated(Event, tag="api_key.created.v1", kw_only=True):
+class ApiKeyCreated(Event, tag="api_key.created.v1", frozen=True, kw_only=True):
     """An API key was issued for a company (the key itself is shown once, never published)."""
 
     name: str
@@ -29,5 +29,5 @@ class ApiKeyCreated(Event, tag="api_key.created.v1", kw_only=True):
     agent_id: str | None = None
 
 
-class ApiKeyRevoked(Event, tag="api_key.revoked.v1", kw_only=True):
+class ApiKeyRevoked(Event, tag="api_key.revoked.v1", frozen=True, kw_only=True):
     """An API key was revoked; it stops working everywhere."""

@@ -32,14 +32,14 @@ class StrictBody(
     """An inbound HTTP body: unknown fields are refused with 400."""
 
 
-class CreateCompany(StrictBody, kw_only=True):
+class CreateCompany(StrictBody, frozen=True, kw_only=True):
     """``POST /api/companies``."""
 
     name: str
     issue_prefix: str | None = None
 
 
-class Company(Struct, kw_only=True):
+class Company(Struct, frozen=True, kw_only=True):
     """A company as the API shows it."""
 
     id: str
@@ -49,7 +49,7 @@ class Company(Struct, kw_only=True):
     updated_at: datetime
 
 
-class CreateApiKey(StrictBody, kw_only=True):
+class CreateApiKey(StrictBody, frozen=True, kw_only=True):
     """``POST /api/companies/{companyId}/api-keys``."""
 
     name: str
@@ -57,7 +57,7 @@ class CreateApiKey(StrictBody, kw_only=True):
     agent_id: str | None = None
 
 
-class ApiKey(Struct, kw_only=True):
+class ApiKey(Struct, frozen=True, kw_only=True):
     """An API key without key material."""
 
     id: str
@@ -70,7 +70,7 @@ class ApiKey(Struct, kw_only=True):
     revoked_at: datetime | None = None
 
 
-class ApiKeyIssued(Struct, kw_only=True):
+class ApiKeyIssued(Struct, frozen=True, kw_only=True):
     """A newly created key: the only time the clear key is shown."""
 
     id: str
@@ -81,20 +81,20 @@ class ApiKeyIssued(Struct, kw_only=True):
     created_at: datetime
 
 
-class SignIn(StrictBody, kw_only=True):
+class SignIn(StrictBody, frozen=True, kw_only=True):
     """``POST /api/session``: exchange a board key for a session cookie."""
 
     key: str
 
 
-class SignedIn(Struct, kw_only=True):
+class SignedIn(Struct, frozen=True, kw_only=True):
     """The session's CSRF token (send it as ``X-CSRF-Token`` on mutations)."""
 
     csrf_token: str
     company_id: str
 
 
-class ErrorBody(Struct, kw_only=True):
+class ErrorBody(Struct, frozen=True, kw_only=True):
     """Every error answer: a sentence a person can act on, a code, and details."""
 
     error: str
@@ -102,14 +102,14 @@ class ErrorBody(Struct, kw_only=True):
     details: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class Accepted202(Struct, kw_only=True):
+class Accepted202(Struct, frozen=True, kw_only=True):
     """Long work still running: poll ``GET /api/operations/{operationId}``."""
 
     operation_id: str
     status: Literal["running"] = "running"
 
 
-class ServiceHealth(Struct, kw_only=True):
+class ServiceHealth(Struct, frozen=True, kw_only=True):
     """One service's answer to a ping."""
 
     status: Literal["ok", "down"]
@@ -118,7 +118,7 @@ class ServiceHealth(Struct, kw_only=True):
     error: str | None = None
 
 
-class ComponentHealth(Struct, kw_only=True):
+class ComponentHealth(Struct, frozen=True, kw_only=True):
     """The state of a component such as NATS or the store."""
 
     status: Literal["ok", "down"] = "ok"
@@ -126,7 +126,7 @@ class ComponentHealth(Struct, kw_only=True):
     error: str | None = None
 
 
-class Health(Struct, kw_only=True):
+class Health(Struct, frozen=True, kw_only=True):
     """``GET /api/health``."""
 
     status: Literal["ok", "degraded"]

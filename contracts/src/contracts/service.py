@@ -33,7 +33,7 @@ __all__ = [
 OperationStatus = Literal["running", "succeeded", "failed"]
 
 
-class GetAuditTrail(Query, tag="service.get_audit_trail.v1", kw_only=True):
+class GetAuditTrail(Query, tag="service.get_audit_trail.v1", frozen=True, kw_only=True):
     """Ask a service for the stored history of one aggregate it owns."""
 
     aggregate_id: str
@@ -41,7 +41,7 @@ class GetAuditTrail(Query, tag="service.get_audit_trail.v1", kw_only=True):
     offset: int = 0
 
 
-class StoredEvent(Struct, kw_only=True):
+class StoredEvent(Struct, frozen=True, kw_only=True):
     """One stored event as an operator sees it in an audit trail."""
 
     aggregate_id: str
@@ -55,7 +55,7 @@ class StoredEvent(Struct, kw_only=True):
     data: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class AuditTrail(Struct, kw_only=True):
+class AuditTrail(Struct, frozen=True, kw_only=True):
     """The stored history of one aggregate, oldest first."""
 
     service: str
@@ -65,11 +65,11 @@ class AuditTrail(Struct, kw_only=True):
     events: list[StoredEvent]
 
 
-class VerifyReplay(Query, tag="service.verify_replay.v1", kw_only=True):
+class VerifyReplay(Query, tag="service.verify_replay.v1", frozen=True, kw_only=True):
     """Ask a service to rebuild its read models from its store in a fresh instance and compare."""
 
 
-class ReplayReport(Struct, kw_only=True):
+class ReplayReport(Struct, frozen=True, kw_only=True):
     """The outcome of a replay verification."""
 
     service: str
@@ -80,13 +80,13 @@ class ReplayReport(Struct, kw_only=True):
     duration_ms: float
 
 
-class GetOperation(Query, tag="service.get_operation.v1", kw_only=True):
+class GetOperation(Query, tag="service.get_operation.v1", frozen=True, kw_only=True):
     """Ask a service about one of its long-work operations."""
 
     operation_id: str
 
 
-class OperationView(Struct, kw_only=True):
+class OperationView(Struct, frozen=True, kw_only=True):
     """An operation as ``GET /api/operations/{id}`` shows it."""
 
     id: str
@@ -99,13 +99,13 @@ class OperationView(Struct, kw_only=True):
     finished_at: datetime | None = None
 
 
-class OperationStarted(Event, tag="operation.started.v1", kw_only=True):
+class OperationStarted(Event, tag="operation.started.v1", frozen=True, kw_only=True):
     """A service began long work that may outlive the request that asked for it."""
 
     kind: str
 
 
-class OperationFinished(Event, tag="operation.finished.v1", kw_only=True):
+class OperationFinished(Event, tag="operation.finished.v1", frozen=True, kw_only=True):
     """Long work ended; ``result`` is what the synchronous call would have returned."""
 
     kind: str
@@ -114,7 +114,7 @@ class OperationFinished(Event, tag="operation.finished.v1", kw_only=True):
     error: dict[str, Any] | None = None
 
 
-class InboxMessageRejected(Event, tag="inbox.message_rejected.v1", kw_only=True):
+class InboxMessageRejected(Event, tag="inbox.message_rejected.v1", frozen=True, kw_only=True):
     """A consumed upstream message could not be processed and was terminated (a poison message)."""
 
     upstream: str
@@ -123,13 +123,13 @@ class InboxMessageRejected(Event, tag="inbox.message_rejected.v1", kw_only=True)
     error: str
 
 
-class StopAllRuntimeServices(Command, tag="runtime_service.stop_all.v1", kw_only=True):
+class StopAllRuntimeServices(Command, tag="runtime_service.stop_all.v1", frozen=True, kw_only=True):
     """Stop every runtime service and slot on one node (``clipyard up`` on Ctrl-C)."""
 
     node: str = "local"
 
 
-class StopAllRuntimeServicesResult(Struct, kw_only=True):
+class StopAllRuntimeServicesResult(Struct, frozen=True, kw_only=True):
     """What a stop-all did."""
 
     node: str

@@ -116,7 +116,7 @@ class Inbox:
 
     def _service_name(self) -> str:
         service = self.app.service or self.app.name
-        names: dict[str, str] = dict(SERVICE_NAMES)
+        names: dict[str, str] = {token: name for token, name in SERVICE_NAMES.items()}
         return names.get(service, service)
 
     async def start(self) -> None:

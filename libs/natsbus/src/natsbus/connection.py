@@ -11,6 +11,7 @@ import asyncio
 import logging
 from urllib.parse import urlsplit, urlunsplit
 
+from nats import errors as nats_errors
 from nats.aio.client import Client
 
 __all__ = ["NatsConnectError", "connect", "redact_url"]
@@ -68,13 +69,23 @@ async def connect(
         A connected client.
 
     Raises:
-        NatsConnectError: No connection within ``initial_wait``; the last error is chained.
+        NatsConnectError: No connection within ``initial_wait``. It names and chains the server's
+            refusal (``-ERR``, e.g. an authorization violation) if the server gave one, else the
+            last error.
     """
     shown = redact_url(url)
     last_error: list[Exception] = []
+    # A refused attempt (``-ERR 'Authorization Violation'``) may report a second error right
+    # after the refusal: the server drops the connection at once (often by a TCP reset, the
+    # client's PING still unread), and nats-py's cleanup of that socket then reports
+    # ``ConnectionResetError`` too. That echo must not hide the reason, so the server's last
+    # refusal is kept apart from the last error.
+    refusal: list[Exception] = []
 
     async def on_error(error: Exception) -> None:
         last_error[:] = [error]
+        if _is_refusal(error):
+            refusal[:] = [error]
         logger.warning("nats %s: %s", shown, str(error) or type(error).__name__)
 
     async def on_disconnected() -> None:
@@ -106,10 +117,22 @@ async def connect(
             )
     except TimeoutError as exc:
         await nc.close()
-        cause = last_error[0] if last_error else exc
+        last = last_error[0] if last_error else exc
+        cause = refusal[0] if refusal else last
+        reason = _describe(cause)
+        if last is not cause:
+            reason += f" (last error: {_describe(last)})"
         raise NatsConnectError(
-            f"could not connect to NATS at {shown} within {initial_wait:g} s: "
-            f"{str(cause) or type(cause).__name__}"
+            f"could not connect to NATS at {shown} within {initial_wait:g} s: {reason}"
         ) from cause
     logger.info("nats %s: connected as %s", shown, name)
     return nc
+
+
+def _is_refusal(error: Exception) -> bool:
+    """Whether ``error`` is the server's answer (``-ERR ...``) rather than a transport failure."""
+    return isinstance(error, nats_errors.Error) and not isinstance(error, TimeoutError)
+
+
+def _describe(error: BaseException) -> str:
+    return str(error) or type(error).__name__

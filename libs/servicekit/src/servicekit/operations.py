@@ -8,6 +8,11 @@ Operations still ``running`` when a service starts were cut short by a stop or c
 recorded as failed, so no one polls forever.
 """
 
+# The event classes ``Operation.Started``, ``Operation.Succeeded`` and ``Operation.Failed`` are made
+# at class creation by eventsourcing's ``@event`` decorator, so mypy cannot see them (nor their
+# fields); ``attr-defined`` is off for this module for that reason only.
+# mypy: disable-error-code=attr-defined
+
 from __future__ import annotations
 
 import asyncio
@@ -149,7 +154,7 @@ class OperationRunner:
         ids = [op_id for op_id, status in _running_ids(self.app) if status == "running"]
         with acting(system_cause(self.service, "service restarted while the work was running")):
             for op_id in ids:
-                operation = self.app.repository.get(op_id)
+                operation: Operation = self.app.repository.get(op_id)
                 operation.fail(
                     {"code": "interrupted", "message": "the service stopped mid-work"},
                     operation.kind,
@@ -182,7 +187,7 @@ class OperationRunner:
         return str(operation.id)
 
     def _finish(self, operation_id: str, result: Any, error: dict[str, Any] | None) -> None:
-        operation = self.app.repository.get(uuid.UUID(operation_id))
+        operation: Operation = self.app.repository.get(uuid.UUID(operation_id))
         if error is None:
             operation.succeed(result, operation.kind, operation.company_id)
         else:
@@ -191,7 +196,7 @@ class OperationRunner:
 
     def _view(self, operation_id: str) -> OperationView | None:
         try:
-            operation = self.app.repository.get(uuid.UUID(operation_id))
+            operation: object = self.app.repository.get(uuid.UUID(operation_id))
         except (ValueError, AggregateNotFoundError):
             return None
         if not isinstance(operation, Operation):

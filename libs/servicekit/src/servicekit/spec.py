@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    import nats
+    from nats.aio.client import Client as NATS
     from nats.js import JetStreamContext
 
     from contracts.base import Event
@@ -47,7 +47,7 @@ class ServiceRuntime:
 
     spec: ServiceSpec
     settings: ServiceSettings
-    nc: nats.NATS
+    nc: NATS
     js: JetStreamContext
     bus: BusClient
     app: ServiceApplication

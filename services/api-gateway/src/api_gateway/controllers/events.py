@@ -37,8 +37,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 EVENT_TYPES: Final[frozenset[str]] = frozenset(
-    t.__struct_config__.tag
-    for t in ALL_EVENT_TYPES  # type: ignore[attr-defined]
+    tag for t in ALL_EVENT_TYPES if isinstance(tag := t.__struct_config__.tag, str)
 )
 """Every public event type (``company.created.v1`` ...) a ``?types=`` filter may name."""
 
