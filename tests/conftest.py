@@ -1,4 +1,6 @@
 """Cross-process tests share one nats-server per session; each test starts with no event stream.
+The ``stack`` fixture runs the whole system (the five services as processes) for e2e tests and
+benchmarks.
 
 Each test builds fresh stores, and a service's outbox relay rightly refuses to start when the
 stream already holds events of its service beyond its store (a store wiped under a live stream).
@@ -7,9 +9,14 @@ So the stream left by an earlier test is deleted before the next one that uses N
 
 from __future__ import annotations
 
+import asyncio
+import socket
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import httpx
 import nats
 import nats.js.errors
 import pytest
@@ -31,3 +38,61 @@ async def _fresh_event_stream(request: pytest.FixtureRequest) -> AsyncIterator[N
     finally:
         await nc.drain()
     yield
+
+
+MODULES = (
+    "api_gateway",
+    "workspace_realizer",
+    "runtime_supervisor",
+    "heartbeat_controller",
+    "git_credentials",
+)
+ADMIN_KEY = "cy_admin_e2e-0123456789abcdef0123456789abcdef"
+
+
+@dataclass
+class Stack:
+    """A running stack: its HTTP API, home folder and service processes."""
+
+    api: str
+    home: Path
+    admin_key: str
+    processes: dict[str, Any]
+
+    def client(self, key: str | None = None) -> httpx.AsyncClient:
+        """An HTTP client of the API, authenticated with ``key`` when given."""
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.AsyncClient(base_url=self.api, headers=headers, timeout=30)
+
+    @property
+    def admin(self) -> httpx.AsyncClient:
+        """A client with the admin key."""
+        return self.client(self.admin_key)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+async def stack(service_process: Any, clipyard_home: Path) -> Stack:
+    """Start the five services (each a `python -m` process) and wait for a healthy API."""
+    port = _free_port()
+    env = {"CLIPYARD_HTTP_PORT": str(port), "CLIPYARD_ADMIN_KEY": ADMIN_KEY}
+    started = await asyncio.gather(*(service_process(m, env=env) for m in MODULES))
+    stack = Stack(
+        api=f"http://127.0.0.1:{port}",
+        home=clipyard_home,
+        admin_key=ADMIN_KEY,
+        processes=dict(zip(MODULES, started, strict=True)),
+    )
+    async with httpx.AsyncClient(base_url=stack.api) as http:
+        for _ in range(100):
+            if (await http.get("/api/health")).status_code == 200:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the stack never became healthy")
+    return stack
