@@ -6,9 +6,11 @@ samples that are missing. Never rewrite an existing sample: an old payload must 
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -25,6 +27,18 @@ from contracts.service import (
 )
 
 SAMPLES = Path(__file__).parent / "samples"
+
+
+def _load_sibling(name: str) -> Any:
+    """Load a sibling module of examples (the tests folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / f"{name}.py")
+    assert spec
+    assert spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 WHEN = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 ADMIN = Actor(type="admin", id="admin")
 SYSTEM = Actor(type="system", id="workspace-realizer")
@@ -65,6 +79,7 @@ MESSAGES: list[Message] = [
     VerifyReplay(principal=Principal(company_id=None, actor=SYSTEM)),
     GetOperation(principal=PRINCIPAL, operation_id="7f3c5e1a-0b9d-4a4f-9c3d-5e6f7a8b9c0d"),
     StopAllRuntimeServices(principal=Principal(company_id=None, actor=SYSTEM), node="local"),
+    *_load_sibling("workspace_examples").build(_envelope, PRINCIPAL),
 ]
 
 REPLIES: list[Reply] = [

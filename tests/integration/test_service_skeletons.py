@@ -10,6 +10,10 @@ import pytest
 
 from contracts import subjects
 from contracts.base import Actor, ErrorReply, Ok, Principal
+from contracts.execution_commands import (
+    StopWorkspaceRuntimeServices,
+    StopWorkspaceRuntimeServicesResult,
+)
 from contracts.service import (
     GetAuditTrail,
     GetOperation,
@@ -18,6 +22,7 @@ from contracts.service import (
     StopAllRuntimeServicesResult,
     VerifyReplay,
 )
+from contracts.workspace_subjects import stop_workspace_runtime_services
 from natsbus import BusClient
 
 pytestmark = pytest.mark.integration
@@ -101,5 +106,23 @@ async def test_supervisor_answers_stop_all_for_its_node(
         assert result == StopAllRuntimeServicesResult(
             node="node-a", services_stopped=0, slots_stopped=0
         )
+    finally:
+        await nc.drain()
+
+
+async def test_supervisor_answers_stop_workspace_for_the_archive_saga(
+    nats_server: Any, service_process: Any
+) -> None:
+    # The realizer's archive saga asks and waits; the skeleton runs no services, so it stops none.
+    await service_process("runtime_supervisor")
+    nc = await nats.connect(nats_server.url)
+    try:
+        reply = await BusClient(nc).call(
+            stop_workspace_runtime_services("local"),
+            StopWorkspaceRuntimeServices(principal=OPERATOR, workspace_id="w-1"),
+            StopWorkspaceRuntimeServicesResult,
+            timeout=5,
+        )
+        assert reply == StopWorkspaceRuntimeServicesResult(workspace_id="w-1", stopped=0)
     finally:
         await nc.drain()

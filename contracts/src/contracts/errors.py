@@ -29,6 +29,15 @@ class ErrorCode(StrEnum):
     PORT_CONFLICT = "port_conflict"
     LOW_TRUST_VIOLATION = "low_trust_violation"
     WORKSPACE_VALIDATION_FAILED = "workspace_validation_failed"
+    WORKSPACE_PATH_REQUIRED = "workspace_path_required"
+    HAS_OPEN_DEPENDENTS = "has_open_dependents"
+    IDENTIFIER_TAKEN = "identifier_taken"
+    NOT_REOPENABLE = "not_reopenable"
+    REOPEN_PENDING = "reopen_pending"
+    LIFECYCLE_CONFLICT = "lifecycle_conflict"
+    BRANCH_RECONCILE_REFUSED = "branch_reconcile_refused"
+    MANAGED_CHECKOUT_FAILED = "managed_checkout_failed"
+    CONFIGURATION_INCOMPLETE = "configuration_incomplete"
 
 
 DEFAULT_STATUS: Final[dict[ErrorCode, int]] = {
@@ -50,4 +59,13 @@ DEFAULT_STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.PORT_CONFLICT: 409,
     ErrorCode.LOW_TRUST_VIOLATION: 422,
     ErrorCode.WORKSPACE_VALIDATION_FAILED: 422,
+    ErrorCode.WORKSPACE_PATH_REQUIRED: 422,
+    ErrorCode.HAS_OPEN_DEPENDENTS: 409,
+    ErrorCode.IDENTIFIER_TAKEN: 409,
+    ErrorCode.NOT_REOPENABLE: 409,
+    ErrorCode.REOPEN_PENDING: 409,
+    ErrorCode.LIFECYCLE_CONFLICT: 409,
+    ErrorCode.BRANCH_RECONCILE_REFUSED: 422,
+    ErrorCode.MANAGED_CHECKOUT_FAILED: 422,
+    ErrorCode.CONFIGURATION_INCOMPLETE: 422,
 }

@@ -5,8 +5,39 @@ from __future__ import annotations
 from typing import get_args
 
 from contracts.base import Event
+from contracts.execution_events import (
+    WorkspaceArchived,
+    WorkspaceBranchReconciled,
+    WorkspaceCleanupFailed,
+    WorkspaceCleanupScheduled,
+    WorkspaceConfigChanged,
+    WorkspaceRealized,
+    WorkspaceRenamed,
+    WorkspaceReopened,
+    WorkspaceReopenFailed,
+    WorkspaceReused,
+    WorkspaceStatusChanged,
+)
 from contracts.gateway import ApiKeyCreated, ApiKeyRevoked, CompanyCreated
 from contracts.service import InboxMessageRejected, OperationFinished, OperationStarted
+from contracts.workspace_events import (
+    IssueAssigned,
+    IssueCommented,
+    IssueCreated,
+    IssueDeleted,
+    IssueStatusChanged,
+    IssueUpdated,
+    IssueWorkProductAdded,
+    IssueWorkspaceLinked,
+    ProjectCreated,
+    ProjectDeleted,
+    ProjectUpdated,
+    ProjectWorkspaceCheckoutChanged,
+    ProjectWorkspaceCreated,
+    ProjectWorkspaceDeleted,
+    ProjectWorkspaceRuntimeConfigChanged,
+    ProjectWorkspaceUpdated,
+)
 
 __all__ = ["ALL_EVENT_TYPES", "AnyEvent"]
 
@@ -17,6 +48,33 @@ AnyEvent = (
     | OperationStarted
     | OperationFinished
     | InboxMessageRejected
+    | ProjectCreated
+    | ProjectUpdated
+    | ProjectDeleted
+    | ProjectWorkspaceCreated
+    | ProjectWorkspaceUpdated
+    | ProjectWorkspaceRuntimeConfigChanged
+    | ProjectWorkspaceCheckoutChanged
+    | ProjectWorkspaceDeleted
+    | IssueCreated
+    | IssueUpdated
+    | IssueAssigned
+    | IssueStatusChanged
+    | IssueWorkspaceLinked
+    | IssueCommented
+    | IssueWorkProductAdded
+    | IssueDeleted
+    | WorkspaceRealized
+    | WorkspaceReused
+    | WorkspaceStatusChanged
+    | WorkspaceArchived
+    | WorkspaceCleanupFailed
+    | WorkspaceReopened
+    | WorkspaceReopenFailed
+    | WorkspaceBranchReconciled
+    | WorkspaceConfigChanged
+    | WorkspaceRenamed
+    | WorkspaceCleanupScheduled
 )
 
 ALL_EVENT_TYPES: tuple[type[Event], ...] = get_args(AnyEvent)

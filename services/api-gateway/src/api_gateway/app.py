@@ -82,7 +82,15 @@ def _openapi() -> OpenAPIConfig:
             }
         ),
         security=[{"bearer": []}],
-        tags=[Tag(name="companies"), Tag(name="api-keys"), Tag(name="sessions")],
+        tags=[
+            Tag(name="companies"),
+            Tag(name="api-keys"),
+            Tag(name="sessions"),
+            Tag(name="projects"),
+            Tag(name="project-workspaces"),
+            Tag(name="issues"),
+            Tag(name="execution-workspaces"),
+        ],
     )
 
 

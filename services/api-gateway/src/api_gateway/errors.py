@@ -34,6 +34,7 @@ from contracts.http import ErrorBody
 
 __all__ = [
     "ERROR_CODES",
+    "SERVICE_ERROR_CODES",
     "BusReplyError",
     "ForbiddenError",
     "NotFoundError",
@@ -60,6 +61,27 @@ ERROR_CODES: Final[dict[str, tuple[int, str]]] = {
     "timeout": (504, "a service did not answer in time"),
 }
 """The codes the gateway itself answers with (services add their own through error replies)."""
+
+SERVICE_ERROR_CODES: Final[dict[str, tuple[int, str]]] = {
+    "state_conflict": (409, "conflicts with the current state"),
+    "has_open_dependents": (409, "something open still depends on it (open workspaces, children)"),
+    "identifier_taken": (409, "another issue of the company has that identifier"),
+    "close_blocked": (
+        409,
+        "archive refused: close readiness is blocked (details name the reasons)",
+    ),
+    "reopen_pending": (409, "the workspace was just reopened and cannot be archived yet"),
+    "not_reopenable": (409, "the workspace is open, or cannot be rebuilt"),
+    "lifecycle_conflict": (409, "the workspace was archived or reopened meanwhile; read it again"),
+    "workspace_path_required": (422, "a project workspace needs `cwd` or `repoUrl`"),
+    "workspace_validation_failed": (422, "the workspace cannot be realized as configured"),
+    "configuration_incomplete": (422, "the project or workspace config cannot give what was asked"),
+    "low_trust_violation": (422, "an untrusted agent needs an isolated workspace"),
+    "managed_checkout_failed": (422, "the managed clone of the repository failed"),
+    "branch_reconcile_refused": (422, "the branch cannot be reconciled now (the message says why)"),
+    "unprocessable": (422, "well-formed but not allowed"),
+}
+"""Codes the workspace-realizer answers with, for the OpenAPI descriptions (contracts.errors)."""
 
 
 class BusReplyError(Exception):
@@ -95,6 +117,11 @@ def _from_bus_reply(exc: BusReplyError) -> Problem:
     return Problem(status, reply.code, reply.message, dict(reply.details))
 
 
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.capitalize() for part in rest)
+
+
 def _from_validation(exc: ValidationException) -> Problem:
     fields: list[dict[str, str]] = []
     for item in exc.extra if isinstance(exc.extra, list) else []:
@@ -105,10 +132,10 @@ def _from_validation(exc: ValidationException) -> Problem:
             name = named.group(1) if named else "body"
             if message == "'data'":
                 message = "A JSON body is required"
-        source = item.get("source", "")
-        fields.append(
-            {"field": name, "message": message, "source": str(getattr(source, "value", source))}
-        )
+        source = str(getattr(item.get("source", ""), "value", item.get("source", "")))
+        if source == "query":
+            name = _camel(name)  # the parameter as the client spelt it (``reuseEligible``)
+        fields.append({"field": name, "message": message, "source": source})
     listed = "; ".join(f"{one['field']}: {one['message']}" for one in fields) or str(exc.detail)
     return Problem(
         400,

@@ -5,9 +5,14 @@ from __future__ import annotations
 from api_gateway.controllers.api_keys import ApiKeyController
 from api_gateway.controllers.companies import CompanyController
 from api_gateway.controllers.events import EventStreamController
+from api_gateway.controllers.execution_workspaces import ExecutionWorkspaceController
 from api_gateway.controllers.health import HealthController
+from api_gateway.controllers.issues import IssueController
 from api_gateway.controllers.operations import OperationController
+from api_gateway.controllers.project_workspaces import ProjectWorkspaceController
+from api_gateway.controllers.projects import ProjectController
 from api_gateway.controllers.sessions import SessionController
+from api_gateway.controllers.workspace_audit import WorkspaceAuditController
 
 __all__ = ["CONTROLLERS"]
 
@@ -18,4 +23,9 @@ CONTROLLERS = (
     SessionController,
     OperationController,
     EventStreamController,
+    ProjectController,
+    ProjectWorkspaceController,
+    IssueController,
+    ExecutionWorkspaceController,
+    WorkspaceAuditController,
 )

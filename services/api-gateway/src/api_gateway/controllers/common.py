@@ -12,7 +12,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import QueryParameter
 
 from api_gateway.dependencies import Gateway
-from api_gateway.errors import ERROR_CODES, BusReplyError
+from api_gateway.errors import ERROR_CODES, SERVICE_ERROR_CODES, BusReplyError
 from contracts.base import Accepted, ErrorReply, Ok
 from contracts.http import Accepted202, ErrorBody
 
@@ -63,7 +63,7 @@ def error_responses(*codes: str, public: bool = False) -> dict[int, ResponseSpec
     """OpenAPI ``responses`` for the error codes a handler may answer, grouped by status.
 
     Args:
-        *codes: Codes from ``api_gateway.errors.ERROR_CODES`` (or a service's, as given).
+        *codes: Codes from ``api_gateway.errors.ERROR_CODES`` or ``SERVICE_ERROR_CODES``.
         public: The route needs no key (so no 401).
 
     Returns:
@@ -71,7 +71,7 @@ def error_responses(*codes: str, public: bool = False) -> dict[int, ResponseSpec
     """
     by_status: dict[int, list[str]] = {}
     for code in (*codes, *(() if public else _ALWAYS), "validation_failed"):
-        status, meaning = ERROR_CODES[code]
+        status, meaning = ERROR_CODES.get(code) or SERVICE_ERROR_CODES[code]
         line = f"`{code}`: {meaning}"
         if line not in by_status.setdefault(status, []):
             by_status[status].append(line)

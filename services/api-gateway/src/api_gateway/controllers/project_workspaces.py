@@ -1,0 +1,189 @@
+"""Project workspaces: ``/api/projects/{projectId}/workspaces[/{workspaceId}]``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+from litestar import Controller, Response, delete, get, patch, post
+from litestar.di import NamedDependency, Provide
+from litestar.params import FromPath, JSONBody
+
+from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
+from api_gateway.controllers.realizer import (
+    ACCEPTED,
+    board_key,
+    company_key,
+    fetch,
+    fetch_page,
+    node_of,
+    perform,
+)
+from api_gateway.dependencies import Gateway
+from api_gateway.domain import GatewayError
+from contracts import workspace_subjects as subjects
+from contracts.base import Principal
+from contracts.workspace_commands import (
+    CreateProjectWorkspace,
+    DeleteProjectWorkspace,
+    GetProjectWorkspace,
+    ListProjectWorkspaces,
+    UpdateProjectWorkspace,
+)
+from contracts.workspace_http import CreateProjectWorkspaceBody, UpdateProjectWorkspaceBody
+from contracts.workspace_views import Deleted, ProjectWorkspace
+
+__all__ = ["ProjectWorkspaceController", "WorkspacePathRequiredError"]
+
+_ERRORS = ("forbidden", "not_found", "timeout")
+
+
+class WorkspacePathRequiredError(GatewayError):
+    """A project workspace with neither a local path nor a repository."""
+
+    code = "workspace_path_required"
+    status = 422
+
+
+def _path_required() -> WorkspacePathRequiredError:
+    return WorkspacePathRequiredError(
+        "A project workspace needs a local checkout ('cwd') or a repository ('repoUrl'); "
+        "give one of them.",
+        fields=["cwd", "repoUrl"],
+    )
+
+
+class ProjectWorkspaceController(Controller):
+    """A project's codebase roots, with their runtime config (services and jobs)."""
+
+    path = "/api/projects/{project_id:str}/workspaces"
+    tags = ["project-workspaces"]
+    guards = [company_key]
+
+    @post(
+        "/",
+        operation_id="createProjectWorkspace",
+        guards=[board_key],
+        responses={
+            **error_responses(*_ERRORS, "workspace_path_required", "managed_checkout_failed"),
+            **ACCEPTED,
+        },
+    )
+    async def create_project_workspace(
+        self,
+        project_id: FromPath[str],
+        data: JSONBody[CreateProjectWorkspaceBody],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+    ) -> Response[ProjectWorkspace]:
+        """Add a project workspace from a local path (``cwd``) or a repository (``repoUrl``, cloned
+        now under ``$CLIPYARD_HOME``: 202 with an operation if it takes over 120 s).
+
+        Errors: 400; 401; 403 (not a board key); 404; 422 ``workspace_path_required`` (neither
+        ``cwd`` nor ``repoUrl``), ``managed_checkout_failed``.
+        """
+        if not data.cwd and not data.repo_url:
+            raise _path_required()
+        command = CreateProjectWorkspace(
+            principal=principal, project_id=project_id, **msgspec.structs.asdict(data)
+        )
+        subject = subjects.create_project_workspace(node_of(gateway))
+        return await perform(gateway, subject, command, ProjectWorkspace, status_code=201)
+
+    @get(
+        "/",
+        operation_id="listProjectWorkspaces",
+        dependencies={"page": Provide(provide_page, sync_to_thread=False)},
+        response_headers=TOTAL_COUNT,
+        responses=error_responses(*_ERRORS),
+    )
+    async def list_project_workspaces(
+        self,
+        project_id: FromPath[str],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+        page: NamedDependency[Page],
+    ) -> Response[Sequence[ProjectWorkspace]]:
+        """List a project's workspaces, oldest first (total in ``X-Total-Count``).
+
+        Errors: 400 (``limit`` outside 1..200); 401; 403; 404 (no such project).
+        """
+        query = ListProjectWorkspaces(
+            principal=principal, project_id=project_id, limit=page.limit, offset=page.offset
+        )
+        return await fetch_page(gateway, subjects.PROJECT_WORKSPACE_LIST, query, ProjectWorkspace)
+
+    @get(
+        "/{workspace_id:str}",
+        operation_id="getProjectWorkspace",
+        responses=error_responses(*_ERRORS),
+    )
+    async def get_project_workspace(
+        self,
+        project_id: FromPath[str],
+        workspace_id: FromPath[str],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+    ) -> ProjectWorkspace:
+        """Read a project workspace with its runtime config and managed checkout.
+
+        Errors: 401; 403; 404.
+        """
+        query = GetProjectWorkspace(
+            principal=principal, project_id=project_id, workspace_id=workspace_id
+        )
+        return await fetch(gateway, subjects.PROJECT_WORKSPACE_GET, query, ProjectWorkspace)
+
+    @patch(
+        "/{workspace_id:str}",
+        operation_id="updateProjectWorkspace",
+        guards=[board_key],
+        responses={
+            **error_responses(*_ERRORS, "workspace_path_required", "managed_checkout_failed"),
+            **ACCEPTED,
+        },
+    )
+    async def update_project_workspace(
+        self,
+        project_id: FromPath[str],
+        workspace_id: FromPath[str],
+        data: JSONBody[UpdateProjectWorkspaceBody],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+    ) -> Response[ProjectWorkspace]:
+        """Change a project workspace; absent fields stay, ``null`` clears. Setting ``isPrimary``
+        clears it on the siblings; a new ``repoUrl`` is cloned (202 past 120 s).
+
+        Errors: 400; 401; 403; 404; 422 ``workspace_path_required`` (no ``cwd`` and no
+        ``repoUrl`` left).
+        """
+        if data.cwd is None and data.repo_url is None:
+            raise _path_required()
+        command = UpdateProjectWorkspace(
+            principal=principal,
+            project_id=project_id,
+            workspace_id=workspace_id,
+            **msgspec.structs.asdict(data),
+        )
+        subject = subjects.update_project_workspace(node_of(gateway))
+        return await perform(gateway, subject, command, ProjectWorkspace)
+
+    @delete(
+        "/{workspace_id:str}",
+        operation_id="deleteProjectWorkspace",
+        guards=[board_key],
+        responses=error_responses(*_ERRORS, "has_open_dependents"),
+    )
+    async def delete_project_workspace(
+        self,
+        project_id: FromPath[str],
+        workspace_id: FromPath[str],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+    ) -> None:
+        """Delete the record (its directory stays). Errors: 401; 403; 404; 409
+        ``has_open_dependents`` (open execution workspaces use it)."""
+        command = DeleteProjectWorkspace(
+            principal=principal, project_id=project_id, workspace_id=workspace_id
+        )
+        await fetch(gateway, subjects.PROJECT_WORKSPACE_DELETE, command, Deleted)

@@ -1,0 +1,150 @@
+"""What the workspace controllers share: key-kind guards, the node, bus calls answered as views.
+
+Projects, project workspaces, issues and execution workspaces belong to the workspace-realizer:
+each handler turns its HTTP call into one request to it. The realizer checks the principal's
+company again (a bug here cannot cross tenants); the gateway checks the key kind, the company in
+the path, and the shape of the request, so that a malformed request sends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypeVar
+
+import msgspec
+from litestar import Response
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
+
+from api_gateway.controllers.common import listing
+from api_gateway.dependencies import Gateway
+from api_gateway.domain import ForbiddenError, GatewayError
+from api_gateway.errors import BusReplyError
+from contracts.base import Accepted, ErrorReply, Ok, Principal
+from contracts.http import Accepted202
+from contracts.workspace_views import Page
+
+__all__ = [
+    "ACCEPTED",
+    "InvalidRequestError",
+    "board_key",
+    "company_key",
+    "fetch",
+    "fetch_page",
+    "node_of",
+    "parse_choices",
+    "perform",
+]
+
+T = TypeVar("T")
+
+ACCEPTED: Final = {
+    202: ResponseSpec(
+        data_container=Accepted202,
+        generate_examples=False,
+        description="Still running after 120 s: poll `GET /api/operations/{operationId}`.",
+    )
+}
+
+
+class InvalidRequestError(GatewayError):
+    """The request does not match the schema in a way the body decoder cannot see."""
+
+    code = "validation_failed"
+    status = 400
+
+
+def company_key(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Guard: a key of one company (board or agent); the admin key manages companies only."""
+    principal: Principal = connection.user
+    if principal.actor.type not in ("board", "agent") or principal.company_id is None:
+        raise ForbiddenError("Use a board key of the company; the admin key manages companies.")
+
+
+def board_key(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Guard: a board key (or the operator page's session) only."""
+    principal: Principal = connection.user
+    if principal.actor.type != "board" or principal.company_id is None:
+        raise ForbiddenError("Only a board key of the company may do this.")
+
+
+def node_of(gateway: Gateway) -> str:
+    """The node host-bound commands go to (``CLIPYARD_NODE_ID``; one node, ``local``, for now)."""
+    return gateway.settings.service.node_id
+
+
+def parse_choices(raw: str | None, allowed: Sequence[str], param: str) -> list[str]:
+    """Split a comma list such as ``?status=active,idle``; unknown values answer 400 naming them.
+
+    Raises:
+        InvalidRequestError: A value is not one of ``allowed``.
+    """
+    if raw is None:
+        return []
+    values = [one.strip() for one in raw.split(",") if one.strip()]
+    unknown = [one for one in values if one not in allowed]
+    if unknown:
+        listed = ", ".join(repr(one) for one in unknown)
+        raise InvalidRequestError(
+            f"Unknown {param} value {listed}; use one of {', '.join(allowed)}.",
+            fields=[{"field": param, "message": f"unknown value {listed}", "source": "query"}],
+            unknown=unknown,
+        )
+    return values
+
+
+def _view(result: Any, view: type[T]) -> T:
+    try:
+        return msgspec.convert(result, view)
+    except msgspec.ValidationError as exc:
+        message = f"The workspace-realizer answered something the gateway cannot read: {exc}."
+        raise BusReplyError(ErrorReply(code="internal", message=message, status=502)) from exc
+
+
+async def _request(
+    gateway: Gateway, subject: str, message: Any, timeout: float | None
+) -> Ok | Accepted:
+    reply = await gateway.bus.request(
+        subject, message, timeout=timeout or gateway.settings.request_timeout
+    )
+    if isinstance(reply, ErrorReply):
+        raise BusReplyError(reply)
+    return reply
+
+
+async def fetch(
+    gateway: Gateway, subject: str, message: Any, view: type[T], *, timeout: float | None = None
+) -> T:
+    """Send a query and read its ``ok`` result as ``view`` (errors keep their status and code)."""
+    reply = await _request(gateway, subject, message, timeout)
+    if isinstance(reply, Accepted):
+        message_text = f"A query on {subject} answered with a long operation."
+        raise BusReplyError(ErrorReply(code="internal", message=message_text, status=502))
+    return _view(reply.result, view)
+
+
+async def fetch_page(
+    gateway: Gateway, subject: str, message: Any, row: type[T]
+) -> Response[Sequence[T]]:
+    """Send a list query; answer a JSON array with the total in ``X-Total-Count``."""
+    page = await fetch(gateway, subject, message, Page[row], timeout=gateway.settings.query_timeout)  # type: ignore[valid-type]
+    return listing(page.items, page.total)
+
+
+async def perform(
+    gateway: Gateway,
+    subject: str,
+    message: Any,
+    view: type[T],
+    *,
+    status_code: int | Callable[[T], int] = 200,
+) -> Response[Any]:
+    """Send a command: its result as ``view`` with ``status_code`` (or the status the result
+    calls for), or 202 ``{operationId, status: "running"}`` for long work."""
+    reply = await _request(gateway, subject, message, None)
+    if isinstance(reply, Accepted):
+        return Response(Accepted202(operation_id=reply.operation_id), status_code=202)
+    result = _view(reply.result, view)
+    status = status_code(result) if callable(status_code) else status_code
+    return Response(result, status_code=status)
