@@ -1,20 +1,18 @@
-"""The workspace-realizer's eventsourcing application: its use cases and read models."""
+"""The workspace-realizer's eventsourcing application: its use cases and read models.
+
+Use cases are a few lines each (check, load, one aggregate command, save) and run on the store's
+thread; the host work of realize, archive and reopen happens in the orchestrators around them.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
-from eventstore import ServiceApplication
+from workspace_realizer.usecases.catalog import CatalogUseCases
+from workspace_realizer.usecases.issues import IssueUseCases
+from workspace_realizer.usecases.workspaces import WorkspaceUseCases
 
 __all__ = ["WorkspaceRealizerApplication"]
 
 
-class WorkspaceRealizerApplication(ServiceApplication):
-    """Rebuilds the workspace-realizer's read models from its own store; holds its use cases."""
-
-    def project(self, domain_event: Any) -> None:
-        """Apply one stored event to the read models (none yet in the skeleton)."""
-
-    def read_models(self) -> dict[str, Any]:
-        """The read models as plain data, compared by replay verification."""
-        return {}
+class WorkspaceRealizerApplication(CatalogUseCases, IssueUseCases, WorkspaceUseCases):
+    """Projects, project workspaces, issues, execution workspaces and their operations; the only
+    writer of the realizer's store."""

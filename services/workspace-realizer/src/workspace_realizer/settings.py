@@ -2,15 +2,77 @@
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
 
-from servicekit import ServiceSettings
+from servicekit import ServiceSettings, SettingsError
 
-__all__ = ["SERVICE_NAME", "load_settings"]
+__all__ = [
+    "SERVICE_NAME",
+    "RealizerSettings",
+    "load_realizer_settings",
+    "load_settings",
+    "parse_duration",
+]
 
 SERVICE_NAME = "workspace-realizer"
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(name: str, raw: str | None, default: timedelta) -> timedelta:
+    """A duration from ``604800``, ``90s``, ``30m``, ``12h``, ``7d`` or ``1w``.
+
+    Raises:
+        SettingsError: Naming the variable and the accepted forms.
+    """
+    if raw is None or not raw.strip():
+        return default
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", raw)
+    if match is None:
+        raise SettingsError(
+            f"{name}={raw!r} is not a duration; use seconds or a number with s, m, h, d or w "
+            "(for example 7d)"
+        )
+    return timedelta(seconds=float(match[1]) * _UNITS.get(match[2] or "s", 1))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RealizerSettings:
+    """The common service settings plus the realizer's own."""
+
+    service: ServiceSettings
+    reaper_cooldown: timedelta = timedelta(days=7)
+    """``CLIPYARD_REAPER_COOLDOWN``: how long a source issue stays terminal before the reaper may
+    archive its delivered, clean workspace (default 7 days)."""
+    reaper_interval: float = 300.0
+    """``CLIPYARD_REAPER_INTERVAL``: seconds between reaper rounds (default 300)."""
+    command_timeout: float = 600.0
+    """``CLIPYARD_COMMAND_TIMEOUT``: seconds a provision, cleanup or teardown command may run."""
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> ServiceSettings:
     """The service's settings from ``env`` (default: the process environment)."""
     return ServiceSettings.from_env(SERVICE_NAME, env)
+
+
+def load_realizer_settings(env: Mapping[str, str] | None = None) -> RealizerSettings:
+    """All of the realizer's settings from ``env`` (default: the process environment)."""
+    source = os.environ if env is None else env
+    interval = parse_duration(
+        "CLIPYARD_REAPER_INTERVAL", source.get("CLIPYARD_REAPER_INTERVAL"), timedelta(seconds=300)
+    )
+    timeout = parse_duration(
+        "CLIPYARD_COMMAND_TIMEOUT", source.get("CLIPYARD_COMMAND_TIMEOUT"), timedelta(seconds=600)
+    )
+    return RealizerSettings(
+        service=load_settings(env),
+        reaper_cooldown=parse_duration(
+            "CLIPYARD_REAPER_COOLDOWN", source.get("CLIPYARD_REAPER_COOLDOWN"), timedelta(days=7)
+        ),
+        reaper_interval=max(interval.total_seconds(), 1.0),
+        command_timeout=max(timeout.total_seconds(), 1.0),
+    )

@@ -24,6 +24,7 @@ __all__ = [
     "GitInspection",
     "GitInvocation",
     "GitPort",
+    "HostOperationError",
     "ManagedClone",
     "PullRequestFacts",
     "PullRequestPort",
@@ -68,6 +69,25 @@ class Step:
     started_at: datetime
     finished_at: datetime
     metadata: Mapping[str, object] = field(default_factory=dict)
+
+
+class HostOperationError(Exception):
+    """A host step that cannot be done as asked (a refused path, a failed clone, a worktree that
+    is not reusable). ``code``/``status``/``details`` map straight to an error reply; the message
+    never holds a credential."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "unprocessable",
+        status: int | None = None,
+        details: Mapping[str, object] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+        self.details: dict[str, object] = dict(details or {})
 
 
 class StepSink(Protocol):

@@ -1,0 +1,203 @@
+"""Running one host process: its own session (process group), bounded output, a timeout that kills
+the whole group. Shared by the git runner and the shell command runner."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from telemetry import scrub_url_secrets
+from workspace_realizer.adapters.ports import OUTPUT_CAP
+
+__all__ = ["ProcessOutcome", "run_process", "scrub_bytes"]
+
+_CHUNK = 64 * 1024
+_MARGIN = 4 * 1024
+"""Kept beyond the cap so a secret cut at the cap's edge is still recognised when scrubbing."""
+_KILL_GRACE = 2.0
+_DRAIN_AFTER_KILL = 2.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProcessOutcome:
+    """How a process ended and what it wrote.
+
+    ``stdout``/``stderr`` are the raw tails (``OUTPUT_CAP`` plus a small margin); ``full_stdout`` is
+    everything when asked for (for parsing). ``returncode`` is None when the process never started.
+    """
+
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    truncated: bool
+    timed_out: bool
+    spawn_error: str | None
+    started_at: datetime
+    finished_at: datetime
+    full_stdout: bytes | None = None
+
+
+class _Collector:
+    def __init__(self, *, keep_full: bool) -> None:
+        self.tail = bytearray()
+        self.total = 0
+        self.full: bytearray | None = bytearray() if keep_full else None
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if self.full is not None:
+            self.full += chunk
+        self.tail += chunk
+        excess = len(self.tail) - (OUTPUT_CAP + _MARGIN)
+        if excess > 0:
+            del self.tail[:excess]
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > OUTPUT_CAP
+
+
+def scrub_bytes(data: bytes, secrets: Sequence[str] = (), *, cap: int | None = OUTPUT_CAP) -> bytes:
+    """Scrub URL secrets (and the given literal values) from output, then keep its last ``cap`` bytes.
+
+    Args:
+        data: Raw process output.
+        secrets: Literal values to hide as well (tokens handed to the child in its environment).
+        cap: How many bytes of the tail to keep (None: all).
+
+    Returns:
+        The scrubbed tail.
+    """
+    text = data.decode("utf-8", errors="surrogateescape")
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    text = str(scrub_url_secrets(text))
+    out = text.encode("utf-8", errors="surrogateescape")
+    if cap is not None and len(out) > cap:
+        out = out[-cap:]
+    return out
+
+
+async def _pump(stream: asyncio.StreamReader | None, sink: _Collector) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(_CHUNK):
+        sink.feed(chunk)
+
+
+async def _feed_stdin(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+    proc.stdin.close()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        await proc.stdin.wait_closed()
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the process group, then SIGKILL it after a short grace."""
+    _signal_group(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(proc.wait(), _KILL_GRACE)
+    # Whatever the leader did, nothing of its group may outlive the timeout.
+    _signal_group(proc.pid, signal.SIGKILL)
+    await proc.wait()
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    stdin: bytes | None = None,
+    keep_full_stdout: bool = False,
+) -> ProcessOutcome:
+    """Run ``argv`` in its own session and collect its output.
+
+    The process gets a new session (so it has no controlling terminal and its whole process group
+    can be killed). Both streams are read concurrently, keeping the tail of each. On timeout the
+    group gets SIGTERM, then SIGKILL.
+
+    Args:
+        argv: The program and its arguments.
+        cwd: The working directory.
+        env: The complete environment of the child.
+        timeout: Seconds until the process group is killed (output must also have ended by then).
+        stdin: Bytes written to the child's stdin (else stdin is ``/dev/null``).
+        keep_full_stdout: Keep all of stdout as well (for parsing).
+
+    Returns:
+        The outcome; a process that could not start has ``returncode=None`` and ``spawn_error``.
+    """
+    started = datetime.now(UTC)
+    out = _Collector(keep_full=keep_full_stdout)
+    err = _Collector(keep_full=False)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=dict(env),
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return ProcessOutcome(
+            returncode=None,
+            stdout=b"",
+            stderr=str(exc).encode(),
+            truncated=False,
+            timed_out=False,
+            spawn_error=str(exc),
+            started_at=started,
+            finished_at=datetime.now(UTC),
+        )
+    tasks = [
+        asyncio.create_task(_pump(proc.stdout, out)),
+        asyncio.create_task(_pump(proc.stderr, err)),
+        asyncio.create_task(proc.wait()),
+    ]
+    if stdin is not None:
+        tasks.append(asyncio.create_task(_feed_stdin(proc, stdin)))
+    timed_out = False
+    try:
+        _done, pending = await asyncio.wait(tasks, timeout=timeout)
+        if pending:
+            timed_out = True
+            await _kill_group(proc)
+            _done, pending = await asyncio.wait(pending, timeout=_DRAIN_AFTER_KILL)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+    except asyncio.CancelledError:
+        await _kill_group(proc)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    return ProcessOutcome(
+        returncode=proc.returncode,
+        stdout=bytes(out.tail),
+        stderr=bytes(err.tail),
+        truncated=out.truncated or err.truncated,
+        timed_out=timed_out,
+        spawn_error=None,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        full_stdout=bytes(out.full) if out.full is not None else None,
+    )

@@ -1,0 +1,269 @@
+"""Worktrees: reuse, attach, create (reference §5.3, §5.4; DECISIONS 5, 6) and verified removal
+(DECISIONS 4). The caller holds the repository lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workspace_realizer.adapters import fs
+from workspace_realizer.adapters.baseref import remote_tracking
+from workspace_realizer.adapters.gitcli import GitRunner
+from workspace_realizer.adapters.ports import (
+    BaseRef,
+    HostOperationError,
+    Phase,
+    StepSink,
+    WorktreeOutcome,
+)
+from workspace_realizer.adapters.probes import (
+    WorktreeEntry,
+    branch_checked_out_in,
+    current_branch,
+    find_worktree,
+    list_worktrees,
+    ref_exists,
+    remotes,
+    rev_parse,
+    same_path,
+    status_counts,
+    toplevel,
+)
+from workspace_realizer.adapters.safety import removal_refusal
+
+__all__ = [
+    "add_worktree",
+    "check_branch_name",
+    "ensure_worktree",
+    "not_reusable",
+    "prune_missing",
+    "remove_worktree",
+    "validate_existing",
+]
+
+
+def not_reusable(path: Path, reason: str, **details: object) -> HostOperationError:
+    """The error for a worktree path that exists but cannot be reused (reference case 47)."""
+    return HostOperationError(
+        f'Configured worktree path "{path}" already exists and is not a reusable git worktree '
+        f"({reason})",
+        code="workspace_validation_failed",
+        details={"reason": "git_worktree_not_reusable", "path": str(path), "detail": reason}
+        | details,
+    )
+
+
+async def check_branch_name(git: GitRunner, repo_root: Path, branch: str) -> None:
+    """Refuse a name git would not accept as a branch."""
+    result = await git.run(["check-ref-format", "--branch", branch], cwd=repo_root)
+    if not result.ok or branch.startswith("-"):
+        raise HostOperationError(
+            f'"{branch}" is not a valid git branch name', code="validation_failed"
+        )
+
+
+async def validate_existing(
+    git: GitRunner, entries: list[WorktreeEntry], path: Path, branch: str
+) -> None:
+    """Check that an existing path is a registered worktree of this repository on ``branch``.
+
+    Raises:
+        HostOperationError: ``workspace_validation_failed`` naming the reason.
+    """
+    if not fs.is_dir(path):
+        raise not_reusable(path, "path is not a directory")
+    if find_worktree(entries, path) is None:
+        raise not_reusable(path, "path is not registered in `git worktree list`")
+    top = await toplevel(git, path)
+    if top is None or not same_path(top, path):
+        raise not_reusable(path, "path is not the top of a git checkout")
+    actual = await current_branch(git, path)
+    if actual != branch:
+        raise HostOperationError(
+            f'Worktree "{path}" has {actual or "a detached HEAD"} checked out, not the recorded '
+            f'branch "{branch}"',
+            code="workspace_validation_failed",
+            details={
+                "reason": "git_worktree_branch_incoherence",
+                "path": str(path),
+                "expectedBranch": branch,
+                "actualBranch": actual,
+            },
+        )
+
+
+async def prune_missing(
+    git: GitRunner,
+    repo_root: Path,
+    path: Path,
+    entries: list[WorktreeEntry],
+    phase: Phase,
+    sink: StepSink,
+) -> list[WorktreeEntry]:
+    """Drop a registration whose directory is gone (``git worktree prune``; unlock first if locked)."""
+    entry = find_worktree(entries, path)
+    if entry is None or fs.lexists(path):
+        return entries
+    if entry.locked:
+        await git.run(["worktree", "unlock", str(path)], cwd=repo_root, phase=phase, sink=sink)
+    await git.run(
+        ["worktree", "prune"],
+        cwd=repo_root,
+        phase=phase,
+        sink=sink,
+        check=True,
+        metadata={"repoRoot": str(repo_root), "worktreePath": str(path), "pruned": True},
+    )
+    return await list_worktrees(git, repo_root)
+
+
+async def add_worktree(
+    git: GitRunner,
+    *,
+    repo_root: Path,
+    path: Path,
+    branch: str,
+    start: str | None,
+    phase: Phase,
+    sink: StepSink,
+    metadata: dict[str, object],
+) -> bool:
+    """Attach ``branch`` when it exists, else create it at ``start`` with ``--no-track``.
+
+    Returns:
+        True when an existing branch was attached.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if await ref_exists(git, repo_root, f"refs/heads/{branch}"):
+        await git.run(
+            ["worktree", "add", "--", str(path), branch],
+            cwd=repo_root,
+            phase=phase,
+            sink=sink,
+            check=True,
+            metadata=metadata | {"created": True, "reusedExistingBranch": True},
+        )
+        return True
+    if start is None:
+        raise HostOperationError(
+            f'Cannot create branch "{branch}": its base does not resolve to a commit',
+            code="unprocessable",
+        )
+    await git.run(
+        ["worktree", "add", "--no-track", "-b", branch, "--", str(path), start],
+        cwd=repo_root,
+        phase=phase,
+        sink=sink,
+        check=True,
+        metadata=metadata | {"created": True, "reusedExistingBranch": False},
+    )
+    return False
+
+
+async def _refresh_unstarted(
+    git: GitRunner, repo_root: Path, path: Path, base: BaseRef, sink: StepSink
+) -> bool:
+    """Hard-reset a provably unstarted worktree to a newer remote-tracking base (§5.4)."""
+    if base.sha is None or remote_tracking(base.ref, await remotes(git, repo_root)) is None:
+        return False
+    head = await rev_parse(git, path, "HEAD")
+    if head is None or head == base.sha:
+        return False
+    count = await git.run(["rev-list", "--count", f"{base.sha}..HEAD"], cwd=path)
+    if not count.ok or count.out != "0" or not (await status_counts(git, path)).clean:
+        return False
+    await git.run(
+        ["reset", "--hard", "--quiet", base.sha],
+        cwd=path,
+        phase="worktree_prepare",
+        sink=sink,
+        check=True,
+        metadata={
+            "worktreePath": str(path),
+            "baseRef": base.ref,
+            "baseRefSha": base.sha,
+            "refreshedUnstartedWorktree": True,
+        },
+    )
+    return True
+
+
+async def _drift_warning(git: GitRunner, path: Path, branch: str, base: BaseRef) -> str | None:
+    if base.sha is None:
+        return f"Could not inspect base drift: base ref {base.ref} does not resolve."
+    merge_base = await git.run(["merge-base", "HEAD", base.sha], cwd=path)
+    if not merge_base.ok or merge_base.out == base.sha:
+        return None
+    behind = await git.run(["rev-list", "--count", f"HEAD..{base.sha}"], cwd=path)
+    return (
+        f'Execution workspace branch "{branch}" is behind {base.ref} by {behind.out or "?"} '
+        f"commits: merge-base {merge_base.out[:12]}, current base {base.sha[:12]}. Refresh or "
+        "rebase the workspace before relying on recent base-branch fixes."
+    )
+
+
+async def ensure_worktree(
+    git: GitRunner, *, repo_root: Path, path: Path, branch: str, base: BaseRef, sink: StepSink
+) -> WorktreeOutcome:
+    """Reuse, attach or create the worktree of ``branch`` at ``path``."""
+    await check_branch_name(git, repo_root, branch)
+    entries = await list_worktrees(git, repo_root)
+    warnings: list[str] = []
+    if fs.lexists(path):
+        await validate_existing(git, entries, path, branch)
+        refreshed = await _refresh_unstarted(git, repo_root, path, base, sink)
+        drift = await _drift_warning(git, path, branch, base)
+        if drift:
+            warnings.append(drift)
+        head = await rev_parse(git, path, "HEAD")
+        return WorktreeOutcome(
+            path=path, branch=branch, head_sha=head or "", created=False,
+            refreshed_unstarted=refreshed, warnings=tuple(warnings),
+        )  # fmt: skip
+    entries = await prune_missing(git, repo_root, path, entries, "worktree_prepare", sink)
+    holder = branch_checked_out_in(entries, branch)
+    if holder is not None:
+        raise HostOperationError(
+            f'Registered worktree for branch "{branch}" is not reusable: it is checked out at '
+            f'"{holder.path}", not at "{path}"',
+            code="workspace_validation_failed",
+            details={"reason": "git_worktree_not_reusable", "branch": branch,
+                     "registeredPath": holder.path, "path": str(path)},
+        )  # fmt: skip
+    metadata: dict[str, object] = {
+        "repoRoot": str(repo_root), "worktreePath": str(path), "branchName": branch,
+        "baseRef": base.ref, "baseRefSha": base.sha,
+    }  # fmt: skip
+    attached = await add_worktree(
+        git, repo_root=repo_root, path=path, branch=branch, start=base.sha or base.ref,
+        phase="worktree_prepare", sink=sink, metadata=metadata,
+    )  # fmt: skip
+    head = await rev_parse(git, path, "HEAD")
+    return WorktreeOutcome(
+        path=path, branch=branch, head_sha=head or "", created=True,
+        reused_existing_branch=attached, warnings=tuple(warnings),
+    )  # fmt: skip
+
+
+async def remove_worktree(git: GitRunner, *, repo_root: Path, path: Path, sink: StepSink) -> bool:
+    """``git worktree remove --force``, then verify: the directory is gone and unregistered."""
+    refusal = removal_refusal(path, [repo_root])
+    if refusal is not None:
+        raise HostOperationError(refusal, code="state_conflict", details={"path": str(path)})
+    entries = await list_worktrees(git, repo_root)
+    entry = find_worktree(entries, path)
+    if entries and entry is entries[0]:
+        raise HostOperationError(
+            f'Refusing to remove path "{path}" because it is the main checkout of the repository.',
+            code="state_conflict",
+            details={"path": str(path)},
+        )
+    if entry is not None and fs.lexists(path):
+        await git.run(
+            ["worktree", "remove", "--force", "--", str(path)], cwd=repo_root,
+            phase="worktree_cleanup", sink=sink,
+            metadata={"repoRoot": str(repo_root), "worktreePath": str(path)},
+        )  # fmt: skip
+    elif entry is not None:
+        await prune_missing(git, repo_root, path, entries, "worktree_cleanup", sink)
+    gone = not fs.lexists(path)
+    return gone and find_worktree(await list_worktrees(git, repo_root), path) is None

@@ -1,0 +1,269 @@
+"""Archive: the saga of ARCHITECTURE §4.4, run by the realizer.
+
+close readiness (``close_blocked`` when blocked) -> ``ArchiveStarted`` (generation + 1) -> ask the
+supervisor to stop the workspace's runtime services -> cleanup and teardown commands -> rescue ref
+when anything undelivered would be lost -> ``git worktree remove`` -> delete the branch if allowed
+(DECISIONS 3: only ours, only after the worktree is gone, only when delivered or fully reachable,
+compare-and-delete) -> verify on disk -> ``Archived`` or ``CleanupFailed`` (at the same
+generation: a late step never overwrites a newer lifecycle).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from workspace_realizer.adapters.safety import removal_refusal
+from workspace_realizer.domain.errors import CloseBlockedError
+from workspace_realizer.facts import assess, close_commands, gather
+from workspace_realizer.provision import WorkspaceEnv
+from workspace_realizer.readiness import rescue_ref_name
+from workspace_realizer.views import readiness_view
+
+if TYPE_CHECKING:
+    from workspace_realizer.access import Access
+    from workspace_realizer.context import Realizer
+    from workspace_realizer.facts import CloseFacts, Delivery
+    from workspace_realizer.readiness import Readiness
+
+__all__ = ["ArchiveFailure", "archive"]
+
+
+class ArchiveFailure(Exception):
+    """A cleanup step that leaves the workspace ``cleanup_failed`` (nothing beyond it ran)."""
+
+
+@dataclass
+class _Progress:
+    warnings: list[str] = field(default_factory=list)
+    rescue_ref: dict[str, Any] | None = None
+    stopped: int = 0
+    removed: bool = False
+    branch_deleted: bool = False
+    kept_reason: str | None = None
+
+
+async def archive(
+    ctx: Realizer,
+    access: Access,
+    workspace_id: str,
+    *,
+    trigger: str = "manual",
+    expected_generation: int | None = None,
+    operation_id: str | None = None,
+) -> str:
+    """Archive a workspace (idempotent once archived); return its id. The reaper passes
+    ``trigger="issue_terminal"``, which skips the cleanup and teardown commands.
+
+    Raises:
+        CloseBlockedError: Close readiness is blocked (nothing was changed).
+        ReopenPendingError, StateConflictError, FenceError: The lifecycle does not allow it now.
+    """
+    async with ctx.locks.hold(f"workspace:{workspace_id}"):
+        facts = await ctx.store(gather, ctx.app, access, workspace_id)
+        if facts.workspace.status == "archived" and not facts.workspace.closing:
+            return workspace_id
+        readiness, delivery, _ = await assess(ctx, facts)
+        if readiness.state == "blocked":
+            raise CloseBlockedError(
+                readiness.blocking_reasons[0],
+                blockingReasons=readiness.blocking_reasons,
+                closeReadiness=msgspec.to_builtins(readiness_view(facts, readiness, delivery)),
+            )
+        generation = await ctx.store(
+            ctx.app.start_archive,
+            workspace_id,
+            trigger=trigger,
+            expected_generation=expected_generation,
+        )
+        progress = _Progress()
+        try:
+            await _cleanup(
+                ctx, facts, readiness, delivery, generation, progress, trigger, operation_id
+            )
+        except ArchiveFailure as failure:
+            await _failed(ctx, workspace_id, generation, str(failure), progress, operation_id)
+            return workspace_id
+        except Exception as error:
+            message = f"Archive failed unexpectedly: {error}"
+            await _failed(ctx, workspace_id, generation, message, progress, operation_id)
+            raise
+        outcome = _outcome(facts, progress, trigger, operation_id)
+        await ctx.store(ctx.app.finish_archive, workspace_id, generation, outcome)
+        return workspace_id
+
+
+async def _failed(
+    ctx: Realizer,
+    workspace_id: str,
+    generation: int,
+    error: str,
+    progress: _Progress,
+    operation_id: str | None,
+) -> None:
+    await ctx.store(
+        ctx.app.fail_cleanup,
+        workspace_id,
+        generation,
+        error=error,
+        rescue_ref=progress.rescue_ref,
+        operation_id=operation_id,
+    )
+
+
+async def _cleanup(
+    ctx: Realizer,
+    facts: CloseFacts,
+    readiness: Readiness,
+    delivery: Delivery,
+    generation: int,
+    progress: _Progress,
+    trigger: str,
+    operation_id: str | None,
+) -> None:
+    ws = facts.workspace
+    sink = ctx.recorder(
+        company_id=ws.company_id,
+        workspace_id=ws.id,
+        project_workspace_id=ws.project_workspace_id,
+        issue_id=ws.source_issue_id,
+        operation_id=operation_id,
+    )
+    try:
+        progress.stopped = await ctx.stop_services(ws.company_id, ws.id, generation)
+    except Exception as error:
+        raise ArchiveFailure(f"Could not stop the workspace's runtime services: {error}") from error
+    if trigger == "manual":
+        await _run_commands(ctx, facts, sink, progress)
+    inspection = delivery.inspection
+    if not ws.is_worktree or not ws.path or facts.repo_root is None:
+        return
+    root, path = facts.repo_root, Path(ws.path)
+    if inspection is not None and inspection.exists and readiness.needs_rescue:
+        ref = rescue_ref_name(ws.id, generation)
+        try:
+            rescued = await ctx.ports.git.write_rescue_ref(
+                repo_root=root,
+                path=path,
+                ref=ref,
+                message=_rescue_message(ws.id, generation),
+                sink=sink,
+            )
+        except Exception as error:
+            raise ArchiveFailure(
+                f"Could not write the rescue ref {ref}; nothing was removed: {error}"
+            ) from error
+        if rescued is not None:
+            progress.rescue_ref = {
+                "ref": rescued.ref,
+                "sha": rescued.sha,
+                "fileCount": rescued.file_count,
+                "generation": generation,
+                "createdAt": (await ctx.store(ctx.app.stamp)).isoformat(),
+            }
+    refusal = removal_refusal(path, facts.protected)
+    if refusal is not None:
+        raise ArchiveFailure(refusal)
+    try:
+        removed = await ctx.ports.git.remove_worktree(repo_root=root, path=path, sink=sink)
+    except Exception as error:
+        raise ArchiveFailure(f"Could not remove the worktree {path}: {error}") from error
+    still_there = await asyncio.to_thread(os.path.lexists, path)
+    if not removed or still_there:
+        raise ArchiveFailure(f"The worktree {path} is still on disk or still registered with git.")
+    progress.removed = True
+    await _delete_branch(ctx, facts, readiness, delivery, sink, progress)
+
+
+async def _delete_branch(
+    ctx: Realizer,
+    facts: CloseFacts,
+    readiness: Readiness,
+    delivery: Delivery,
+    sink: Any,
+    progress: _Progress,
+) -> None:
+    ws, inspection = facts.workspace, delivery.inspection
+    head = inspection.head_sha if inspection is not None else None
+    if not ws.branch_name or not readiness.delete_branch or not head or facts.repo_root is None:
+        progress.kept_reason = readiness.branch_kept_reason or (
+            "the branch head could not be checked" if ws.branch_created and ws.branch_name else None
+        )
+        return
+    deleted = await ctx.ports.git.delete_branch(
+        repo_root=facts.repo_root, branch=ws.branch_name, expected_sha=head, sink=sink
+    )
+    progress.branch_deleted = deleted
+    if not deleted:
+        progress.kept_reason = "the branch moved since it was checked, or git refused"
+        progress.warnings.append(
+            f"Skipped deleting branch {ws.branch_name}: {progress.kept_reason}."
+        )
+
+
+async def _run_commands(ctx: Realizer, facts: CloseFacts, sink: Any, progress: _Progress) -> None:
+    ws = facts.workspace
+    exists = ws.path is not None and await asyncio.to_thread(os.path.isdir, ws.path)
+    cwd = (
+        ws.path if exists else (facts.base.cwd or facts.base.checkout_path if facts.base else None)
+    )
+    if cwd is None:
+        return
+    env = WorkspaceEnv(
+        company_id=ws.company_id,
+        project_id=ws.project_id,
+        issue_id=ws.source_issue_id,
+        issue_identifier=next(
+            (i.identifier for i in facts.linked if i.id == ws.source_issue_id), ""
+        ),
+        cwd=cwd,
+        branch=ws.branch_name,
+        base_cwd=str(facts.repo_root or cwd),
+        repo_root=str(facts.repo_root or cwd),
+        repo_ref=ws.base_ref,
+        repo_url=ws.repo_url,
+        created=False,
+    )
+    for _kind, label, command in close_commands(facts):
+        result = await ctx.ports.commands.run(
+            phase="workspace_teardown",
+            command=command,
+            cwd=Path(cwd),
+            env=env.variables(),
+            timeout=ctx.command_timeout,
+            sink=sink,
+        )
+        if result.exit_code != 0:
+            progress.warnings.append(f"{label} failed with exit code {result.exit_code}.")
+
+
+def _outcome(
+    facts: CloseFacts, progress: _Progress, trigger: str, operation_id: str | None
+) -> dict[str, Any]:
+    ws = facts.workspace
+    detached = [i.id for i in facts.linked] if ws.mode == "shared_workspace" else []
+    reasons = (["issue_terminal"] if trigger == "issue_terminal" else []) + progress.warnings
+    return {
+        "trigger": trigger,
+        "cleanup_reason": " | ".join(reasons) or None,
+        "rescue_ref": progress.rescue_ref,
+        "branch_deleted": progress.branch_deleted,
+        "branch_kept_reason": progress.kept_reason,
+        "worktree_removed": progress.removed,
+        "runtime_services_stopped": progress.stopped,
+        "detached_issue_ids": detached,
+        "cleanup_warnings": list(progress.warnings),
+        "operation_id": operation_id,
+    }
+
+
+def _rescue_message(workspace_id: str, generation: int) -> str:
+    return (
+        f"Clipyard rescue of workspace {workspace_id} (generation {generation})\n\n"
+        "HEAD plus every tracked change and untracked file, kept before archiving."
+    )

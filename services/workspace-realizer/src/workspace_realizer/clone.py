@@ -1,0 +1,94 @@
+"""Managed checkouts of repo-only project workspaces (reference §5.9): cloned when the project
+workspace is created (a long operation), and again when the checkout has gone missing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from eventstore import current_cause
+from workspace_realizer.adapters.ports import HostOperationError
+from workspace_realizer.domain.errors import CheckoutFailedError
+from workspace_realizer.planning import base_checkout
+
+if TYPE_CHECKING:
+    from workspace_realizer.application import WorkspaceRealizerApplication
+    from workspace_realizer.context import Realizer
+    from workspace_realizer.planning import BaseCheckout
+
+__all__ = ["checkout_root", "checkout_target", "ensure_checkout", "repo_name"]
+
+
+def repo_name(repo_url: str | None) -> str:
+    """The repository's name from its URL (``acme/api.git`` -> ``api``), else ``_default``."""
+    tail = re.split(r"[/:]", (repo_url or "").rstrip("/"))[-1]
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", tail.removesuffix(".git")).strip(".-")
+    return name or "_default"
+
+
+def checkout_target(home: Path, base: BaseCheckout) -> Path:
+    """``$CLIPYARD_HOME/checkouts/<projectId>/<projectWorkspaceId>/<repo name>``: distinct for
+    every project workspace, so two repositories of the same name never collide."""
+    return home / "checkouts" / base.project_id / base.id / repo_name(base.repo_url)
+
+
+async def checkout_root(ctx: Realizer, base: BaseCheckout, operation_id: str | None) -> Path:
+    """The directory worktrees branch from: the local checkout, or the managed one (cloned now
+    if it is missing)."""
+    if base.cwd is not None:
+        return Path(base.cwd)
+    return await ensure_checkout(ctx, base.id, operation_id)
+
+
+def _base(app: WorkspaceRealizerApplication, project_workspace_id: str) -> BaseCheckout:
+    return base_checkout(app.project_workspaces[project_workspace_id])
+
+
+async def ensure_checkout(
+    ctx: Realizer, project_workspace_id: str, operation_id: str | None
+) -> Path:
+    """Clone the project workspace's repository unless its managed checkout is there already.
+
+    Raises:
+        HostOperationError: The clone failed (recorded as ``failed`` on the project workspace).
+    """
+    async with ctx.locks.hold(f"checkout:{project_workspace_id}"):
+        base = await ctx.store(_base, ctx.app, project_workspace_id)
+        ready = base.checkout_state == "ready" and base.checkout_path is not None
+        if ready and await asyncio.to_thread(
+            os.path.isdir, os.path.join(base.checkout_path or "", ".git")
+        ):
+            return Path(base.checkout_path or "")
+        target = checkout_target(ctx.home, base)
+        await ctx.store(ctx.app.start_checkout, base.id, str(target), operation_id)
+        sink = ctx.recorder(
+            company_id=base.company_id, project_workspace_id=base.id, operation_id=operation_id
+        )
+        cause = current_cause()
+        try:
+            auth = await ctx.ports.credentials.invocation_for(
+                remote_url=base.repo_url or "",
+                company_id=base.company_id,
+                run_id=cause.run_id if cause else None,
+                operation_id=operation_id,
+            )
+            clone = await ctx.ports.git.managed_clone(
+                repo_url=base.repo_url or "",
+                repo_ref=base.repo_ref,
+                target=target,
+                auth=auth,
+                sink=sink,
+            )
+        except HostOperationError as exc:
+            await ctx.store(ctx.app.fail_checkout, base.id, str(exc))
+            raise CheckoutFailedError(str(exc), projectWorkspaceId=base.id, **exc.details) from exc
+        except Exception as exc:
+            await ctx.store(ctx.app.fail_checkout, base.id, f"the clone failed: {exc}")
+            raise
+        await ctx.store(
+            ctx.app.finish_checkout, base.id, str(clone.path), clone.head_sha, clone.head_branch
+        )
+        return clone.path

@@ -1,0 +1,46 @@
+"""The realizer's copy of a company (fed by the gateway's ``company.created.v1``): its issue prefix
+and the counter that numbers its issues (``ACME-12``)."""
+
+from __future__ import annotations
+
+from typing import Final
+from uuid import UUID, uuid5
+
+from eventsourcing.domain import event
+
+from eventstore import ClipyardAggregate
+
+__all__ = ["CompanyCopy"]
+
+_NAMESPACE: Final = UUID("0d9d3c1e-3f4b-5a61-9b8e-2c6f1a7e4d21")
+
+
+class CompanyCopy(ClipyardAggregate):
+    """A company as the realizer knows it: prefix, name, and the last issue number used."""
+
+    @staticmethod
+    def create_id(company_id: str) -> UUID:
+        """One copy per company: a UUID5 of the gateway's company id."""
+        return uuid5(_NAMESPACE, company_id)
+
+    @event("Registered")
+    def __init__(self, *, company_id: str, name: str, issue_prefix: str) -> None:
+        self.company_id = company_id
+        self.name = name
+        self.issue_prefix = issue_prefix
+        self.issue_counter = 0
+
+    def next_identifier(self) -> str:
+        """Allocate the next issue number; return the identifier (``ACME-13``)."""
+        self._number_allocated(number=self.issue_counter + 1)
+        return f"{self.issue_prefix}-{self.issue_counter}"
+
+    def note_identifier(self, identifier: str) -> None:
+        """Keep the counter above an explicitly given identifier of this company's prefix."""
+        prefix, _, number = identifier.rpartition("-")
+        if prefix == self.issue_prefix and number.isdigit() and int(number) > self.issue_counter:
+            self._number_allocated(number=int(number))
+
+    @event("IssueNumberAllocated")
+    def _number_allocated(self, number: int) -> None:
+        self.issue_counter = number

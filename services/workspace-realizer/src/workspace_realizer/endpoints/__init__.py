@@ -1,0 +1,1 @@
+"""The realizer's bus endpoints, by area; :mod:`workspace_realizer.handlers` registers them."""

@@ -1,0 +1,136 @@
+"""Endpoints of workspace operations (rows, detail, output byte ranges), the workspace's audit
+trail and its history (ARCHITECTURE §2: service-wide queries, merged by the gateway)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import contracts.workspace_subjects as subjects
+from contracts.base import Actor
+from contracts.execution_commands import (
+    GetWorkspaceEvents,
+    GetWorkspaceHistory,
+    GetWorkspaceOperation,
+    GetWorkspaceOperationOutput,
+    ListWorkspaceOperations,
+)
+from contracts.execution_views import (
+    WorkspaceEventRow,
+    WorkspaceHistory,
+    WorkspaceOperationOutput,
+)
+from contracts.workspace_views import Page
+from eventstore import stored_event_view
+from servicekit.publishing import EVENT_ID_NAMESPACE
+from workspace_realizer.domain.errors import InvalidInputError, NotFoundError
+from workspace_realizer.publishing import to_contract
+from workspace_realizer.steps import read_output
+from workspace_realizer.views import operation_detail, operation_row, workspace_row
+
+if TYPE_CHECKING:
+    from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
+    from natsbus import RequestContext
+    from workspace_realizer.access import Access
+    from workspace_realizer.endpoints.common import Endpoints
+
+__all__ = ["MAX_OUTPUT_RANGE", "register_audit"]
+
+MAX_OUTPUT_RANGE = 256 * 1024
+
+
+def event_row(domain_event: Any) -> WorkspaceEventRow:
+    """One stored event of a workspace as an audit row (its public type when it has one)."""
+    stored = stored_event_view(domain_event)
+    public = to_contract(domain_event)
+    event_type = type(public).__struct_config__.tag if public is not None else stored.type
+    return WorkspaceEventRow(
+        event_id=str(
+            uuid.uuid5(EVENT_ID_NAMESPACE, f"{stored.aggregate_id}:{stored.aggregate_version}")
+        ),
+        type=str(event_type),
+        source="realizer",
+        aggregate_id=stored.aggregate_id,
+        aggregate_version=stored.aggregate_version,
+        occurred_at=stored.occurred_at,
+        actor=Actor(**stored.actor) if stored.actor else None,
+        run_id=stored.run_id,
+        reason=stored.reason,
+        data={k: v for k, v in stored.data.items() if k != "tenant_id"},
+    )
+
+
+async def register_audit(e: Endpoints) -> None:
+    """Add the operation, audit and history queries (``ws.qry.realizer.*``)."""
+    app, home = e.app, e.realizer.home
+
+    async def operations(
+        q: ListWorkspaceOperations, ctx: RequestContext
+    ) -> Page[WorkspaceOperation]:
+        def page(a: Access) -> Page[WorkspaceOperation]:
+            rows, total = app.list_operations(a, q.workspace_id, q.limit, q.offset)
+            return Page(items=[operation_row(o) for o in rows], total=total)
+
+        return await e.read(q.principal, page)
+
+    async def operation(q: GetWorkspaceOperation, ctx: RequestContext) -> WorkspaceOperationDetail:
+        return await e.read(
+            q.principal, lambda a: operation_detail(app.operation_of(a, q.operation_id))
+        )
+
+    async def output(
+        q: GetWorkspaceOperationOutput, ctx: RequestContext
+    ) -> WorkspaceOperationOutput:
+        if q.offset < 0 or not 0 < q.length <= MAX_OUTPUT_RANGE:
+            raise InvalidInputError(
+                f"offset must be 0 or more and length 1-{MAX_OUTPUT_RANGE}.", field="length"
+            )
+        await e.read(q.principal, lambda a: app.operation_of(a, q.operation_id))
+        data, total = await asyncio.to_thread(
+            read_output, home, q.operation_id, q.stream, q.offset, q.length
+        )
+        return WorkspaceOperationOutput(data=data, offset=q.offset, total_bytes=total)
+
+    async def events(q: GetWorkspaceEvents, ctx: RequestContext) -> Page[WorkspaceEventRow]:
+        def page(a: Access) -> Page[WorkspaceEventRow]:
+            workspace = app.workspace_of(a, q.workspace_id)
+            stored = app.events.get(UUID(q.workspace_id), gt=q.offset, limit=q.limit)
+            return Page(items=[event_row(ev) for ev in stored], total=workspace.version)
+
+        return await e.read(q.principal, page)
+
+    async def history(q: GetWorkspaceHistory, ctx: RequestContext) -> WorkspaceHistory:
+        def at_version(a: Access) -> WorkspaceHistory:
+            app.workspace_of(a, q.workspace_id)
+            version = q.version
+            if (version is None) == (q.at is None):
+                raise InvalidInputError("Give exactly one of version and at.", field="version")
+            if q.at is not None:
+                stored = app.events.get(UUID(q.workspace_id))
+                found = [ev for ev in stored if getattr(ev, "timestamp", q.at) <= q.at]
+                version = found[-1].originator_version if found else None
+            if version is None or version < 1:
+                raise NotFoundError(
+                    "The workspace did not exist yet then.", workspaceId=q.workspace_id
+                )
+            then: Any = app.repository.get(UUID(q.workspace_id), version=version)
+            return WorkspaceHistory(
+                version=then.version,
+                occurred_at=then.modified_on,
+                workspace=workspace_row(app, then),
+            )
+
+        return await e.read(q.principal, at_version)
+
+    await e.add("workspace_operations", subjects.workspace_operations("realizer"), operations,
+                ListWorkspaceOperations)  # fmt: skip
+    await e.add("workspace_operation", subjects.workspace_operation("realizer"), operation,
+                GetWorkspaceOperation)  # fmt: skip
+    await e.add("workspace_operation_output", subjects.workspace_operation_output("realizer"),
+                output, GetWorkspaceOperationOutput)  # fmt: skip
+    await e.add(
+        "workspace_events", subjects.workspace_events("realizer"), events, GetWorkspaceEvents
+    )
+    await e.add("workspace_history", subjects.WORKSPACE_HISTORY, history, GetWorkspaceHistory)

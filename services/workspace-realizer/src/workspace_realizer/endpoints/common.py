@@ -1,0 +1,75 @@
+"""What every endpoint group shares: running a use case on the store's thread as the principal,
+with the principal's cause stamped on what it saves."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
+
+from eventstore import Cause, acting
+from workspace_realizer.access import Access
+
+if TYPE_CHECKING:
+    from contracts.base import Principal
+    from natsbus.service import Handler
+    from servicekit import ServiceRuntime
+    from workspace_realizer.application import WorkspaceRealizerApplication
+    from workspace_realizer.context import Realizer
+
+__all__ = ["Endpoints", "builtins", "cause_of", "changes"]
+
+T = TypeVar("T")
+
+
+def cause_of(principal: Principal, reason: str) -> Cause:
+    """The cause of a change asked for by ``principal``."""
+    return Cause(
+        actor=principal.actor,
+        run_id=principal.run_id,
+        reason=reason,
+        company_id=principal.company_id,
+    )
+
+
+def builtins(value: Any) -> Any:
+    """A contract value as stored plain data (camelCase); None stays None."""
+    return None if value is None else msgspec.to_builtins(value)
+
+
+def changes(request: Any, fields: Mapping[str, str]) -> dict[str, Any]:
+    """The fields of a patch that are set: ``{domain name: value}`` for each ``request`` attribute
+    named in ``fields`` (``{attribute: domain name}``) that is not ``UNSET``."""
+    found = {}
+    for attribute, name in fields.items():
+        value = getattr(request, attribute)
+        if value is not msgspec.UNSET:
+            found[name] = value
+    return found
+
+
+class Endpoints:
+    """Helpers bound to one running realizer."""
+
+    def __init__(self, runtime: ServiceRuntime, realizer: Realizer) -> None:
+        self.runtime = runtime
+        self.realizer = realizer
+        self.app: WorkspaceRealizerApplication = realizer.app
+        self.node = runtime.settings.node_id
+
+    async def read(self, principal: Principal, fn: Callable[[Access], T]) -> T:
+        """Run ``fn(access)`` on the store's thread."""
+        result: T = await self.runtime.store(fn, Access.of(principal))
+        return result
+
+    async def write(self, principal: Principal, reason: str, fn: Callable[[Access], T]) -> T:
+        """Run ``fn(access)`` on the store's thread, stamping ``principal`` and ``reason`` on the
+        events it saves."""
+        with acting(cause_of(principal, reason)):
+            result: T = await self.runtime.store(fn, Access.of(principal))
+        return result
+
+    async def add(self, name: str, subject: str, handler: Handler[Any], request_type: Any) -> None:
+        """Add one endpoint to the service."""
+        await self.runtime.service.add_endpoint(name, subject, handler, request_type)

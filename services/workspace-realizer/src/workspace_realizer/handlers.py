@@ -1,0 +1,147 @@
+"""NATS endpoints and subscriptions of the workspace-realizer: each endpoint decodes, calls the
+application (or an orchestrator for host work), and answers with a contract view.
+
+Also here: the gateway inbox (companies' issue prefixes), the supervisor request of the archive
+saga, and the terminal reaper's periodic task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+import contracts.workspace_subjects as subjects
+from contracts.base import Accepted, Actor, ErrorReply, Ok, Principal
+from contracts.execution_commands import (
+    StopWorkspaceRuntimeServices,
+    StopWorkspaceRuntimeServicesResult,
+)
+from contracts.gateway import CompanyCreated
+from workspace_realizer.context import Realizer
+from workspace_realizer.endpoints.audit import register_audit
+from workspace_realizer.endpoints.catalog import register_catalog
+from workspace_realizer.endpoints.common import Endpoints
+from workspace_realizer.endpoints.issues import register_issues
+from workspace_realizer.endpoints.workspaces import register_workspaces
+from workspace_realizer.reaper import run_reaper
+from workspace_realizer.settings import SERVICE_NAME
+
+if TYPE_CHECKING:
+    from eventsourcing.persistence import Tracking
+
+    from servicekit import ServiceRuntime
+    from workspace_realizer.application import WorkspaceRealizerApplication
+    from workspace_realizer.host import HostPorts
+    from workspace_realizer.settings import RealizerSettings
+
+__all__ = ["AppHolder", "StopServicesError", "gateway_inbox", "make_register", "supervisor_stopper"]
+
+STOP_TIMEOUT = 60.0
+"""Seconds the archive saga waits for the supervisor to stop a workspace's services."""
+
+
+class StopServicesError(RuntimeError):
+    """The supervisor did not confirm that the workspace's runtime services are stopped."""
+
+
+class AppHolder:
+    """Hands the running application to the inbox handler, which ``ServiceSpec`` builds before
+    the application exists (``register`` fills it; the handler waits for it briefly)."""
+
+    def __init__(self) -> None:
+        self._app: WorkspaceRealizerApplication | None = None
+        self._ready = threading.Event()
+
+    def set(self, app: WorkspaceRealizerApplication) -> None:
+        """The application is running."""
+        self._app = app
+        self._ready.set()
+
+    def get(self, timeout: float = 30.0) -> WorkspaceRealizerApplication:
+        """The application (waits up to ``timeout`` seconds for ``set``)."""
+        if not self._ready.wait(timeout) or self._app is None:
+            raise RuntimeError("the workspace-realizer application is not running yet")
+        return self._app
+
+
+def gateway_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
+    """The handler of the gateway's events: keep each company's issue prefix."""
+
+    def handle(event: Any, tracking: Tracking) -> None:
+        if isinstance(event, CompanyCreated) and event.company_id:
+            holder.get().register_company(
+                event.company_id, event.name, event.issue_prefix, tracking
+            )
+
+    return handle
+
+
+def supervisor_stopper(runtime: ServiceRuntime) -> Callable[[str, str, int], Awaitable[int]]:
+    """Ask the supervisor of this node to stop a workspace's runtime services (a real request:
+    ``ws.cmd.runtime_service.stop_workspace.<node>``); return how many it stopped."""
+    subject = subjects.stop_workspace_runtime_services(runtime.settings.node_id)
+
+    async def stop(company_id: str, workspace_id: str, generation: int) -> int:
+        principal = Principal(company_id=company_id, actor=Actor(type="system", id=SERVICE_NAME))
+        request = StopWorkspaceRuntimeServices(
+            principal=principal, workspace_id=workspace_id, lifecycle_generation=generation
+        )
+        reply = await runtime.bus.request(subject, request, timeout=STOP_TIMEOUT)
+        if isinstance(reply, ErrorReply):
+            raise StopServicesError(
+                f"the runtime supervisor answered {reply.code}: {reply.message}"
+            )
+        if isinstance(reply, Accepted):
+            raise StopServicesError(
+                "the runtime supervisor is still stopping them; retry the archive"
+            )
+        assert isinstance(reply, Ok)
+        result: StopWorkspaceRuntimeServicesResult = msgspec.convert(
+            reply.result, StopWorkspaceRuntimeServicesResult
+        )
+        if result.failed:
+            raise StopServicesError(f"still running: {', '.join(result.failed)}")
+        stopped: int = result.stopped
+        return stopped
+
+    return stop
+
+
+def make_register(
+    settings: RealizerSettings, ports: HostPorts, holder: AppHolder
+) -> Callable[[ServiceRuntime], Awaitable[None]]:
+    """The ``register`` hook of the realizer's ``ServiceSpec``."""
+
+    async def register(runtime: ServiceRuntime) -> None:
+        app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
+        holder.set(app)
+        realizer = Realizer(
+            app=app,
+            store=runtime.store,
+            ports=ports,
+            home=runtime.settings.home,
+            stop_services=supervisor_stopper(runtime),
+            node_id=runtime.settings.node_id,
+            command_timeout=settings.command_timeout,
+            reaper_cooldown=settings.reaper_cooldown,
+        )
+        endpoints = Endpoints(runtime, realizer)
+        for group in (register_catalog, register_issues, register_workspaces, register_audit):
+            await group(endpoints)
+        stop = asyncio.Event()
+        task = asyncio.create_task(
+            run_reaper(realizer, interval=settings.reaper_interval, stop=stop)
+        )
+
+        async def stop_reaper() -> None:
+            stop.set()
+            await asyncio.wait({task}, timeout=2.0)
+            task.cancel()
+
+        runtime.exit_stack.push_async_callback(stop_reaper)
+
+    return register

@@ -1,0 +1,137 @@
+"""Reopen (DECISIONS 12): rebuild a closed workspace's worktree on its branch, restore the newest
+rescue commit's changes as uncommitted and untracked files, run the provision command (the
+worktree was rebuilt), and mark it ``active`` with a five-minute reopen fence. A failure leaves it
+closed with ``cleanupReason: reopen_failed``."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workspace_realizer.adapters.ports import RescueRef
+from workspace_realizer.clone import checkout_root
+from workspace_realizer.domain.errors import HostStepError, NotReopenableError
+from workspace_realizer.facts import gather
+from workspace_realizer.provision import WorkspaceEnv, run_provision
+
+if TYPE_CHECKING:
+    from workspace_realizer.access import Access
+    from workspace_realizer.context import Realizer
+    from workspace_realizer.facts import CloseFacts
+
+__all__ = ["reopen"]
+
+
+def _check(ctx: Realizer, access: Access, workspace_id: str, expected: int | None) -> CloseFacts:
+    facts = gather(ctx.app, access, workspace_id)
+    ctx.app.load(workspace_id).check_reopenable(expected)
+    return facts
+
+
+async def reopen(
+    ctx: Realizer,
+    access: Access,
+    workspace_id: str,
+    *,
+    expected_generation: int | None = None,
+    operation_id: str | None = None,
+) -> str:
+    """Reopen a closed workspace; return its id.
+
+    Raises:
+        NotReopenableError: It is open or being archived, or it could not be rebuilt.
+        FenceError: ``expected_generation`` is not the current generation.
+    """
+    async with ctx.locks.hold(f"workspace:{workspace_id}"):
+        facts = await ctx.store(_check, ctx, access, workspace_id, expected_generation)
+        generation = facts.workspace.generation
+        restored: dict[str, Any] | None = None
+        try:
+            restored = await _rebuild(ctx, facts, operation_id)
+        except Exception as error:
+            await ctx.store(
+                ctx.app.record_reopen,
+                workspace_id,
+                generation,
+                error=str(error),
+                restored_from=None,
+                operation_id=operation_id,
+            )
+            raise NotReopenableError(
+                f"The workspace could not be rebuilt: {error}", workspaceId=workspace_id
+            ) from error
+        await ctx.store(
+            ctx.app.record_reopen,
+            workspace_id,
+            generation,
+            error=None,
+            restored_from=restored,
+            operation_id=operation_id,
+        )
+        return workspace_id
+
+
+async def _rebuild(
+    ctx: Realizer, facts: CloseFacts, operation_id: str | None
+) -> dict[str, Any] | None:
+    ws = facts.workspace
+    if not ws.is_worktree or not ws.path or not ws.branch_name:
+        return None
+    if facts.base is None:
+        raise NotReopenableError(
+            "Its project workspace is gone; there is no repository to rebuild it from.",
+            workspaceId=ws.id,
+        )
+    root = await checkout_root(ctx, facts.base, operation_id)
+    sink = ctx.recorder(
+        company_id=ws.company_id,
+        workspace_id=ws.id,
+        project_workspace_id=ws.project_workspace_id,
+        issue_id=ws.source_issue_id,
+        operation_id=operation_id,
+    )
+    base = await ctx.ports.git.resolve_base_ref(
+        repo_root=root, configured=ws.base_ref, auth=None, sink=sink
+    )
+    newest = max(ws.rescue_refs, key=lambda r: r.get("generation", 0), default=None)
+    rescue = (
+        RescueRef(ref=newest["ref"], sha=newest["sha"], file_count=newest.get("fileCount", 0))
+        if newest
+        else None
+    )
+    outcome = await ctx.ports.git.restore_worktree(
+        repo_root=root,
+        path=Path(ws.path),
+        branch=ws.branch_name,
+        base=base,
+        rescue=rescue,
+        sink=sink,
+    )
+    if outcome.created:
+        identifier = next((i.identifier for i in facts.linked if i.id == ws.source_issue_id), "")
+        env = WorkspaceEnv(
+            company_id=ws.company_id,
+            project_id=ws.project_id,
+            issue_id=ws.source_issue_id,
+            issue_identifier=identifier,
+            cwd=str(outcome.path),
+            branch=outcome.branch,
+            base_cwd=str(root),
+            repo_root=str(root),
+            repo_ref=base.ref,
+            repo_url=ws.repo_url,
+            created=True,
+        )
+        # A failed provision is recorded on the workspace and runs again at the next
+        # realization; it does not undo the rebuild.
+        with contextlib.suppress(HostStepError):
+            await run_provision(
+                ctx,
+                workspace_id=ws.id,
+                command=ws.config.get("provisionCommand"),
+                env=env,
+                sink=sink,
+                operation_id=operation_id,
+            )
+    return newest

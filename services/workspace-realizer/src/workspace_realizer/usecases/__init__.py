@@ -1,0 +1,1 @@
+"""The realizer's use cases, grouped by area; :mod:`workspace_realizer.application` joins them."""

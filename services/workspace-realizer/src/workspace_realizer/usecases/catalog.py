@@ -1,0 +1,178 @@
+"""Use cases of companies (the gateway's copy), projects and project workspaces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from workspace_realizer.domain import CompanyCopy, Project, ProjectWorkspace
+from workspace_realizer.domain.errors import DependentsError
+from workspace_realizer.usecases.queries import Queries
+
+if TYPE_CHECKING:
+    from eventsourcing.persistence import Tracking
+
+    from workspace_realizer.access import Access
+
+__all__ = ["CatalogUseCases"]
+
+
+class CatalogUseCases(Queries):
+    """Companies' prefixes, projects, project workspaces and their managed checkouts."""
+
+    def register_company(
+        self, company_id: str, name: str, issue_prefix: str, tracking: Tracking
+    ) -> None:
+        """Keep the company's issue prefix (from ``company.created.v1``), with the inbox position."""
+        if self.company_copy(company_id) is not None:
+            self.save_with_tracking(tracking=tracking)
+            return
+        copy = CompanyCopy(company_id=company_id, name=name, issue_prefix=issue_prefix)
+        self.save_with_tracking(copy, tracking=tracking)
+
+    # -- projects --------------------------------------------------------------------------
+
+    def create_project(
+        self, access: Access, company_id: str, name: str, policy: dict[str, Any] | None
+    ) -> Project:
+        """Create a project in the principal's company."""
+        access.check_company(company_id, "company", company_id)
+        access.check_board("create projects")
+        project = Project.create(company_id=company_id, name=name, policy=policy)
+        self.save(project)
+        return self.projects[str(project.id)]
+
+    def update_project(
+        self, access: Access, project_id: str, name: str | None, policy: dict[str, Any] | None
+    ) -> Project:
+        """Rename a project and/or replace its policy (None: unchanged)."""
+        self.project_of(access, project_id)
+        access.check_board("change projects")
+        project: Project = self.load(project_id)
+        project.revise(name=name, policy=policy)
+        self.save(project)
+        return self.projects[project_id]
+
+    def delete_project(self, access: Access, project_id: str) -> None:
+        """Delete a project that has no project workspaces and no open execution workspaces."""
+        self.project_of(access, project_id)
+        access.check_board("delete projects")
+        self.check_no_dependents(project_id=project_id)
+        if any(
+            not pw.deleted and pw.project_id == project_id
+            for pw in self.project_workspaces.values()
+        ):
+            raise DependentsError(
+                "This project still has project workspaces; delete them first.",
+                projectId=project_id,
+            )
+        project: Project = self.load(project_id)
+        project.delete()
+        self.save(project)
+
+    # -- project workspaces ----------------------------------------------------------------
+
+    def create_project_workspace(
+        self,
+        access: Access,
+        project_id: str,
+        fields: Mapping[str, Any],
+        runtime_config: dict[str, Any] | None,
+    ) -> ProjectWorkspace:
+        """Add a project workspace (its runtime config validated); a primary one clears siblings."""
+        project = self.project_of(access, project_id)
+        access.check_board("add project workspaces")
+        workspace = ProjectWorkspace.create(
+            company_id=project.company_id,
+            project_id=project_id,
+            fields=fields,
+            runtime_config=runtime_config,
+        )
+        siblings = self._clear_primary(project_id, str(workspace.id), workspace.is_primary)
+        self.save(workspace, *siblings)
+        return self.project_workspaces[str(workspace.id)]
+
+    def update_project_workspace(
+        self,
+        access: Access,
+        project_id: str,
+        workspace_id: str,
+        changes: Mapping[str, Any],
+        runtime_config: tuple[dict[str, Any] | None] | None = None,
+    ) -> ProjectWorkspace:
+        """Change a project workspace; ``runtime_config`` is a 1-tuple when it is to be replaced."""
+        self.project_workspace_of(access, project_id, workspace_id)
+        access.check_board("change project workspaces")
+        workspace: ProjectWorkspace = self.load(workspace_id)
+        workspace.revise(changes)
+        if runtime_config is not None:
+            workspace.change_runtime_config(runtime_config[0])
+        became_primary = workspace.is_primary and "isPrimary" in _changed(workspace)
+        siblings = self._clear_primary(project_id, workspace_id, became_primary)
+        self.save(workspace, *siblings)
+        return self.project_workspaces[workspace_id]
+
+    def delete_project_workspace(self, access: Access, project_id: str, workspace_id: str) -> None:
+        """Delete the record (never the directory) when no open execution workspace uses it."""
+        self.project_workspace_of(access, project_id, workspace_id)
+        access.check_board("delete project workspaces")
+        self.check_no_dependents(project_workspace_id=workspace_id)
+        workspace: ProjectWorkspace = self.load(workspace_id)
+        workspace.delete()
+        self.save(workspace)
+
+    def start_checkout(self, workspace_id: str, path: str, operation_id: str | None) -> None:
+        """Record that a managed clone into ``path`` begins."""
+        workspace: ProjectWorkspace = self.load(workspace_id)
+        workspace.start_checkout(path, operation_id)
+        self.save(workspace)
+
+    def finish_checkout(
+        self, workspace_id: str, path: str, head_sha: str, branch: str | None
+    ) -> ProjectWorkspace:
+        """Record that the managed checkout is ready."""
+        workspace: ProjectWorkspace = self.load(workspace_id)
+        workspace.finish_checkout(path, head_sha, branch)
+        self.save(workspace)
+        return self.project_workspaces[workspace_id]
+
+    def fail_checkout(self, workspace_id: str, error: str) -> None:
+        """Record that the managed clone failed."""
+        workspace: ProjectWorkspace = self.load(workspace_id)
+        workspace.fail_checkout(error)
+        self.save(workspace)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def check_no_dependents(self, **match: str) -> None:
+        """Raise ``DependentsError`` while an open (or closing) workspace matches ``match``."""
+        for workspace in self.workspaces.values():
+            if (workspace.is_open or workspace.closing) and all(
+                getattr(workspace, key) == value for key, value in match.items()
+            ):
+                raise DependentsError(
+                    f"The open execution workspace {workspace.id} still depends on it; archive "
+                    "it first.",
+                    executionWorkspaceId=str(workspace.id),
+                )
+
+    def _clear_primary(self, project_id: str, keep: str, primary: bool) -> list[ProjectWorkspace]:
+        """Siblings that lose their primary flag because ``keep`` became the primary one."""
+        if not primary:
+            return []
+        cleared = []
+        for other in list(self.project_workspaces.values()):
+            if other.project_id != project_id or str(other.id) == keep:
+                continue
+            if other.is_primary and not other.deleted:
+                sibling: ProjectWorkspace = self.load(str(other.id))
+                sibling.revise({"is_primary": False})
+                cleared.append(sibling)
+        return cleared
+
+
+def _changed(workspace: ProjectWorkspace) -> list[str]:
+    fields: list[str] = []
+    for pending in workspace.pending_events:
+        fields += getattr(pending, "changed_fields", [])
+    return fields

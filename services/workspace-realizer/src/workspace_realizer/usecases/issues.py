@@ -1,0 +1,178 @@
+"""Use cases of issues and their work products."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from workspace_realizer.domain import Issue
+from workspace_realizer.domain.errors import (
+    DependentsError,
+    ForbiddenError,
+    IdentifierTakenError,
+    NotFoundError,
+)
+from workspace_realizer.usecases.queries import Queries
+
+if TYPE_CHECKING:
+    from workspace_realizer.access import Access
+    from workspace_realizer.domain import CompanyCopy, ExecutionWorkspace
+
+__all__ = ["IssueUseCases"]
+
+
+class IssueUseCases(Queries):
+    """Create, change and delete issues; record their work products."""
+
+    def create_issue(self, access: Access, company_id: str, fields: Mapping[str, Any]) -> Issue:
+        """Create an issue; its identifier comes from the company's prefix unless given.
+
+        ``fields``: ``project_id``, ``title``, and optionally ``identifier``, ``status``,
+        ``parent_id``, ``assignee_agent_id``, ``project_workspace_id``, ``settings``,
+        ``description``, ``priority``, ``comment``.
+        """
+        access.check_company(company_id, "company", company_id)
+        self._check_references(access, fields["project_id"], fields)
+        self._check_agent_settings(access, None, fields.get("settings"))
+        company = self._company(company_id)
+        identifier = self._identifier(company, fields.get("identifier"))
+        values = {k: v for k, v in fields.items() if k not in ("identifier", "comment")}
+        issue = Issue.create(company_id=company_id, identifier=identifier, at=self.now(), **values)
+        if fields.get("comment"):
+            issue.comment(fields["comment"])
+        self.save(company, issue)
+        return self.issues[str(issue.id)]
+
+    def update_issue(self, access: Access, issue_id: str, changes: Mapping[str, Any]) -> Issue:
+        """Change an issue: any of the revisable fields, ``status``, ``assignee_agent_id``,
+        ``comment``. Moving the issue in or out of ``in_review`` moves its open workspace along
+        (DECISIONS 12)."""
+        current = self.issue_of(access, issue_id)
+        self._check_references(access, current.project_id, changes)
+        if "settings" in changes:
+            self._check_agent_settings(access, current.settings, changes["settings"])
+        issue: Issue = self.load(issue_id)
+        issue.revise({k: v for k, v in changes.items() if k in _REVISABLE})
+        if "status" in changes:
+            issue.change_status(changes["status"], self.now())
+        if "assignee_agent_id" in changes:
+            issue.assign(changes["assignee_agent_id"])
+        if changes.get("comment"):
+            issue.comment(changes["comment"])
+        self.save(issue, *self._follow_review(issue))
+        return self.issues[issue_id]
+
+    def delete_issue(self, access: Access, issue_id: str) -> None:
+        """Delete an issue whose workspace is closed and whose children are all terminal."""
+        current = self.issue_of(access, issue_id)
+        access.check_board("delete issues")
+        workspace = self.workspaces.get(current.execution_workspace_id or "")
+        if workspace is not None and (workspace.is_open or workspace.closing):
+            raise DependentsError(
+                f"The issue's execution workspace {workspace.id} is open; archive it first.",
+                executionWorkspaceId=str(workspace.id),
+            )
+        for child in self.issues.values():
+            if child.parent_id == issue_id and not child.deleted and not child.terminal:
+                raise DependentsError(
+                    f"The child issue {child.identifier} is still open.", childIssueId=str(child.id)
+                )
+        issue: Issue = self.load(issue_id)
+        issue.delete()
+        self.save(issue)
+
+    def add_work_product(
+        self, access: Access, issue_id: str, product: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Record a pull request, branch, commit or preview URL (the PR is ``merged_via_pr``
+        evidence); return the stored product."""
+        current = self.issue_of(access, issue_id)
+        stored = {
+            "id": str(uuid.uuid4()),
+            "type": product.get("type"),
+            "url": product.get("url"),
+            "externalId": product.get("externalId"),
+            "title": product.get("title"),
+            "metadata": dict(product.get("metadata") or {}),
+            "executionWorkspaceId": current.execution_workspace_id,
+            "createdAt": self.now().isoformat(),
+        }
+        issue: Issue = self.load(issue_id)
+        issue.add_work_product(stored)
+        self.save(issue)
+        return stored
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _company(self, company_id: str) -> CompanyCopy:
+        copy = self.company_copy(company_id)
+        if copy is None:
+            raise NotFoundError(
+                f"The company {company_id} is not known to the workspace-realizer (yet).",
+                companyId=company_id,
+            )
+        company: CompanyCopy = self.load(str(copy.id))
+        return company
+
+    def _identifier(self, company: CompanyCopy, given: str | None) -> str:
+        if given:
+            if (company.company_id, given) in self.identifiers:
+                raise IdentifierTakenError(
+                    f"The identifier {given} is taken; leave it out to get the next one.",
+                    identifier=given,
+                )
+            company.note_identifier(given)
+            return given
+        identifier = company.next_identifier()
+        while (company.company_id, identifier) in self.identifiers:
+            identifier = company.next_identifier()
+        return identifier
+
+    def _check_references(self, access: Access, project_id: str, fields: Mapping[str, Any]) -> None:
+        project = self.project_of(access, project_id)
+        if fields.get("parent_id"):
+            parent = self.issues.get(fields["parent_id"])
+            if parent is None or parent.deleted or parent.company_id != project.company_id:
+                raise NotFoundError(
+                    f"There is no parent issue {fields['parent_id']}.", parentId=fields["parent_id"]
+                )
+        if fields.get("project_workspace_id"):
+            self.project_workspace_of(access, project_id, fields["project_workspace_id"])
+
+    @staticmethod
+    def _check_agent_settings(
+        access: Access, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
+    ) -> None:
+        """Agents may change ``mode`` only (board keys set commands and workspace pins)."""
+        if not access.is_agent:
+            return
+
+        def strip(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+            return {k: v for k, v in (settings or {}).items() if k != "mode" and v is not None}
+
+        if strip(before) != strip(after):
+            raise ForbiddenError(
+                "An agent may change only executionWorkspaceSettings.mode; a board key sets the "
+                "rest.",
+                field="executionWorkspaceSettings",
+            )
+
+    def _follow_review(self, issue: Issue) -> list[ExecutionWorkspace]:
+        workspace_id = issue.execution_workspace_id
+        live = self.workspaces.get(workspace_id or "")
+        if live is None or not live.is_open or live.closing:
+            return []
+        target = "in_review" if issue.status == "in_review" else None
+        if target is None and live.status == "in_review":
+            target = "idle"
+        if target is None or target == live.status:
+            return []
+        workspace: ExecutionWorkspace = self.load(str(live.id))
+        workspace.change_status(target, self.now())
+        return [workspace]
+
+
+_REVISABLE = frozenset(
+    {"title", "description", "priority", "parent_id", "project_workspace_id", "settings"}
+)

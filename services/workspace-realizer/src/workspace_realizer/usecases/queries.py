@@ -1,0 +1,204 @@
+"""Reads of the realizer's read models, each checking that the principal may see what it asks for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+from uuid import UUID
+
+from workspace_realizer.domain.errors import NotFoundError
+from workspace_realizer.domain.workspaces import REUSABLE_MODES
+from workspace_realizer.readmodels import RealizerReadModels
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from workspace_realizer.access import Access
+    from workspace_realizer.domain import (
+        ExecutionWorkspace,
+        Issue,
+        Project,
+        ProjectWorkspace,
+        WorkspaceOperation,
+    )
+
+__all__ = ["Page", "Queries"]
+
+T = TypeVar("T")
+Page = tuple[list[T], int]
+
+
+def _page(rows: Iterable[T], limit: int, offset: int) -> Page[T]:
+    items = list(rows)
+    return items[offset : offset + limit], len(items)
+
+
+class Queries(RealizerReadModels):
+    """Lookups with access checks, and the list queries of API.md."""
+
+    def load(self, ident: str) -> Any:
+        """The aggregate with this id, from the repository (for a use case to change)."""
+        return self.repository.get(UUID(ident))
+
+    def project_of(self, access: Access, project_id: str) -> Project:
+        """The project, or ``NotFoundError`` (missing, deleted, or another company's)."""
+        project = self.projects.get(project_id)
+        if project is None or project.deleted:
+            raise NotFoundError(f"There is no project {project_id}.", projectId=project_id)
+        access.check_company(project.company_id, "project", project_id)
+        return project
+
+    def project_workspace_of(
+        self, access: Access, project_id: str | None, workspace_id: str
+    ) -> ProjectWorkspace:
+        """The project workspace (of ``project_id`` when given), or ``NotFoundError``."""
+        found = self.project_workspaces.get(workspace_id)
+        if found is None or found.deleted or project_id not in (None, found.project_id):
+            raise NotFoundError(
+                f"There is no project workspace {workspace_id}.", projectWorkspaceId=workspace_id
+            )
+        access.check_company(found.company_id, "project workspace", workspace_id)
+        return found
+
+    def issue_of(self, access: Access, issue_id: str) -> Issue:
+        """The issue, or ``NotFoundError``; an agent only reaches its own or its run's."""
+        issue = self.issues.get(issue_id)
+        if issue is None or issue.deleted:
+            raise NotFoundError(f"There is no issue {issue_id}.", issueId=issue_id)
+        access.check_company(issue.company_id, "issue", issue_id)
+        access.check_issue(issue_id, issue.assignee_agent_id)
+        return issue
+
+    def workspace_of(self, access: Access, workspace_id: str) -> ExecutionWorkspace:
+        """The execution workspace, or ``NotFoundError``; an agent only reaches those of its
+        issues."""
+        workspace = self.workspaces.get(workspace_id)
+        if workspace is None:
+            raise NotFoundError(
+                f"There is no execution workspace {workspace_id}.", workspaceId=workspace_id
+            )
+        access.check_company(workspace.company_id, "execution workspace", workspace_id)
+        if access.is_agent:
+            linked = self.issues_linked_to(workspace)
+            if not any(access.may_touch_issue(str(i.id), i.assignee_agent_id) for i in linked):
+                access.check_issue(workspace.source_issue_id, None)
+        return workspace
+
+    def operation_of(self, access: Access, operation_id: str) -> WorkspaceOperation:
+        """A workspace operation this service recorded, or ``NotFoundError``."""
+        operation = self.operations.get(operation_id)
+        if operation is None:
+            raise NotFoundError(
+                f"There is no workspace operation {operation_id}.", operationId=operation_id
+            )
+        access.check_company(operation.company_id, "workspace operation", operation_id)
+        if operation.execution_workspace_id:
+            self.workspace_of(access, operation.execution_workspace_id)
+        return operation
+
+    # -- lists -----------------------------------------------------------------------------
+
+    def list_projects(
+        self, access: Access, company_id: str, limit: int, offset: int
+    ) -> Page[Project]:
+        """A company's projects, oldest first."""
+        access.check_company(company_id, "company", company_id)
+        rows = (p for p in self.projects.values() if p.company_id == company_id and not p.deleted)
+        return _page(_sorted(rows, lambda p: (p.created_on, str(p.id))), limit, offset)
+
+    def list_project_workspaces(
+        self, access: Access, project_id: str, limit: int, offset: int
+    ) -> Page[ProjectWorkspace]:
+        """A project's workspaces, oldest first."""
+        self.project_of(access, project_id)
+        rows = (
+            w
+            for w in self.project_workspaces.values()
+            if w.project_id == project_id and not w.deleted
+        )
+        return _page(_sorted(rows, lambda w: (w.created_on, str(w.id))), limit, offset)
+
+    def list_issues(
+        self,
+        access: Access,
+        company_id: str,
+        *,
+        project_id: str | None = None,
+        statuses: Sequence[str] = (),
+        assignee_agent_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Page[Issue]:
+        """A company's issues, newest first (an agent sees only its own and its run's)."""
+        access.check_company(company_id, "company", company_id)
+        rows = [
+            issue
+            for issue in self.issues.values()
+            if issue.company_id == company_id
+            and not issue.deleted
+            and project_id in (None, issue.project_id)
+            and (not statuses or issue.status in statuses)
+            and assignee_agent_id in (None, issue.assignee_agent_id)
+            and access.may_touch_issue(str(issue.id), issue.assignee_agent_id)
+        ]
+        return _page(
+            _sorted(rows, lambda i: (i.created_on, str(i.id)), reverse=True), limit, offset
+        )
+
+    def list_workspaces(
+        self,
+        access: Access,
+        company_id: str,
+        *,
+        project_id: str | None = None,
+        project_workspace_id: str | None = None,
+        issue_id: str | None = None,
+        statuses: Sequence[str] = (),
+        reuse_eligible: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Page[ExecutionWorkspace]:
+        """A company's execution workspaces, ``lastUsedAt`` desc then ``createdAt`` desc."""
+        access.check_company(company_id, "company", company_id)
+        rows = []
+        for ws in self.workspaces.values():
+            if ws.company_id != company_id:
+                continue
+            if project_id not in (None, ws.project_id) or issue_id not in (
+                None,
+                ws.source_issue_id,
+            ):
+                continue
+            if project_workspace_id not in (None, ws.project_workspace_id):
+                continue
+            if (statuses and ws.status not in statuses) or (reuse_eligible and not _reusable(ws)):
+                continue
+            if access.is_agent and not self._agent_sees(access, ws):
+                continue
+            rows.append(ws)
+        order = _sorted(rows, lambda w: (w.last_used_at, w.created_on), reverse=True)
+        return _page(order, limit, offset)
+
+    def list_operations(
+        self, access: Access, workspace_id: str, limit: int, offset: int
+    ) -> Page[WorkspaceOperation]:
+        """The operations recorded against a workspace, oldest first."""
+        self.workspace_of(access, workspace_id)
+        ids = self.operations_by_workspace.get(workspace_id, [])
+        return _page((self.operations[i] for i in ids), limit, offset)
+
+    def _agent_sees(self, access: Access, workspace: ExecutionWorkspace) -> bool:
+        return any(
+            access.may_touch_issue(str(issue.id), issue.assignee_agent_id)
+            for issue in self.issues_linked_to(workspace)
+        )
+
+
+def _reusable(workspace: ExecutionWorkspace) -> bool:
+    return workspace.is_open and not workspace.closing and workspace.mode in REUSABLE_MODES
+
+
+def _sorted(
+    rows: Iterable[T], key: Callable[[T], tuple[datetime, Any]], reverse: bool = False
+) -> list[T]:
+    return sorted(rows, key=key, reverse=reverse)

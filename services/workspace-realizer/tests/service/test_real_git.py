@@ -1,0 +1,187 @@
+"""The orchestrators on the host's real git and shell adapters (no bus): realize, squash-merge
+delivery, archive with branch deletion; rescue of undelivered work and reopen (DECISIONS 2, 3, 12)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workspace_realizer.application import WorkspaceRealizerApplication
+from workspace_realizer.archive import archive
+from workspace_realizer.context import Realizer
+from workspace_realizer.facts import gather, inspect
+from workspace_realizer.host import default_ports
+from workspace_realizer.realize import RealizeRequest, realize
+from workspace_realizer.reopen import reopen
+
+pytestmark = pytest.mark.integration
+
+POLICY = {"enabled": True, "defaultMode": "isolated_workspace",
+          "workspaceStrategy": {"type": "git_worktree", "baseRef": "main",
+                                "provisionCommand": "echo provisioned > .provisioned"}}  # fmt: skip
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def commit(cwd: Path, name: str, text: str, message: str) -> None:
+    (cwd / name).write_text(text)
+    git(cwd, "add", name)
+    git(cwd, "commit", "-q", "-m", message)
+
+
+@pytest.fixture(autouse=True)
+def hermetic_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "gitconfig"
+    config.write_text("[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Test")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "test@example.com")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    git(seed, "init", "-q", "-b", "main")
+    commit(seed, "README.md", "# web\n", "initial")
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(tmp_path / "origin.git"))
+    git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(tmp_path / "repo"))
+    return tmp_path / "repo"
+
+
+@pytest.fixture
+def real(
+    app: WorkspaceRealizerApplication, executor: Any, supervisor: Any, tmp_path: Path
+) -> Realizer:
+    home = tmp_path / "home"
+    home.mkdir()
+    return Realizer(app=app, store=executor.run, ports=default_ports(home), home=home,
+                    stop_services=supervisor.stop)  # fmt: skip
+
+
+async def test_squash_merged_work_is_delivered_and_archived_with_its_branch(
+    real: Realizer, world: Any, repo: Path
+) -> None:
+    board = world.company()
+    project = world.project(board, POLICY)
+    real.app.create_project_workspace(board, project, {"name": "web", "cwd": str(repo)}, None)
+    issue = world.issue(board, project, title="Add login")
+    done = await realize(real, board, RealizeRequest(issue))
+    ws = real.app.workspaces[done.workspace_id]
+    path = Path(ws.cwd or "")
+    assert git(path, "branch", "--show-current") == "ACME-1-add-login" == ws.branch_name
+    assert (path / ".provisioned").read_text() == "provisioned\n"
+    # Two commits on the branch; the base moves on; the branch is squash-merged into it.
+    commit(path, "login.py", "def login(): ...\n", "login")
+    commit(path, "login.py", "def login():\n    return True\n", "login works")
+    git(path, "push", "-q", "origin", "ACME-1-add-login")
+    commit(repo, "other.txt", "elsewhere\n", "meanwhile")
+    git(repo, "fetch", "-q", "origin")
+    git(repo, "merge", "-q", "--squash", "origin/ACME-1-add-login")
+    git(repo, "commit", "-q", "-m", "Add login (squashed)")
+    git(repo, "push", "-q", "origin", "main")
+    facts = await real.store(gather, real.app, board, done.workspace_id)
+    delivery = await inspect(real, facts)
+    assert (delivery.state, delivery.commits_ahead) == ("merged_by_squash", 2)
+    # Issue done: archive removes the worktree and the branch Clipyard created.
+    real.app.update_issue(board, issue, {"status": "done"})
+    await archive(real, board, done.workspace_id)
+    assert real.app.workspaces[done.workspace_id].status == "archived"
+    assert not path.exists()
+    assert git(repo, "branch", "--list", "ACME-1-add-login") == ""
+    assert str(path) not in git(repo, "worktree", "list")
+
+
+async def test_undelivered_work_is_rescued_and_reopen_brings_it_back(
+    real: Realizer, world: Any, repo: Path
+) -> None:
+    board = world.company()
+    project = world.project(board, POLICY)
+    real.app.create_project_workspace(board, project, {"name": "web", "cwd": str(repo)}, None)
+    issue = world.issue(board, project, title="Try something")
+    done = await realize(real, board, RealizeRequest(issue))
+    path = Path(real.app.workspaces[done.workspace_id].cwd or "")
+    commit(path, "idea.py", "x = 1\n", "an idea")
+    head = git(path, "rev-parse", "HEAD")
+    (path / "notes.txt").write_text("keep me\n")
+    real.app.update_issue(board, issue, {"status": "cancelled"})
+    await archive(real, board, done.workspace_id)
+    ws = real.app.workspaces[done.workspace_id]
+    ref = f"refs/clipyard/rescue/{done.workspace_id}/1"
+    assert ws.status == "archived"
+    assert [r["ref"] for r in ws.rescue_refs] == [ref]
+    assert git(repo, "rev-parse", "--verify", ref)
+    assert not path.exists()
+    assert git(repo, "rev-parse", "refs/heads/ACME-1-try-something") == head
+    # Reopen: the worktree is back on its branch, with the commit and the untracked file.
+    await reopen(real, board, done.workspace_id)
+    assert real.app.workspaces[done.workspace_id].status == "active"
+    assert git(path, "rev-parse", "HEAD") == head
+    assert (path / "notes.txt").read_text() == "keep me\n"
+    assert git(path, "branch", "--show-current") == "ACME-1-try-something"
+
+
+async def test_branch_reconcile_forward_and_quarantine(
+    real: Realizer, world: Any, repo: Path
+) -> None:
+    from workspace_realizer.access import Access
+    from workspace_realizer.domain import ForbiddenError
+    from workspace_realizer.domain.errors import BranchReconcileRefusedError
+    from workspace_realizer.reconcile import reconcile_branch
+
+    board = world.company()
+    project = world.project(board, POLICY)
+    real.app.create_project_workspace(board, project, {"name": "web", "cwd": str(repo)}, None)
+    issue = world.issue(board, project, title="Rename me")
+    done = await realize(real, board, RealizeRequest(issue))
+    path = Path(real.app.workspaces[done.workspace_id].cwd or "")
+    (path / ".provisioned").unlink()  # a clean tree
+    # The agent renamed the branch and moved on (Paperclip PR #9117).
+    git(path, "checkout", "-q", "-b", "feat/rename")
+    commit(path, "a.txt", "a\n", "work")
+    agent = Access(company_id="c-acme", actor_type="agent", actor_id="agent-1")
+    with pytest.raises(ForbiddenError):
+        await reconcile_branch(real, agent, done.workspace_id, "forward", None)
+    # Not while a run could hold it: the workspace must be idle.
+    with pytest.raises(BranchReconcileRefusedError, match="idle"):
+        await reconcile_branch(real, board, done.workspace_id, "forward", None)
+    real.app.update_workspace(board, done.workspace_id, {"status": "idle"})
+    with pytest.raises(BranchReconcileRefusedError, match="reason"):
+        await reconcile_branch(real, board, done.workspace_id, "override", " ")
+    outcome, inspection = await reconcile_branch(real, board, done.workspace_id, "forward", None)
+    ws = real.app.workspaces[done.workspace_id]
+    assert (ws.branch_name, ws.name, ws.branch_created) == ("feat/rename", "feat/rename", False)
+    assert (inspection["ancestryVerdict"], inspection["fromBranch"]) == (
+        "ancestor",
+        "ACME-1-rename-me",
+    )
+    # A dirty tree on a stray branch: quarantine keeps it in a rescue ref, back on the record.
+    git(path, "checkout", "-q", "-b", "stray")
+    (path / "scratch.txt").write_text("wip\n")
+    outcome, _ = await reconcile_branch(
+        real, board, done.workspace_id, "quarantine_restore", "cleanup"
+    )
+    assert outcome.rescue is not None
+    assert git(path, "branch", "--show-current") == "feat/rename"
+    assert not (path / "scratch.txt").exists()
+    assert real.app.workspaces[done.workspace_id].rescue_refs[-1]["ref"] == outcome.rescue.ref
+    # Both reconciles are public facts.
+    from uuid import UUID
+
+    from workspace_realizer.publishing import to_contract
+
+    facts = [to_contract(e) for e in real.app.events.get(UUID(done.workspace_id))]
+    reconciled = [f for f in facts if type(f).__name__ == "WorkspaceBranchReconciled"]
+    assert [(f.mode, f.branch_name) for f in reconciled] == [
+        ("forward", "feat/rename"),
+        ("quarantine_restore", "feat/rename"),
+    ]
+    assert reconciled[1].rescue_ref is not None

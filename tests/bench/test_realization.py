@@ -1,0 +1,140 @@
+"""Realization through HTTP vs a raw ``git worktree add`` of the same repository, in one run.
+
+Repositories of 1,000 and 10,000 files on tmpfs (``/dev/shm``; the root disk's speed swings ten
+times within minutes). Ours: ``POST /api/issues/{id}/execution-workspace`` on the running stack
+(gateway -> NATS -> realizer: mode resolution, base ref, ``git worktree add``, operations
+recorded, events published). Limit: ``git worktree add -b`` run directly. p50 and p95 of each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.bench, pytest.mark.e2e]
+
+ROUNDS = 15
+ENV = {
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "b@example.com",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "b@example.com",
+    "PATH": "/usr/bin:/bin",
+}
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, env=ENV | {"HOME": str(cwd)}
+    )
+
+
+def _repo(root: Path, files: int) -> Path:
+    repo = root / f"repo-{files}"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "gc.auto", "0")
+    for index in range(files):
+        folder = repo / f"d{index // 500}"
+        folder.mkdir(exist_ok=True)
+        (folder / f"f{index}.txt").write_text(f"file {index}\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "files")
+    return repo
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+@pytest.mark.parametrize("files", [1_000, 10_000])
+async def test_realization_vs_raw_worktree_add(stack: Any, files: int, bench_report: Any) -> None:
+    from bench_harness import Comparison
+
+    root = Path(tempfile.mkdtemp(dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
+    try:
+        repo = _repo(root, files)
+        async with stack.admin as admin:
+            company = (await admin.post("/api/companies", json={"name": "Bench"})).json()
+            key = (
+                await admin.post(
+                    f"/api/companies/{company['id']}/api-keys", json={"name": "b", "kind": "board"}
+                )
+            ).json()["key"]
+        async with stack.client(key) as board:
+            project = (
+                await board.post(
+                    f"/api/companies/{company['id']}/projects",
+                    json={
+                        "name": "Bench",
+                        "executionWorkspacePolicy": {
+                            "enabled": True,
+                            "defaultMode": "isolated_workspace",
+                            "workspaceStrategy": {
+                                "type": "git_worktree",
+                                "baseRef": "main",
+                                "worktreeParentDir": str(root / "worktrees"),
+                            },
+                        },
+                    },
+                )
+            ).json()
+            created = await board.post(
+                f"/api/projects/{project['id']}/workspaces",
+                json={"name": "repo", "cwd": str(repo), "isPrimary": True},
+            )
+            assert created.status_code == 201, created.text
+            ours: list[float] = []
+            raw: list[float] = []
+            for index in range(ROUNDS):
+                started = time.perf_counter()
+                await asyncio.to_thread(
+                    _git,
+                    repo,
+                    "worktree",
+                    "add",
+                    "-q",
+                    "-b",
+                    f"raw-{index}",
+                    str(root / "raw" / str(index)),
+                    "main",
+                )
+                raw.append(time.perf_counter() - started)
+                issue = (
+                    await board.post(
+                        f"/api/companies/{company['id']}/issues",
+                        json={"title": f"bench {index}", "projectId": project["id"]},
+                    )
+                ).json()
+                started = time.perf_counter()
+                answer = await board.post(f"/api/issues/{issue['id']}/execution-workspace", json={})
+                ours.append(time.perf_counter() - started)
+                assert answer.status_code == 201, answer.text
+        bench_report.add(
+            Comparison(
+                name=f"realize, {files:,} files (tmpfs)",
+                ours="POST /api/issues/{id}/execution-workspace (HTTP -> NATS -> realizer -> git)",
+                limit="raw `git worktree add -b` of the same repository",
+                ours_us=statistics.median(ours) * 1e6,
+                limit_us=statistics.median(raw) * 1e6,
+                rounds=ROUNDS,
+                ops_per_round=1,
+                notes=(
+                    f"p95 ours {_p(ours, 0.95) * 1e3:.1f} ms, raw {_p(raw, 0.95) * 1e3:.1f} ms; "
+                    f"p95 ratio {_p(ours, 0.95) / _p(raw, 0.95):.2f}"
+                ),
+            )
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        os.sync()
