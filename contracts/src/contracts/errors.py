@@ -38,6 +38,8 @@ class ErrorCode(StrEnum):
     BRANCH_RECONCILE_REFUSED = "branch_reconcile_refused"
     MANAGED_CHECKOUT_FAILED = "managed_checkout_failed"
     CONFIGURATION_INCOMPLETE = "configuration_incomplete"
+    WORKSPACE_WORKTREE_REQUIRES_PROJECT = "workspace_worktree_requires_project"
+    WORKSPACE_PROVISION_FAILED = "workspace_provision_failed"
 
 
 DEFAULT_STATUS: Final[dict[ErrorCode, int]] = {
@@ -68,4 +70,6 @@ DEFAULT_STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.BRANCH_RECONCILE_REFUSED: 422,
     ErrorCode.MANAGED_CHECKOUT_FAILED: 422,
     ErrorCode.CONFIGURATION_INCOMPLETE: 422,
+    ErrorCode.WORKSPACE_WORKTREE_REQUIRES_PROJECT: 422,
+    ErrorCode.WORKSPACE_PROVISION_FAILED: 422,
 }
