@@ -69,15 +69,4 @@ def make_repo(tmp_path: Path) -> Iterator[MakeRepo]:
         git(tmp_path, "clone", "-q", str(origin), str(repo))
         return repo
 
-    yield make
-
-
-from workspace_realizer.adapters import gitcli as _gitcli
-
-
-@pytest.fixture(autouse=True)
-def _no_lock(monkeypatch):
-    class Null:
-        async def __aenter__(self): return None
-        async def __aexit__(self, *a): return None
-    monkeypatch.setattr(_gitcli.GitRunner, "lock", lambda self, key: Null())
+    return make

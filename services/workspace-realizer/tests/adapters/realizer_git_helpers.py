@@ -28,16 +28,19 @@ class StepRecorder:
         """Everything the steps carry, as one string (to look for leaks)."""
         parts: list[str] = []
         for step in self.steps:
-            parts += [step.command, step.cwd, step.stdout.decode(errors="replace"),
-                      step.stderr.decode(errors="replace"), repr(dict(step.metadata))]
+            parts += [
+                step.command,
+                step.cwd,
+                step.stdout.decode(errors="replace"),
+                step.stderr.decode(errors="replace"),
+                repr(dict(step.metadata)),
+            ]
         return "\n".join(parts)
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
     """Plain git for setting scenes up and checking results (not the adapter's runner)."""
-    result = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=False
-    )
+    result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     if check and result.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {result.stderr}")
     return result.stdout.strip()

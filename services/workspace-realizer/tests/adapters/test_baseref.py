@@ -67,9 +67,7 @@ async def test_default_branch_detection(
 ) -> None:
     repo = make_repo("app", bare_origin=True)
     upstream = push_to_origin(repo, {"up.txt": "1\n"})
-    base = await host.resolve_base_ref(
-        repo_root=repo, configured=configured, auth=None, sink=steps
-    )
+    base = await host.resolve_base_ref(repo_root=repo, configured=configured, auth=None, sink=steps)
     assert base.ref == "origin/main"
     assert base.sha == upstream
     assert base.warnings == ()

@@ -50,7 +50,12 @@ async def test_case25_clone_of_a_local_repo_without_auth(
     ],
 )
 async def test_case26_configured_ref_is_checked_out_as_a_local_branch(
-    host: HostGit, make_repo, steps: StepRecorder, tmp_path: Path, repo_ref: str, branch: str,
+    host: HostGit,
+    make_repo,
+    steps: StepRecorder,
+    tmp_path: Path,
+    repo_ref: str,
+    branch: str,
     content: str,
 ) -> None:
     source = make_repo("app", {"which.txt": "main\n"})

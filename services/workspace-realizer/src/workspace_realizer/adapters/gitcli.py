@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shlex
-import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from telemetry import scrub_url_secrets
-from telemetry.redaction import is_secret_name
 from workspace_realizer.adapters import fs
-from workspace_realizer.adapters.environment import sanitize_env
+from workspace_realizer.adapters.gitenv import (
+    display_command,
+    ensure_empty_dir,
+    git_env,
+    hardening_args,
+    scrub_metadata,
+    secret_values,
+)
 from workspace_realizer.adapters.ports import (
     GitInvocation,
     HostOperationError,
@@ -35,49 +38,9 @@ from workspace_realizer.adapters.ports import (
 )
 from workspace_realizer.adapters.process import run_process, scrub_bytes
 
-__all__ = ["DEFAULT_GIT_TIMEOUT", "GitResult", "GitRunner", "display_command"]
+__all__ = ["DEFAULT_GIT_TIMEOUT", "GitResult", "GitRunner"]
 
 DEFAULT_GIT_TIMEOUT = 120.0
-
-# Variables that would point git at another repository, index or config than the one asked for.
-_GIT_LOCATION_VARS = frozenset(
-    {
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-        "GIT_COMMON_DIR",
-        "GIT_NAMESPACE",
-        "GIT_PREFIX",
-        "GIT_CONFIG",
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CONFIG_COUNT",
-        "GIT_QUARANTINE_PATH",
-        "GIT_EXTERNAL_DIFF",
-        "GIT_ASKPASS",
-        "GIT_PAGER",
-        "GIT_EDITOR",
-        "GIT_SEQUENCE_EDITOR",
-    }
-)
-
-
-def display_command(args: Sequence[str], secrets: Sequence[str] = ()) -> str:
-    """``git <args>`` quoted for display, with URL secrets (and the given values) hidden.
-
-    Args:
-        args: The git arguments after the global ``-c`` options.
-        secrets: Literal values to hide.
-
-    Returns:
-        The display command.
-    """
-    text = shlex.join(["git", *args])
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return str(scrub_url_secrets(text))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,7 +100,7 @@ class GitRunner:
             else:
                 hooks_dir = Path(tempfile.mkdtemp(prefix="clipyard-git-no-hooks-"))
         self.hooks_dir = hooks_dir.absolute()
-        _ensure_empty_dir(self.hooks_dir)
+        ensure_empty_dir(self.hooks_dir)
         self._base_env = dict(os.environ if base_env is None else base_env)
         self.timeout = timeout
         self._locks: dict[str, asyncio.Lock] = {}
@@ -145,50 +108,16 @@ class GitRunner:
 
     # -- process --------------------------------------------------------------------------------
 
-    def hardening_args(self) -> list[str]:
-        """The ``-c`` options every git process gets (after any credential options, so they win)."""
-        return [
-            "-c", f"core.hooksPath={self.hooks_dir}",
-            "-c", "core.fsmonitor=false",
-            "-c", "safe.directory=*",
-            "-c", "core.pager=cat",
-            "-c", "core.editor=true",
-            "-c", "gc.auto=0",
-            "-c", "maintenance.auto=false",
-            "-c", "commit.gpgSign=false",
-            "-c", "tag.gpgSign=false",
-        ]  # fmt: skip
-
     def argv(self, args: Sequence[str], auth: GitInvocation | None = None) -> list[str]:
         """The full argv of one git process."""
         config = list(auth.config_args) if auth is not None else []
-        return ["git", *config, *self.hardening_args(), *args]
+        return ["git", *config, *hardening_args(self.hooks_dir), *args]
 
     def env(
         self, auth: GitInvocation | None = None, extra: Mapping[str, str] | None = None
     ) -> dict[str, str]:
-        """The environment of one git process: sanitized base, credential env, then the fixed
-        settings (which nothing can override) and ``extra``."""
-        env = {
-            name: value for name, value in sanitize_env(self._base_env).items() if _inherited(name)
-        }
-        if auth is not None:
-            env.update(auth.env)
-        env.update(
-            {
-                "GIT_CONFIG_NOSYSTEM": "1",
-                "GIT_TERMINAL_PROMPT": "0",
-                "GIT_EDITOR": "true",
-                "GIT_SEQUENCE_EDITOR": "true",
-                "GIT_PAGER": "cat",
-                "PAGER": "cat",
-                "LC_ALL": "C",
-                "LANGUAGE": "C",
-            }
-        )
-        if extra:
-            env.update(extra)
-        return env
+        """The environment of one git process (see :func:`gitenv.git_env`)."""
+        return git_env(self._base_env, auth, extra)
 
     async def run(
         self,
@@ -224,7 +153,7 @@ class GitRunner:
         Raises:
             HostOperationError: ``check`` and git failed, or git did not start.
         """
-        secrets = _secret_values(auth)
+        secrets = secret_values(auth)
         outcome = await run_process(
             self.argv(args, auth),
             cwd=cwd,
@@ -250,7 +179,7 @@ class GitRunner:
             truncated=outcome.truncated,
             started_at=outcome.started_at,
             finished_at=outcome.finished_at,
-            metadata=_scrub_metadata(metadata or {}, secrets),
+            metadata=scrub_metadata(metadata or {}, secrets),
         )
         full = outcome.full_stdout if outcome.full_stdout is not None else outcome.stdout
         result = GitResult(
@@ -271,9 +200,13 @@ class GitRunner:
         if check and not result.ok:
             raise HostOperationError(
                 f"{step.command} failed: {result.message()}",
-                code="git_failed",
-                status=500,
-                details={"command": step.command, "cwd": str(cwd), "exitCode": result.returncode},
+                code="unprocessable",
+                details={
+                    "reason": "git_failed",
+                    "command": step.command,
+                    "cwd": str(cwd),
+                    "exitCode": result.returncode,
+                },
             )
         return result
 
@@ -305,47 +238,3 @@ class GitRunner:
     async def repo_lock(self, repo: Path) -> asyncio.Lock:
         """The lock serializing all git work on the repository holding ``repo``."""
         return self.lock(await self.repo_key(repo))
-
-
-def _inherited(name: str) -> bool:
-    if name == "GIT_CONFIG_GLOBAL":
-        return True
-    return name not in _GIT_LOCATION_VARS and not name.startswith("GIT_CONFIG_")
-
-
-def _ensure_empty_dir(path: Path) -> None:
-    """Create ``path`` (mode 0555) or empty it: it must never hold a hook."""
-    path.mkdir(parents=True, exist_ok=True)
-    path.chmod(0o755)
-    for entry in path.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    path.chmod(0o555)
-
-
-def _secret_values(auth: GitInvocation | None) -> list[str]:
-    """The credential values handed to git in its environment (hidden from every output)."""
-    if auth is None:
-        return []
-    return [
-        value
-        for name, value in auth.env.items()
-        if is_secret_name(name) and not name.startswith("GIT_CONFIG_") and len(value) >= 4
-    ]
-
-
-def _scrub_metadata(metadata: Mapping[str, object], secrets: Sequence[str]) -> dict[str, object]:
-    def scrub(value: object) -> object:
-        if isinstance(value, str):
-            for secret in secrets:
-                value = value.replace(secret, "***")
-            return scrub_url_secrets(value)
-        if isinstance(value, Mapping):
-            return {str(k): scrub(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [scrub(v) for v in value]
-        return value
-
-    return {str(key): scrub(value) for key, value in metadata.items()}

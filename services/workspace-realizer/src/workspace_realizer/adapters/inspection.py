@@ -90,6 +90,15 @@ async def inspect_worktree(
     Returns:
         The inspection. ``branch`` is the branch actually checked out (None when detached).
     """
+    try:
+        return await _inspect(git, repo_root=repo_root, path=path, branch=branch, base_ref=base_ref)
+    except HostOperationError as exc:  # git could not even start (a directory vanished meanwhile)
+        return _unreadable(fs.lexists(path), branch, str(exc))
+
+
+async def _inspect(
+    git: GitRunner, *, repo_root: Path, path: Path, branch: str | None, base_ref: str | None
+) -> GitInspection:
     if not fs.lexists(path):
         return await _inspect_branch_only(git, repo_root, branch, base_ref)
     if not fs.is_dir(path):

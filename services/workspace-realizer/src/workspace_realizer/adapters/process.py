@@ -1,5 +1,12 @@
 """Running one host process: its own session (process group), bounded output, a timeout that kills
-the whole group. Shared by the git runner and the shell command runner."""
+the whole group. Shared by the git runner and the shell command runner.
+
+The process is started with :class:`subprocess.Popen` (as asyncio itself does) and watched with
+plain event-loop readers (:mod:`childwatch`). asyncio's subprocess transport is not used: in
+CPython 3.11 cancelling ``create_subprocess_exec`` while it connects the pipes waits forever for an
+exit notice that never comes, which hung shutdowns that cancel in-flight git work. Here a
+cancellation kills the group and returns at once.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +14,18 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from telemetry import scrub_url_secrets
+from workspace_realizer.adapters.childwatch import ChildWatch
 from workspace_realizer.adapters.ports import OUTPUT_CAP
 
 __all__ = ["ProcessOutcome", "run_process", "scrub_bytes"]
 
-_CHUNK = 64 * 1024
 _MARGIN = 4 * 1024
 """Kept beyond the cap so a secret cut at the cap's edge is still recognised when scrubbing."""
 _KILL_GRACE = 2.0
@@ -29,7 +37,8 @@ class ProcessOutcome:
     """How a process ended and what it wrote.
 
     ``stdout``/``stderr`` are the raw tails (``OUTPUT_CAP`` plus a small margin); ``full_stdout`` is
-    everything when asked for (for parsing). ``returncode`` is None when the process never started.
+    everything when asked for (for parsing). ``returncode`` is None when the process never started
+    (negative: killed by that signal).
     """
 
     returncode: int | None
@@ -85,36 +94,39 @@ def scrub_bytes(data: bytes, secrets: Sequence[str] = (), *, cap: int | None = O
     return out
 
 
-async def _pump(stream: asyncio.StreamReader | None, sink: _Collector) -> None:
-    if stream is None:
-        return
-    while chunk := await stream.read(_CHUNK):
-        sink.feed(chunk)
-
-
-async def _feed_stdin(proc: asyncio.subprocess.Process, data: bytes) -> None:
-    assert proc.stdin is not None
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        proc.stdin.write(data)
-        await proc.stdin.drain()
-    proc.stdin.close()
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-        await proc.stdin.wait_closed()
-
-
 def _signal_group(pid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
 
 
-async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+async def _kill_group(proc: subprocess.Popen[bytes], exited: asyncio.Future[None]) -> None:
     """SIGTERM the process group, then SIGKILL it after a short grace."""
     _signal_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), _KILL_GRACE)
+        await asyncio.wait_for(asyncio.shield(exited), _KILL_GRACE)
     # Whatever the leader did, nothing of its group may outlive the timeout.
     _signal_group(proc.pid, signal.SIGKILL)
-    await proc.wait()
+
+
+def _kill_now(proc: subprocess.Popen[bytes]) -> None:
+    _signal_group(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+        proc.wait(timeout=1.0)
+
+
+def _start(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], with_stdin: bool
+) -> subprocess.Popen[bytes]:
+    """Fork and exec in a new session (a millisecond in the loop's thread, as in asyncio)."""
+    return subprocess.Popen(
+        list(argv),
+        cwd=str(cwd),
+        env=dict(env),
+        stdin=subprocess.PIPE if with_stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 async def run_process(
@@ -130,7 +142,7 @@ async def run_process(
 
     The process gets a new session (so it has no controlling terminal and its whole process group
     can be killed). Both streams are read concurrently, keeping the tail of each. On timeout the
-    group gets SIGTERM, then SIGKILL.
+    group gets SIGTERM, then SIGKILL; a cancellation SIGKILLs it at once.
 
     Args:
         argv: The program and its arguments.
@@ -147,49 +159,34 @@ async def run_process(
     out = _Collector(keep_full=keep_full_stdout)
     err = _Collector(keep_full=False)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=str(cwd),
-            env=dict(env),
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc = _start(argv, cwd=cwd, env=env, with_stdin=stdin is not None)
     except OSError as exc:
         return ProcessOutcome(
-            returncode=None,
-            stdout=b"",
-            stderr=str(exc).encode(),
-            truncated=False,
-            timed_out=False,
-            spawn_error=str(exc),
-            started_at=started,
+            returncode=None, stdout=b"", stderr=str(exc).encode(), truncated=False,
+            timed_out=False, spawn_error=str(exc), started_at=started,
             finished_at=datetime.now(UTC),
-        )
-    tasks = [
-        asyncio.create_task(_pump(proc.stdout, out)),
-        asyncio.create_task(_pump(proc.stderr, err)),
-        asyncio.create_task(proc.wait()),
-    ]
-    if stdin is not None:
-        tasks.append(asyncio.create_task(_feed_stdin(proc, stdin)))
+        )  # fmt: skip
+    watch = ChildWatch(asyncio.get_running_loop(), proc)
     timed_out = False
     try:
-        _done, pending = await asyncio.wait(tasks, timeout=timeout)
+        watch.read(proc.stdout, out)
+        watch.read(proc.stderr, err)
+        if stdin is not None:
+            watch.write(proc.stdin, stdin)
+        watch.exit()
+        exited = watch.waits[-1]
+        _done, pending = await asyncio.wait(watch.waits, timeout=timeout)
         if pending:
             timed_out = True
-            await _kill_group(proc)
-            _done, pending = await asyncio.wait(pending, timeout=_DRAIN_AFTER_KILL)
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-    except asyncio.CancelledError:
-        await _kill_group(proc)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+            await _kill_group(proc, exited)
+            await asyncio.wait(pending, timeout=_DRAIN_AFTER_KILL)
+    except BaseException:
+        _kill_now(proc)
         raise
+    finally:
+        watch.close()
+    if proc.returncode is None:
+        _kill_now(proc)
     return ProcessOutcome(
         returncode=proc.returncode,
         stdout=bytes(out.tail),

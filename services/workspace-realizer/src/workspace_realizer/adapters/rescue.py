@@ -20,9 +20,17 @@ from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.ports import HostOperationError, RescueRef, StepSink
 from workspace_realizer.adapters.probes import rev_parse
 
-__all__ = ["IDENTITY_ENV", "RESCUE_TRAILER", "rescued_head", "write_rescue_ref"]
+__all__ = [
+    "IDENTITY_ENV",
+    "RESCUE_ADD_TIMEOUT",
+    "RESCUE_TRAILER",
+    "rescued_head",
+    "write_rescue_ref",
+]
 
 RESCUE_TRAILER = "Clipyard-Rescue-Of"
+RESCUE_ADD_TIMEOUT = 600.0
+"""Seconds for hashing every changed and untracked file of a large tree."""
 IDENTITY_ENV = {
     "GIT_AUTHOR_NAME": "Clipyard",
     "GIT_AUTHOR_EMAIL": "clipyard@localhost",
@@ -86,7 +94,7 @@ async def write_rescue_ref(
             await git.run(["read-tree", head], cwd=path, env=env, check=True)
         await git.run(
             ["add", "--all"], cwd=path, env=env, phase="workspace_rescue", sink=sink, check=True,
-            metadata=meta,
+            metadata=meta, timeout=RESCUE_ADD_TIMEOUT,
         )  # fmt: skip
         tree = (await git.run(["write-tree"], cwd=path, env=env, check=True)).out
     head_tree = (
