@@ -66,6 +66,12 @@ async def register_workspaces(e: Endpoints) -> None:
 
     async def long(principal: Principal, kind: str, subject: str, ctx: RequestContext,
                    work: Callable[[str], Awaitable[Any]]) -> Any:  # fmt: skip
+        # Refuse what the principal may not see before any operation is recorded: a request
+        # for another company's issue or workspace writes nothing (404).
+        if kind == "realize":
+            await e.read(principal, lambda a: app.issue_of(a, subject))
+        else:
+            await e.read(principal, lambda a: app.workspace_of(a, subject))
         with acting(cause_of(principal, kind)):
             return await e.runtime.operations.run(
                 kind, work, ctx=ctx, company_id=principal.company_id, subject_id=subject
