@@ -3,7 +3,8 @@
 The server is started exactly as ``clipyard up`` starts it (``clipyard_cli.stack``: the venv's
 binary, the passwords ``clipyard up`` generates, handed over in the environment), and each check
 compares what the server lets through with the owner table of ARCHITECTURE §2 in
-``contracts.subjects``.
+``contracts.subjects``: private reply inboxes (``_INBOX_<user>``), a JetStream allow-list per user
+(``WS_EVENTS`` only, each service's own inbox consumers), and every legitimate flow still working.
 """
 
 from __future__ import annotations
@@ -13,16 +14,23 @@ import io
 import socket
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import nats
 import nats.errors
+import nats.js.errors
 import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from nats.js.api import StreamConfig
+from nats.js.client import JetStreamContext
 
+from api_gateway.bus import NatsBus
+from clipyard_cli.bus import BusLogin, connect_cli, ping_service
 from clipyard_cli.events import run_tail
 from clipyard_cli.home import NATS_USERS, ensure_passwords
 from clipyard_cli.stack import (
@@ -33,13 +41,31 @@ from clipyard_cli.stack import (
     start_nats_server,
     stop_process,
 )
-from contracts.subjects import AGGREGATE_OWNERS, SERVICES, SHARED_AGGREGATES, ServiceToken
+from contracts.base import Struct
+from contracts.subjects import (
+    AGGREGATE_OWNERS,
+    EVENT_STREAM,
+    SERVICE_NAMES,
+    SERVICES,
+    SHARED_AGGREGATES,
+    ServiceToken,
+    event_filters_of,
+)
+from eventstore.streamcheck import last_published
+from natsbus import BusClient, BusService, OrderedConsumer, RequestContext
+from natsbus.connection import connect as natsbus_connect
+from natsbus.connection import inbox_prefix_for
+from natsbus.jetstream import ensure_event_stream, publish
+from servicekit import ServiceSettings, SettingsError
+from testkit.readiness import PingCheck
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 SETTLE = 0.3
 """Seconds to wait for messages that must not arrive (loopback delivers in well under 1 ms)."""
+DENIED = 0.5
+"""Seconds a refused JetStream call waits for the answer that never comes."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +117,9 @@ class Connection:
         self.errors: list[str] = []
         self.nc = Client()
 
-    async def open(self, server: SecuredNats, user: str) -> Connection:
+    async def open(
+        self, server: SecuredNats, user: str, *, inbox_prefix: str | None = None
+    ) -> Connection:
         async def on_error(error: Exception) -> None:
             self.errors.append(str(error))
 
@@ -99,6 +127,7 @@ class Connection:
             server.url,
             user=user,
             password=server.passwords[user],
+            inbox_prefix=inbox_prefix or inbox_prefix_for(user),
             error_cb=on_error,
             allow_reconnect=False,
             connect_timeout=2,
@@ -107,24 +136,60 @@ class Connection:
 
     def violations(self) -> list[str]:
         # nats-py reports them lower-cased: 'nats: permissions violation for publish to "x"'.
-        return [e for e in self.errors if "permissions violation" in e.lower()]
+        return [e.lower() for e in self.errors if "permissions violation" in e.lower()]
+
+    def violated(self, action: str, subject: str) -> bool:
+        """Whether the server refused ``action`` ("publish"/"subscription") on ``subject``."""
+        return any(f'for {action} to "{subject.lower()}"' in v for v in self.violations())
+
+    def js(self) -> JetStreamContext:
+        """A JetStream context whose refused calls give up quickly."""
+        return self.nc.jetstream(timeout=DENIED)
 
 
-OpenAs = Callable[[str], Awaitable[Connection]]
+OpenAs = Callable[..., Awaitable[Connection]]
 
 
 @pytest.fixture
 async def connect(secured_nats: SecuredNats) -> AsyncIterator[OpenAs]:
     opened: list[Connection] = []
 
-    async def open_as(user: str) -> Connection:
-        connection = await Connection().open(secured_nats, user)
+    async def open_as(user: str, *, inbox_prefix: str | None = None) -> Connection:
+        connection = await Connection().open(secured_nats, user, inbox_prefix=inbox_prefix)
         opened.append(connection)
         return connection
 
     yield open_as
     for connection in opened:
         await connection.nc.close()
+
+
+@pytest.fixture
+async def events(connect: OpenAs) -> JetStreamContext:
+    """``WS_EVENTS`` as a service provisions it; the gateway's JetStream context."""
+    gateway = await connect("gateway")
+    js = gateway.nc.jetstream()
+    await ensure_event_stream(js)
+    return js
+
+
+def _login(server: SecuredNats, user: str) -> dict[str, str]:
+    return {
+        "CLIPYARD_NATS_URL": server.url,
+        "CLIPYARD_NATS_USER": user,
+        "CLIPYARD_NATS_PASSWORD": server.passwords[user],
+    }
+
+
+async def _company_event(js: JetStreamContext, reason: str) -> int:
+    """Publish a company event as the gateway's relay does; its stream sequence."""
+    body = (
+        b'{"type":"company.created.v1","aggregateId":"co-1","companyId":"co-1",'
+        b'"actor":{"type":"admin","id":"op"},"reason":"' + reason.encode() + b'"}'
+    )
+    ack = await publish(js, "ws.evt.company.created", body, msg_id=f"probe:{uuid.uuid4()}")
+    assert ack.stream == EVENT_STREAM
+    return int(ack.seq)
 
 
 def test_the_config_is_valid_only_with_every_password(
@@ -183,31 +248,31 @@ def _event_subjects(publisher: ServiceToken) -> dict[str, bool]:
 
 @pytest.mark.parametrize("service", SERVICES)
 async def test_a_service_publishes_only_its_own_events(
-    connect: OpenAs, service: ServiceToken
+    connect: OpenAs, events: JetStreamContext, service: ServiceToken
 ) -> None:
-    observer = await connect("cli")
-    received: list[str] = []
-
-    async def seen(msg: Msg) -> None:
-        received.append(msg.subject)
-
-    await observer.nc.subscribe("ws.evt.>", cb=seen)
-    await observer.nc.flush()
     publisher = await connect(service)
     expected = _event_subjects(service)
+    marker = uuid.uuid4().hex.encode()
     for subject in expected:
-        await publisher.nc.publish(subject, b"{}")
+        await publisher.nc.publish(subject, marker)
     await publisher.nc.flush()
     await asyncio.sleep(SETTLE)
 
+    stored = []
+    for subject in expected:  # what reached the stream, read back as a service reads it
+        try:
+            last = await events.get_last_msg(EVENT_STREAM, subject)
+        except nats.js.errors.NotFoundError:
+            continue
+        if last.data == marker:
+            stored.append(subject)
     allowed = sorted(s for s, ok in expected.items() if ok)
     denied = sorted(s for s, ok in expected.items() if not ok)
-    assert sorted(received) == allowed
+    assert sorted(stored) == allowed
     assert len(allowed) >= 3  # its own aggregates plus operation and inbox
-    violations = publisher.violations()
-    assert len(violations) == len(denied)
+    assert len(publisher.violations()) == len(denied)
     for subject in denied:
-        assert any(f'"{subject}"' in v for v in violations), subject
+        assert publisher.violated("publish", subject), subject
     assert publisher.nc.is_connected  # a refused publish does not cost the connection
 
 
@@ -218,6 +283,7 @@ async def test_a_service_serves_only_its_own_queries(
     own = await connect(service)
     await own.nc.subscribe(f"ws.qry.{service}.audit", queue="q")
     await own.nc.subscribe("$SRV.PING")
+    await own.nc.subscribe(f"$SRV.PING.{SERVICE_NAMES[service]}")
     mine = [agg for agg, owner in AGGREGATE_OWNERS.items() if owner == service]
     await own.nc.subscribe(f"ws.cmd.{mine[0]}.probe", queue="q")
     await own.nc.flush()
@@ -228,9 +294,369 @@ async def test_a_service_serves_only_its_own_queries(
     theirs = next(agg for agg, owner in AGGREGATE_OWNERS.items() if owner == other)
     await own.nc.subscribe(f"ws.qry.{other}.audit", queue="q")
     await own.nc.subscribe(f"ws.cmd.{theirs}.probe", queue="q")
+    await own.nc.subscribe(f"$SRV.PING.{SERVICE_NAMES[other]}")  # answering pings for another
+    await own.nc.subscribe("ws.evt.>")  # events come through JetStream consumers only
     await own.nc.flush()
     await asyncio.sleep(SETTLE)
-    assert len(own.violations()) == 2, own.errors
+    assert len(own.violations()) == 4, own.errors
+
+
+@pytest.mark.parametrize("user", NATS_USERS)
+async def test_every_user_reads_only_its_own_reply_inbox(connect: OpenAs, user: str) -> None:
+    conn = await connect(user)
+    await conn.nc.subscribe(f"{inbox_prefix_for(user)}.>")
+    await conn.nc.flush()
+    await asyncio.sleep(SETTLE)
+    assert conn.violations() == []
+
+    foreign = ["_INBOX.>", ">", *(f"{inbox_prefix_for(u)}.>" for u in NATS_USERS if u != user)]
+    for subject in foreign:
+        await conn.nc.subscribe(subject)
+    await conn.nc.flush()
+    await asyncio.sleep(SETTLE)
+    for subject in foreign:
+        assert conn.violated("subscription", subject), (subject, conn.errors)
+
+
+async def test_replies_reach_their_requester_only(connect: OpenAs) -> None:
+    realizer = await connect("realizer")
+
+    async def answer(msg: Msg) -> None:
+        await msg.respond(b'{"kind":"ok","result":"audited"}')
+
+    await realizer.nc.subscribe("ws.qry.realizer.audit", queue="q", cb=answer)
+    cli = await connect("cli")
+    snooped: list[str] = []
+
+    async def snoop(msg: Msg) -> None:
+        snooped.append(msg.subject)
+
+    for subject in ("_INBOX.>", "_INBOX_gateway.>"):
+        await cli.nc.subscribe(subject, cb=snoop)
+    await realizer.nc.flush()
+    await cli.nc.flush()
+
+    gateway = await connect("gateway")
+    reply = await gateway.nc.request("ws.qry.realizer.audit", b"{}", timeout=2)
+    assert reply.data == b'{"kind":"ok","result":"audited"}'
+    assert reply.subject.startswith("_INBOX_gateway.")
+    # The CLI neither reads the gateway's reply nor can it answer the gateway's requests.
+    await cli.nc.publish(reply.subject, b'{"kind":"ok","result":"forged"}')
+    await cli.nc.flush()
+    await asyncio.sleep(SETTLE)
+    assert snooped == []
+    assert cli.violated("subscription", "_INBOX.>")
+    assert cli.violated("subscription", "_INBOX_gateway.>")
+    assert cli.violated("publish", reply.subject)
+    assert realizer.violations() == []
+
+    # A client that keeps the shared default prefix gets no reply at all.
+    shared = await connect("cli", inbox_prefix="_INBOX")
+    with pytest.raises(nats.errors.TimeoutError):
+        await shared.nc.request("ws.qry.realizer.audit", b"{}", timeout=DENIED)
+    assert any('subscription to "_inbox.' in v for v in shared.violations()), shared.errors
+
+
+async def test_a_requester_cannot_aim_a_services_reply_elsewhere(
+    connect: OpenAs, events: JetStreamContext
+) -> None:
+    realizer = await connect("realizer")
+
+    async def answer_empty(msg: Msg) -> None:
+        await msg.respond(b"")  # the worst reply: an empty body is a valid JetStream API call
+
+    await realizer.nc.subscribe("ws.qry.realizer.audit", queue="q", cb=answer_empty)
+    await realizer.nc.flush()
+    before = (await events.stream_info(EVENT_STREAM)).state.messages
+    cli = await connect("cli")
+    aimed = [
+        "$JS.API.STREAM.DELETE.WS_EVENTS",
+        "$JS.API.CONSUMER.DELETE.WS_EVENTS.inbox-supervisor-realizer",
+        "ws.evt.company.created",
+    ]
+    for reply_to in aimed:
+        await cli.nc.publish("ws.qry.realizer.audit", b"{}", reply=reply_to)
+    await cli.nc.flush()
+    await asyncio.sleep(SETTLE)
+    for reply_to in aimed:
+        assert realizer.violated("publish", reply_to), (reply_to, realizer.errors)
+    assert (await events.stream_info(EVENT_STREAM)).state.messages == before
+
+
+class Probe(Struct, frozen=True, kw_only=True):
+    remote: str
+
+
+async def test_services_and_the_cli_request_over_their_private_inboxes(
+    secured_nats: SecuredNats,
+) -> None:
+    def settings(user: ServiceToken) -> ServiceSettings:
+        return ServiceSettings.from_env(SERVICE_NAMES[user], _login(secured_nats, user))
+
+    assert settings("realizer").nats.inbox_prefix == "_INBOX_realizer"
+    assert ServiceSettings.from_env("git-credentials", {}).nats.inbox_prefix == "_INBOX"
+
+    async def resolve(request: Probe, ctx: RequestContext) -> dict[str, str]:
+        return {"remote": request.remote, "token": "resolved"}
+
+    opened: list[Client] = []
+    try:
+        credentials = settings("credentials").nats
+        server_nc = await natsbus_connect(
+            credentials.url,
+            name="git-credentials",
+            user=credentials.user,
+            password=credentials.password,
+            inbox_prefix=credentials.inbox_prefix,
+        )
+        opened.append(server_nc)
+        service = await BusService.start(server_nc, name="git-credentials", version="0.1.0")
+        await service.add_endpoint("probe", "ws.qry.credential.probe", resolve, Probe)
+
+        # A service (natsbus.connect derives the prefix from the user).
+        realizer_nc = await natsbus_connect(
+            secured_nats.url,
+            name="workspace-realizer",
+            user="realizer",
+            password=secured_nats.passwords["realizer"],
+        )
+        opened.append(realizer_nc)
+        assert realizer_nc.new_inbox().startswith("_INBOX_realizer.")
+        result = await BusClient(realizer_nc).call(
+            "ws.qry.credential.probe", Probe(remote="origin"), dict[str, str], timeout=2
+        )
+        assert result == {"remote": "origin", "token": "resolved"}
+
+        # The CLI pings it (micro's $SRV answers reach the CLI's inbox).
+        cli_nc = await connect_cli(
+            BusLogin(url=secured_nats.url, user="cli", password=secured_nats.passwords["cli"])
+        )
+        opened.append(cli_nc)
+        assert cli_nc.new_inbox().startswith("_INBOX_cli.")
+        ping = await ping_service(cli_nc, "git-credentials")
+        assert ping is not None
+        assert ping.name == "git-credentials"
+
+        # The test kit's readiness ping, as the service's own user.
+        check = PingCheck(
+            url=secured_nats.url,
+            user="credentials",
+            password=secured_nats.passwords["credentials"],
+            subject="$SRV.PING.git-credentials",
+        )
+        try:
+            assert await check()
+        finally:
+            await check.aclose()
+        await service.stop()
+    finally:
+        for nc in opened:
+            await nc.close()
+
+
+async def test_a_name_that_cannot_be_an_inbox_is_refused_before_connecting(
+    secured_nats: SecuredNats,
+) -> None:
+    assert inbox_prefix_for(None) == "_INBOX"
+    with pytest.raises(ValueError, match="cannot name a reply inbox"):
+        inbox_prefix_for("cli.>")
+    with pytest.raises(SettingsError, match="CLIPYARD_NATS_USER"):
+        ServiceSettings.from_env("api-gateway", {"CLIPYARD_NATS_USER": "gate way"})
+    with pytest.raises(ValueError, match="not a subject without wildcards"):
+        await natsbus_connect(secured_nats.url, name="x", inbox_prefix="_INBOX_*")
+
+
+async def _refused(call: Awaitable[Any]) -> None:
+    with pytest.raises(nats.errors.TimeoutError):
+        await call
+
+
+async def test_only_services_provision_the_event_stream_and_nobody_destroys_it(
+    connect: OpenAs, events: JetStreamContext
+) -> None:
+    seq = await _company_event(events, "kept")
+    for service in SERVICES:  # each provisions WS_EVENTS idempotently at start
+        info = await ensure_event_stream((await connect(service)).nc.jetstream())
+        assert info.config.deny_delete
+        assert info.config.deny_purge
+
+    sniff = StreamConfig(name="SNIFF", subjects=["ws.cmd.>", "ws.qry.>"])
+    cli = await connect("cli")
+    realizer = await connect("realizer")
+    for conn in (cli, realizer):
+        await _refused(conn.js().add_stream(sniff))
+        assert conn.violated("publish", "$JS.API.STREAM.CREATE.SNIFF"), conn.errors
+        await _refused(conn.js().purge_stream(EVENT_STREAM))
+        assert conn.violated("publish", "$JS.API.STREAM.PURGE.WS_EVENTS"), conn.errors
+        await _refused(conn.js().delete_msg(EVENT_STREAM, seq))
+        assert conn.violated("publish", "$JS.API.STREAM.MSG.DELETE.WS_EVENTS"), conn.errors
+        await _refused(conn.js().delete_stream(EVENT_STREAM))
+        assert conn.violated("publish", "$JS.API.STREAM.DELETE.WS_EVENTS"), conn.errors
+
+    # The CLI cannot shorten the stream's retention (max_age=0.5 s wiped it).
+    wiping = (await events.stream_info(EVENT_STREAM)).config
+    wiping.max_age = 0.5
+    await _refused(cli.js().update_stream(wiping))
+    assert cli.violated("publish", "$JS.API.STREAM.UPDATE.WS_EVENTS"), cli.errors
+
+    assert (await events.account_info()).streams == 1  # WS_EVENTS, no SNIFF
+    info = await events.stream_info(EVENT_STREAM)
+    assert round(info.config.max_age or 0) == 30 * 24 * 3600
+    assert (await events.get_msg(EVENT_STREAM, seq)).seq == seq
+
+
+async def test_a_durable_inbox_consumer_is_its_services_alone(
+    connect: OpenAs, events: JetStreamContext
+) -> None:
+    durable = "inbox-realizer-gateway"
+    realizer = await connect("realizer")
+    handled: asyncio.Queue[int] = asyncio.Queue()
+
+    async def handle(msg: Msg) -> None:
+        await handled.put(msg.metadata.sequence.stream)
+
+    async def poison(msg: Msg, error: Exception) -> None:
+        raise AssertionError(f"no poison expected: {error}")
+
+    def inbox() -> OrderedConsumer:
+        return OrderedConsumer(
+            realizer.nc.jetstream(),
+            durable=durable,
+            filter_subjects=event_filters_of("gateway"),
+            handler=handle,
+            on_poison=poison,
+        )
+
+    # The realizer's inbox reads the gateway's events, in order, and its acks are confirmed.
+    consumer = inbox()
+    info = await consumer.start()
+    first = await _company_event(events, "first")
+    try:
+        while (got := await asyncio.wait_for(handled.get(), 5)) < first:
+            pass  # events of earlier tests come first (deliver all)
+        assert got == first
+    finally:
+        await consumer.stop()
+    assert info.name == durable
+
+    # While it is stopped, nobody else may take, ack, change or delete its events or itself.
+    waiting = await _company_event(events, "waiting")
+    cli = await connect("cli")
+    supervisor = await connect("supervisor")
+    ack = f"$JS.ACK.WS_EVENTS.{durable}.1.{waiting}.{waiting}.1.0"
+    for thief in (cli, supervisor):
+        pull = await thief.js().pull_subscribe_bind(durable=durable, stream=EVENT_STREAM)
+        with pytest.raises(nats.errors.TimeoutError):
+            await pull.fetch(1, timeout=DENIED)
+        assert thief.violated("publish", f"$JS.API.CONSUMER.MSG.NEXT.WS_EVENTS.{durable}")
+        await thief.nc.publish(ack, b"+ACK")
+        await thief.nc.flush()
+        await asyncio.sleep(SETTLE)
+        assert thief.violated("publish", ack), thief.errors
+        await _refused(thief.js().delete_consumer(EVENT_STREAM, durable))
+        assert thief.violated("publish", f"$JS.API.CONSUMER.DELETE.WS_EVENTS.{durable}")
+    await _refused(supervisor.js().add_consumer(EVENT_STREAM, inbox().config()))
+    assert supervisor.violated("publish", f"$JS.API.CONSUMER.CREATE.WS_EVENTS.{durable}")
+    # Its own consumers are the realizer's to delete neither (only the server's inactivity is).
+    await _refused(realizer.js().delete_consumer(EVENT_STREAM, durable))
+
+    # The realizer's inbox finds the event still waiting for it.
+    consumer = inbox()
+    await consumer.start()
+    try:
+        assert await asyncio.wait_for(handled.get(), 5) == waiting
+    finally:
+        await consumer.stop()
+    state = await realizer.nc.jetstream().consumer_info(EVENT_STREAM, durable)
+    assert state.ack_floor is not None
+    assert state.ack_floor.stream_seq == waiting
+
+
+@pytest.mark.parametrize("service", SERVICES)
+async def test_each_service_runs_only_its_own_inbox_consumers(
+    connect: OpenAs, events: JetStreamContext, service: ServiceToken
+) -> None:
+    conn = await connect(service)
+
+    async def nothing(msg: Msg) -> None:
+        pass
+
+    async def poison(msg: Msg, error: Exception) -> None:
+        pass
+
+    for upstream in SERVICES:
+        if upstream == service:
+            continue
+        consumer = OrderedConsumer(
+            conn.nc.jetstream(),
+            durable=f"inbox-{service}-{upstream}",
+            filter_subjects=event_filters_of(upstream),
+            handler=nothing,
+            on_poison=poison,
+        )
+        info = await consumer.start()
+        await consumer.stop()
+        assert info.name == f"inbox-{service}-{upstream}"
+    assert conn.violations() == []
+    # Another service's name is refused, in every form of consumer creation.
+    other = next(s for s in SERVICES if s != service)
+    stolen = f"inbox-{other}-{service}"
+    js = conn.js()
+    await _refused(js.add_consumer(EVENT_STREAM, durable_name=stolen))
+    await _refused(js.add_consumer(EVENT_STREAM, durable_name=stolen, name=stolen))
+    assert conn.violated("publish", f"$JS.API.CONSUMER.DURABLE.CREATE.WS_EVENTS.{stolen}")
+    assert conn.violated("publish", f"$JS.API.CONSUMER.CREATE.WS_EVENTS.{stolen}")
+
+
+async def test_the_relay_start_check_reads_the_stream(
+    connect: OpenAs, events: JetStreamContext
+) -> None:
+    gateway = await connect("gateway")
+    notification = 10**9 + uuid.uuid4().int % 10**6
+    ack = await publish(
+        gateway.nc.jetstream(),
+        "ws.evt.company.created",
+        b"{}",
+        msg_id=f"gateway:{notification}",
+        headers={"Clipyard-Notification-Id": str(notification), "Clipyard-Origin": "co-1:1"},
+    )
+    found = await last_published(gateway.nc.jetstream(), "gateway")
+    assert found is not None
+    assert (found.notification_id, found.stream_sequence) == (notification, ack.seq)
+    assert gateway.violations() == []
+
+
+async def test_the_gateways_sse_and_the_cli_tail_read_the_stream(
+    connect: OpenAs, events: JetStreamContext, secured_nats: SecuredNats
+) -> None:
+    seq = await _company_event(events, "probe")
+
+    # The gateway's SSE feed: its own ephemeral ordered consumer (api_gateway.bus.NatsBus).
+    gateway = await connect("gateway")
+    bus = NatsBus(gateway.nc, gateway.nc.jetstream(), BusClient(gateway.nc))
+    feed = bus.events(after_sequence=seq - 1)
+    assert isinstance(feed, AsyncGenerator)
+    try:
+        streamed = await asyncio.wait_for(anext(feed), 5)
+    finally:
+        await feed.aclose()
+    assert (streamed.sequence, streamed.subject) == (seq, "ws.evt.company.created")
+    assert gateway.violations() == []
+
+    # `clipyard events tail` as user cli.
+    out = io.StringIO()
+    code = await run_tail(
+        _login(secured_nats, "cli"),
+        out,
+        type_tag="company.created.v1",
+        from_start=True,
+        follow=False,
+    )
+    assert code == 0
+    line = next(x for x in out.getvalue().splitlines() if x.split()[0] == str(seq))
+    assert line.split()[1:3] == ["company.created.v1", "co-1"]
+    assert "actor=admin:op" in line
+    assert "reason=probe" in line
 
 
 async def test_the_cli_requests_audit_but_publishes_no_event(connect: OpenAs) -> None:
@@ -253,39 +679,27 @@ async def test_the_cli_requests_audit_but_publishes_no_event(connect: OpenAs) ->
     assert len(cli.violations()) == 2, cli.errors
 
 
-async def test_jetstream_holds_a_services_event_and_the_cli_tails_it(
-    connect: OpenAs, secured_nats: SecuredNats
+async def test_the_event_stream_refuses_purges_and_message_deletes_to_anyone(
+    nats_server: Any,
 ) -> None:
-    gateway = await connect("gateway")
-    js = gateway.nc.jetstream()
-    await js.add_stream(name="WS_EVENTS", subjects=["ws.evt.>"])
-    realizer = await connect("realizer")
-    body = (
-        b'{"type":"workspace.realized.v1","aggregateId":"w-1","companyId":"c-1",'
-        b'"actor":{"type":"agent","id":"a-1"},"reason":"probe"}'
-    )
-    ack = await realizer.nc.jetstream().publish("ws.evt.workspace.realized", body)
-    assert ack.stream == "WS_EVENTS"
-
-    cli = await connect("cli")
-    with pytest.raises(nats.errors.TimeoutError):
-        await cli.nc.jetstream(timeout=1.0).purge_stream("WS_EVENTS")
-    assert any("$js.api.stream.purge.ws_events" in v for v in cli.violations()), cli.errors
-    assert (await js.stream_info("WS_EVENTS")).state.messages == 1
-
-    out = io.StringIO()
-    env = {
-        "CLIPYARD_NATS_URL": secured_nats.url,
-        "CLIPYARD_NATS_USER": "cli",
-        "CLIPYARD_NATS_PASSWORD": secured_nats.passwords["cli"],
-    }
-    code = await run_tail(env, out, type_tag="workspace.realized.v1", from_start=True, follow=False)
-    assert code == 0
-    line = out.getvalue().strip()
-    assert line.split()[:3] == ["1", "workspace.realized.v1", "w-1"]
-    assert "company=c-1" in line
-    assert "actor=agent:a-1" in line
-    assert "reason=probe" in line
+    # An unrestricted client (the test kit's server has no users): the stream's own flags hold.
+    nc = await nats.connect(nats_server.url)
+    try:
+        js = nc.jetstream()
+        await js.add_stream(name=EVENT_STREAM, subjects=["ws.evt.>"])  # made before the flags
+        ack = await js.publish("ws.evt.company.created", b"{}")
+        info = await ensure_event_stream(js)
+        assert info.config.deny_delete
+        assert info.config.deny_purge
+        with pytest.raises(nats.js.errors.APIError, match="purge not permitted"):
+            await js.purge_stream(EVENT_STREAM)
+        with pytest.raises(nats.js.errors.APIError, match="delete not permitted"):
+            await js.delete_msg(EVENT_STREAM, ack.seq)
+        assert (await js.stream_info(EVENT_STREAM)).state.messages == 1
+        # Deleting the whole stream is another API (no user of nats.conf has it; tests reset).
+        assert await js.delete_stream(EVENT_STREAM)
+    finally:
+        await nc.close()
 
 
 def test_every_user_of_the_config_is_one_the_cli_generates() -> None:

@@ -1,5 +1,6 @@
 """A service's inbox through the lifecycle: a poison upstream message is terminated and published
-as ``inbox.message_rejected.v1``, and later good messages still flow."""
+as ``inbox.message_rejected.v1``, an event of a type this build does not know is skipped (not
+poison), and later good messages still flow."""
 
 from __future__ import annotations
 
@@ -92,4 +93,29 @@ async def test_poison_message_is_rejected_published_and_the_inbox_goes_on(
             await asyncio.sleep(0.05)
         assert holder["app"].handled == ["OperationFinished"]
         assert holder["app"].position("controller") == 2
+        # After a rolling upgrade the controller publishes a type this build does not know: not
+        # poison (nothing rejected), its position is recorded and the next event is handled.
+        newer = {
+            **msgspec.to_builtins(finished),
+            "type": "operation.paused.v1",
+            "pausedFor": "maintenance",
+        }
+        await js.publish(
+            "ws.evt.operation.paused.controller",
+            msgspec.json.encode(newer),
+            headers={"Nats-Msg-Id": "controller:3"},
+        )
+        await js.publish(
+            "ws.evt.operation.finished.controller",
+            msgspec.json.encode(finished),
+            headers={"Nats-Msg-Id": "controller:4"},
+        )
+        for _ in range(100):
+            if len(holder["app"].handled) == 2:
+                break
+            await asyncio.sleep(0.05)
+        assert holder["app"].handled == ["OperationFinished", "OperationFinished"]
+        assert holder["app"].position("controller") == 4
+        await asyncio.sleep(0.2)  # room for a rejection that must not come
+        assert rejected.empty()
     await nc.drain()

@@ -97,9 +97,11 @@ def test_the_admin_key_file_is_created_once_with_mode_0600(tmp_path: Path) -> No
     path = admin_key_path(home)
     assert mode(path) == 0o600
     assert path.read_text().strip() == key
-    assert key.startswith("cyadm")
+    assert key.startswith("cy_admin_")
     assert len(key) > 40
     assert ensure_admin_key(home, {}) == key
+    # The home the key file made is private.
+    assert mode(home) == 0o700
 
 
 def test_an_empty_admin_key_file_is_replaced(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,6 +28,7 @@ from eventstore import (
     OutboxRelay,
     StoreExecutor,
     StoreSettings,
+    UnpublishableEventError,
     acting,
     audit_trail,
     build_application,
@@ -249,6 +251,153 @@ class InboxBehaviour:
         # Terminated: the server delivered each message once.
         info = await js.consumer_info(EVENT_STREAM, inbox.durable)
         assert (info.delivered.stream_seq, info.num_redelivered) == (3, 0)
+
+    async def test_an_unknown_event_type_is_skipped_with_its_position(
+        self,
+        mirror: MirrorApp,
+        js: JetStreamContext,
+        executor: StoreExecutor,
+        caplog: pytest.LogCaptureFixture,
+    ) -> None:
+        # After a rolling upgrade the upstream publishes a type this build does not know yet.
+        newer = {**envelope_of("c1"), "type": "company.archived.v1", "archivedBy": "x"}
+        await js.publish(
+            "ws.evt.company.archived", encode(newer), headers={"Nats-Msg-Id": "gateway:1"}
+        )
+        await js.publish(
+            "ws.evt.company.created",
+            encode(company_created("c2", "Gamma", "GAM")),
+            headers={"Nats-Msg-Id": "gateway:2"},
+        )
+        inbox = self.inbox(mirror, js, executor)
+        caplog.set_level(logging.INFO, logger="eventstore.inbox")
+        await inbox.start()
+        try:
+            await self.caught_up(mirror, executor, 2)
+        finally:
+            await inbox.stop()
+        # Not poison: nothing rejected, nothing terminated; counted and logged at INFO.
+        assert mirror.copies == {"c2": {"prefix": "GAM", "ticks": 0}}
+        assert audit_trail(mirror, rejections_id("gateway")).total == 0
+        assert inbox.unknown_skipped == {"company.archived.v1": 1}
+        (skipped,) = [r for r in caplog.records if "company.archived.v1" in r.getMessage()]
+        assert skipped.levelno == logging.INFO
+        info = await js.consumer_info(EVENT_STREAM, inbox.durable)
+        assert (info.ack_floor.stream_seq, info.num_redelivered) == (2, 0)
+
+    async def test_malformed_messages_are_poison(
+        self, mirror: MirrorApp, js: JetStreamContext, executor: StoreExecutor
+    ) -> None:
+        bad_id = "gateway:\u00b2"  # "²": a digit to str.isdigit, not to int()
+        no_envelope = b'{"type": "company.archived.v1"}'
+        known_but_broken = {**envelope_of("c3"), "type": "company.created.v1"}  # no name
+        for headers, body in [
+            ({"Nats-Msg-Id": bad_id}, encode(company_created("c1", "A", "AAA"))),
+            ({"Nats-Msg-Id": "gateway:2"}, no_envelope),
+            ({"Nats-Msg-Id": "gateway:3"}, encode(known_but_broken)),
+            ({"Nats-Msg-Id": "gateway:4"}, encode(company_created("c4", "D", "DDD"))),
+        ]:
+            await js.publish("ws.evt.company.created", body, headers=headers)
+        inbox = self.inbox(mirror, js, executor)
+        await inbox.start()
+        try:
+            await self.caught_up(mirror, executor, 4)
+        finally:
+            await inbox.stop()
+        assert mirror.copies == {"c4": {"prefix": "DDD", "ticks": 0}}
+        assert not inbox.unknown_skipped
+        trail = audit_trail(mirror, rejections_id("gateway"))
+        rejected = [e.data for e in trail.events if e.type == "MessageRejected"]
+        assert [(r["msg_id"], r["notification_id"]) for r in rejected] == [
+            (bad_id, None),
+            ("gateway:2", 2),
+            ("gateway:3", 3),
+        ]
+        assert "Nats-Msg-Id" in rejected[0]["error"]
+        assert rejected[1]["error"].startswith("undecodable event:")
+        assert rejected[2]["error"].startswith("undecodable event company.created.v1:")
+        info = await js.consumer_info(EVENT_STREAM, inbox.durable)
+        assert (info.delivered.stream_seq, info.num_redelivered) == (4, 0)
+
+    async def test_a_reaction_that_could_never_be_published_is_rejected_not_retried(
+        self, mirror: MirrorApp, js: JetStreamContext, executor: StoreExecutor
+    ) -> None:
+        attempts: list[int] = []
+
+        def refuse_huge(domain_event: Any) -> None:
+            if isinstance(domain_event, CompanyCopy.Copied) and len(domain_event.name) > 1000:
+                attempts.append(1)
+                raise UnpublishableEventError("CompanyCopy.Copied is over the bus limit")
+
+        mirror.publication_check = refuse_huge
+        for n, name in [(1, "x" * 5000), (2, "Beta")]:
+            await js.publish(
+                "ws.evt.company.created",
+                encode(company_created(f"c{n}", name, f"P{n}")),
+                headers={"Nats-Msg-Id": f"gateway:{n}"},
+            )
+        inbox = self.inbox(mirror, js, executor)
+        await inbox.start()
+        try:
+            await self.caught_up(mirror, executor, 2)
+        finally:
+            await inbox.stop()
+        # Rejected once (with its position), not retried forever; the next event is applied.
+        assert attempts == [1]
+        assert mirror.copies == {"c2": {"prefix": "P2", "ticks": 0}}
+        trail = audit_trail(mirror, rejections_id("gateway"))
+        (rejected,) = [e.data for e in trail.events if e.type == "MessageRejected"]
+        assert rejected["notification_id"] == 1
+        assert "can never be published" in rejected["error"]
+
+    async def test_the_inbox_and_the_relay_recover_when_the_stream_is_deleted(
+        self,
+        gateway: tuple[GatewayApp, OutboxRelay],
+        mirror: MirrorApp,
+        js: JetStreamContext,
+        executor: StoreExecutor,
+    ) -> None:
+        app, relay = gateway
+        acme = app.create_company("Acme", "ACME")  # 1
+        assert await relay.flush(10)
+        inbox = self.inbox(mirror, js, executor)
+        await inbox.start()
+        try:
+            await self.caught_up(mirror, executor, 1)
+            # The stream (and the inbox's durable consumer with it) is deleted under both.
+            await js.delete_stream(EVENT_STREAM)
+            app.tick(acme, 2)  # 2, 3
+            # The relay creates the stream again and publishes; the inbox's consumer comes back.
+            assert await relay.flush(10)
+            await self.caught_up(mirror, executor, 3)
+        finally:
+            await inbox.stop()
+        assert mirror.copies == {str(acme): {"prefix": "ACME", "ticks": 2}}
+        info = await js.consumer_info(EVENT_STREAM, inbox.durable)
+        assert (info.num_pending, info.num_ack_pending) == (0, 0)
+
+
+def envelope_of(company_id: str) -> dict[str, Any]:
+    """The envelope fields of a made-up upstream event about ``company_id``."""
+    return {
+        "eventId": f"e-{company_id}",
+        "aggregate": "company",
+        "aggregateId": company_id,
+        "aggregateVersion": 1,
+        "companyId": company_id,
+        "occurredAt": "2026-11-29T12:00:00Z",
+        "actor": {"type": "admin", "id": "a"},
+    }
+
+
+def company_created(company_id: str, name: str, prefix: str) -> dict[str, Any]:
+    """A well-formed ``company.created.v1`` body."""
+    return {
+        **envelope_of(company_id),
+        "type": "company.created.v1",
+        "name": name,
+        "issuePrefix": prefix,
+    }
 
 
 class TestMemoryInbox(MemoryBackend, InboxBehaviour):

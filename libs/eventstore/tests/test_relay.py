@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import nats.errors
 import pytest
 from eventsourcing.persistence import Tracking
 from eventstore_backends import (
@@ -22,7 +23,7 @@ from eventstore_backends import (
     SqliteBackend,
     stream_messages,
 )
-from eventstore_sample import ADMIN, GatewayApp, gateway_contract
+from eventstore_sample import ADMIN, Company, GatewayApp, gateway_contract
 from nats.js.client import JetStreamContext
 from opentelemetry import baggage
 from opentelemetry import context as otel_context
@@ -33,14 +34,20 @@ from contracts.subjects import EVENT_STREAM
 from eventstore import (
     OUTBOX_TRACKING,
     Cause,
+    EventTooLargeError,
     OutboxRelay,
+    OutboxSkips,
     RelayRefusedError,
     StoreExecutor,
     StoreSettings,
+    UnpublishableEventError,
     acting,
+    audit_trail,
     build_application,
+    skips_id,
 )
-from natsbus.jetstream import ensure_event_stream
+from eventstore import relay as relay_module
+from natsbus.errors import default_error_mapper
 from telemetry.spans import tracer
 
 pytestmark = pytest.mark.integration
@@ -165,26 +172,158 @@ class RelayBehaviour:
         assert msg_ids(await stream_messages(js)) == [f"gateway:{i}" for i in range(1, 7)]
         assert app.position(OUTBOX_TRACKING) == 6
 
-    async def test_publish_failures_are_retried_without_losing_order(
-        self, app: GatewayApp, js: JetStreamContext, executor: StoreExecutor
+    async def test_transient_publish_failures_are_retried_in_order_and_show_as_lag(
+        self,
+        app: GatewayApp,
+        js: JetStreamContext,
+        executor: StoreExecutor,
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
         relay = relay_for(app, js, executor, publish_timeout=0.5, max_backoff=0.2)
         await relay.start()
         try:
             company = app.create_company("Acme", "ACME")
+            assert await relay.flush(10)
+            assert relay.lag == 0
+            # NATS stops acknowledging: every publish times out, and is retried.
+            attempts: list[str] = []
+
+            async def no_ack(*args: Any, **kw: Any) -> Any:
+                attempts.append(kw["msg_id"])
+                raise nats.errors.TimeoutError
+
+            with monkeypatch.context() as patch:
+                patch.setattr(relay_module, "publish", no_ack)
+                app.tick(company, 3)
+                assert not await relay.flush(1.0)
+                assert relay.position == 1
+                assert relay.lag == 3  # health sees the backlog
+                assert set(attempts) == {"gateway:2"}  # never a later one first
+                assert len(attempts) >= 2
+            # Acks come back: the relay carries on where it was, in order, skipping nothing.
+            assert await relay.flush(10)
+            assert relay.lag == 0
+            assert relay.skipped == 0
+        finally:
+            await relay.stop()
+        assert msg_ids(await stream_messages(js)) == [f"gateway:{i}" for i in range(1, 5)]
+
+    async def test_a_deleted_stream_is_created_again_with_the_services_settings(
+        self, app: GatewayApp, js: JetStreamContext, executor: StoreExecutor
+    ) -> None:
+        relay = relay_for(app, js, executor, max_backoff=0.2, duplicate_window=42.0, max_age=7200)
+        await relay.start()
+        try:
+            company = app.create_company("Acme", "ACME")
             app.tick(company)
             assert await relay.flush(10)
-            # The stream disappears: publishing fails and is retried.
+            # The stream disappears under the running relay: it creates it again and goes on.
             await js.delete_stream(EVENT_STREAM)
             app.tick(company, 3)
-            assert not await relay.flush(1.0)
-            assert relay.position == 2
-            # It comes back: the relay carries on where it was, in order.
-            await ensure_event_stream(js)
             assert await relay.flush(10)
         finally:
             await relay.stop()
         assert msg_ids(await stream_messages(js)) == ["gateway:3", "gateway:4", "gateway:5"]
+        config = (await js.stream_info(EVENT_STREAM)).config
+        assert (config.duplicate_window, config.max_age) == (42.0, 7200.0)
+        assert config.subjects == ["ws.evt.>"]
+
+    async def test_an_event_that_can_never_be_published_is_skipped_and_recorded(
+        self, app: GatewayApp, js: JetStreamContext, executor: StoreExecutor
+    ) -> None:
+        # Saved before any relay (so before any save-boundary check): a 600 KB event, a
+        # small one, an event whose mapping raises, and another small one.
+        huge = app.create_company("x" * 600_000, "HUGE")  # 1: over the bus limit
+        small = app.create_company("Acme", "ACME")  # 2
+        app.rename(small, "Acme Corp")  # 3: its mapping fails below
+        app.tick(small)  # 4
+
+        def mapping(domain_event: Any) -> Any:
+            if isinstance(domain_event, Company.Renamed):
+                raise ValueError("no contract for a renamed company yet")
+            if isinstance(domain_event, OutboxSkips.Event):
+                raise AssertionError("the relay's own records are private, never mapped")
+            return gateway_contract(domain_event)
+
+        relay = OutboxRelay(
+            app, js, service="gateway", to_contract=mapping, executor=executor, max_backoff=0.2
+        )
+        await relay.start()
+        try:
+            assert await relay.flush(10), "the outbox is wedged behind an unpublishable event"
+            assert await relay.flush(10)  # and past its own (private) records of the skips
+            assert relay.lag == 0
+        finally:
+            await relay.stop()
+        assert msg_ids(await stream_messages(js)) == ["gateway:2", "gateway:4"]
+        assert relay.skipped == 2
+        # Each skip is on record (audit trail of the service's OutboxSkips), with its position.
+        trail = audit_trail(app, skips_id("gateway"))
+        assert [e.type for e in trail.events] == [
+            "Opened",
+            "PublicationSkipped",
+            "PublicationSkipped",
+        ]
+        first, second = trail.events[1:]
+        assert (first.data["notification_id"], first.data["origin"]) == (1, f"{huge}:1")
+        assert "over the bus limit" in first.data["error"]
+        assert first.data["event_type"] == "Company.Created"
+        assert second.data["notification_id"] == 3
+        assert "no contract for a renamed company yet" in second.data["error"]
+        assert first.actor == {"type": "system", "id": "api-gateway"}
+        # The skips are private and the position covers them: a restart publishes nothing more.
+        assert app.position(OUTBOX_TRACKING) == app.last_notification_id() == 7
+        again = relay_for(app, js, executor)
+        await again.start()
+        assert await again.flush(10)
+        await again.stop()
+        assert (again.skipped, len(await stream_messages(js))) == (0, 2)
+
+    async def test_the_save_boundary_refuses_an_event_that_could_never_be_published(
+        self, app: GatewayApp, js: JetStreamContext, executor: StoreExecutor
+    ) -> None:
+        def mapping(domain_event: Any) -> Any:
+            if isinstance(domain_event, Company.Renamed):
+                raise TypeError("Renamed has no contract")
+            return gateway_contract(domain_event)
+
+        relay = OutboxRelay(app, js, service="gateway", to_contract=mapping, executor=executor)
+        await relay.start()
+        try:
+            company = await executor.run(app.create_company, "Acme", "ACME")
+            with pytest.raises(EventTooLargeError, match="over the bus limit") as too_large:
+                await executor.run(app.create_company, "x" * 600_000, "HUGE")
+            # The use case gets an error the bus maps to message_too_large / 413.
+            reply = default_error_mapper(too_large.value)
+            assert (reply.code, reply.status) == ("message_too_large", 413)
+            with pytest.raises(UnpublishableEventError, match="Renamed has no contract"):
+                await executor.run(app.rename, company, "Acme Corp")
+            # Large but under the limit: accepted and published.
+            await executor.run(app.create_company, "y" * 500_000, "BIG")
+            assert await relay.flush(10)
+        finally:
+            await relay.stop()
+        # Nothing of the refused use cases was saved; the rest went out.
+        assert app.last_notification_id() == 2
+        assert msg_ids(await stream_messages(js)) == ["gateway:1", "gateway:2"]
+        assert relay.skipped == 0
+
+    async def test_a_foreign_message_id_in_the_stream_does_not_stop_the_start(
+        self, app: GatewayApp, js: JetStreamContext, executor: StoreExecutor
+    ) -> None:
+        app.create_company("Acme", "ACME")
+        # Not written by a relay: "²" is a digit to str.isdigit, but not to int().
+        await js.publish(
+            "ws.evt.company.created",
+            b"{}",
+            headers={"Nats-Msg-Id": "gateway:\u00b2", "Clipyard-Notification-Id": "\u00b2"},
+        )
+        relay = relay_for(app, js, executor)
+        await relay.start()
+        assert await relay.flush(10)
+        await relay.stop()
+        _foreign, published = await stream_messages(js)
+        assert published.headers["Nats-Msg-Id"] == "gateway:1"
 
     async def test_trace_context_stored_in_the_event_reappears_on_the_message(
         self, app: GatewayApp, js: JetStreamContext, executor: StoreExecutor, span_recorder: Any

@@ -130,6 +130,32 @@ class StoreBehaviour:
         finally:
             mirror.close()
 
+    def test_a_publication_check_refuses_the_whole_save(self, settings: StoreSettings) -> None:
+        mirror = build_application(MirrorApp, service="realizer", settings=settings)
+        try:
+            checked: list[str] = []
+
+            def check(domain_event: Any) -> None:
+                checked.append(type(domain_event).__name__)
+                if isinstance(domain_event, CompanyCopy.TickSeen):
+                    raise ValueError("cannot be published")
+
+            mirror.publication_check = check
+            copy = CompanyCopy(company_id="c1", name="Acme", issue_prefix="ACME")
+            copy.see_tick()
+            # Checked before anything is recorded: no event, no position.
+            with pytest.raises(ValueError, match="cannot be published"):
+                mirror.save_with_tracking(copy, tracking=Tracking("gateway", 1))
+            assert checked == ["Copied", "TickSeen"]
+            assert mirror.last_notification_id() == 0
+            assert not mirror.has_processed("gateway", 1)
+            assert mirror.copies == {}
+            # Without the failing event the same use case saves.
+            mirror.save(CompanyCopy(company_id="c1", name="Acme", issue_prefix="ACME"))
+            assert mirror.last_notification_id() == 1
+        finally:
+            mirror.close()
+
     def test_a_tracking_only_save_records_the_position(self, app: GatewayApp) -> None:
         app.create_company("Acme", "ACME")
         recordings = app.save_with_tracking(tracking=Tracking("controller", 3))

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 from nats.aio.msg import Msg
+from nats.js.api import DeliverPolicy
 from nats.js.client import JetStreamContext
 
 from contracts.subjects import EVENT_STREAM
@@ -257,3 +258,31 @@ async def test_a_long_handler_keeps_its_message_from_a_replica(
         await second.stop()
     # "0" was kept (in progress) while handled: never handed to the other replica meanwhile.
     assert seen == [(b"0", 1), (b"1", 1), (b"2", 1)]
+
+
+async def test_a_deleted_durable_consumer_is_created_again(
+    js: JetStreamContext, token: str
+) -> None:
+    await ensure_event_stream(js)
+    await publish(js, f"ws.evt.{token}.a", b"0")
+    seen: list[bytes] = []
+
+    async def handle(msg: Msg) -> None:
+        seen.append(msg.data)
+
+    bus = consumer(js, token, handle)
+    await bus.start()
+    try:
+        await eventually(lambda: seen == [b"0"])
+        # An operator (or a lost stream) removes the durable consumer under the running service.
+        await js.delete_consumer(EVENT_STREAM, f"inbox-{token}")
+        await publish(js, f"ws.evt.{token}.a", b"1")
+        # It comes back by itself, from the start of the stream (the handler de-duplicates).
+        await eventually(lambda: seen[-1:] == [b"1"])
+    finally:
+        await bus.stop()
+    assert seen == [b"0", b"0", b"1"]
+    assert bus.recreated == 1
+    state = await js.consumer_info(EVENT_STREAM, f"inbox-{token}")
+    assert state.config.deliver_policy == DeliverPolicy.ALL
+    assert (state.num_pending, state.num_ack_pending) == (0, 0)

@@ -1,4 +1,5 @@
-"""The JSONL span exporter on a private provider: one object per span, appended."""
+"""The JSONL span exporter on a private provider: one object per span, appended (behind the
+redacting wrapper, as ``configure_telemetry`` wires it)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.trace import Status, StatusCode
 
 from telemetry.jsonl import JsonlSpanExporter
+from telemetry.redacting import RedactingSpanExporter
 
 
 def _provider(path: Path) -> tuple[TracerProvider, JsonlSpanExporter]:
@@ -18,7 +20,7 @@ def _provider(path: Path) -> tuple[TracerProvider, JsonlSpanExporter]:
     provider = TracerProvider(
         resource=Resource.create({"service.name": "jsonl"}), shutdown_on_exit=False
     )
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider.add_span_processor(SimpleSpanProcessor(RedactingSpanExporter(exporter)))
     return provider, exporter
 
 
@@ -33,7 +35,9 @@ def test_spans_are_appended_with_status_events_and_redacted_attributes(tmp_path:
         ) as span,
     ):
         span.add_event("step", {"token": "t0k"})
-        span.set_status(Status(StatusCode.ERROR, "broken"))
+        span.set_status(
+            Status(StatusCode.ERROR, "clone of https://x-access-token:ghp_SECRET@github.com/o/r")
+        )
     provider.shutdown()
     inner, outer = (json.loads(line) for line in path.read_text().splitlines())
     assert inner["parent_span_id"] == outer["span_id"]
@@ -42,7 +46,11 @@ def test_spans_are_appended_with_status_events_and_redacted_attributes(tmp_path:
     assert inner["attributes"] == {"url": "https://***@h/p?***", "n": [1, 2]}
     assert inner["events"][0]["name"] == "step"
     assert inner["events"][0]["attributes"] == {"token": "***"}
-    assert inner["status"] == {"code": "ERROR", "description": "broken"}
+    assert inner["status"] == {
+        "code": "ERROR",
+        "description": "clone of https://***@github.com/o/r",
+    }
+    assert "ghp_SECRET" not in path.read_text()
     assert inner["duration_ms"] >= 0
 
 

@@ -104,6 +104,9 @@ async def test_types_filter_and_last_event_id(aclient: AsyncTestClient[Any], bus
         ("?types=company.created.v1,workspace.vanished.v9", {}, "types"),
         ("", {"Last-Event-ID": "minus-one"}, "Last-Event-ID"),
         ("", {"Last-Event-ID": "-1"}, "Last-Event-ID"),
+        ("", {"Last-Event-ID": str(2**63)}, "Last-Event-ID"),
+        ("", {"Last-Event-ID": "9" * 40}, "Last-Event-ID"),
+        ("", {"Last-Event-ID": ""}, "Last-Event-ID"),
     ],
 )
 async def test_bad_filters_are_400(
@@ -148,7 +151,11 @@ async def test_an_idle_stream_gets_keep_alives_and_ends_when_the_gateway_stops(
     )
     bus.stream = [_event(2, "company.created.v1", "other"), _event(3, "company.created.v1", "c1")]
     bus.hold_stream_open = True
-    stream = company_events(gateway, "c1", None, None)
+
+    async def still_allowed() -> None:
+        return None
+
+    stream = company_events(gateway, "c1", None, None, recheck=still_allowed)
     first = await anext(stream)
     assert (first.comment, first.retry) == ("connected", 2000)
     event = await anext(stream)

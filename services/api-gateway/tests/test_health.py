@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
+import nats.errors
+import pytest
 from litestar.testing import TestClient
 
+from api_gateway.application import GatewayApplication
 from api_gateway.dependencies import Ping
 from contracts.subjects import SERVICE_NAMES
 
@@ -35,7 +39,7 @@ def test_all_up_is_200_without_a_key(client: Client, bus: Any) -> None:
 def test_a_silent_service_is_503_degraded_and_named(client: Client, bus: Any) -> None:
     _all_up(bus)
     del bus.pings["runtime-supervisor"]  # no answer: the fake times out like NATS would
-    bus.pings["git-credentials"] = ConnectionError("no responders")
+    bus.pings["git-credentials"] = nats.errors.NoRespondersError()
     started = time.monotonic()
     response = client.get("/api/health")
     elapsed = time.monotonic() - started
@@ -45,7 +49,7 @@ def test_a_silent_service_is_503_degraded_and_named(client: Client, bus: Any) ->
     assert sorted(body["failing"]) == ["git-credentials", "runtime-supervisor"]
     assert body["services"]["runtime-supervisor"]["status"] == "down"
     assert "within 0.2 s" in body["services"]["runtime-supervisor"]["error"]
-    assert body["services"]["git-credentials"]["error"] == "no responders"
+    assert body["services"]["git-credentials"]["error"] == "not running (nothing answers its ping)"
     assert body["services"]["api-gateway"]["status"] == "ok"
     # The pings run in parallel: one timeout, not one per silent service.
     assert elapsed < 0.2 * 2
@@ -58,3 +62,46 @@ def test_nats_down_is_503(client: Client, bus: Any) -> None:
     assert response.status_code == 503
     assert response.json()["failing"] == ["nats"]
     assert response.json()["nats"]["status"] == "down"
+
+
+LEAKY = (
+    'connection to server at "pg-primary.internal.acme" (10.20.30.40), port 5432 failed: '
+    'FATAL: password authentication failed for user "clipyard_gateway"'
+)
+
+
+def test_failures_are_named_without_revealing_the_deployment(
+    client: Client,
+    bus: Any,
+    application: GatewayApplication,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    _all_up(bus)
+    bus.pings["workspace-realizer"] = OSError(f"nats: {LEAKY}")
+
+    def broken_store() -> int:
+        raise RuntimeError(LEAKY)
+
+    monkeypatch.setattr(application, "check_store", broken_store)
+    with caplog.at_level(logging.WARNING, logger="api_gateway.controllers.health"):
+        response = client.get("/api/health")
+    assert response.status_code == 503
+    body = response.json()
+    assert sorted(body["failing"]) == ["store", "workspace-realizer"]
+    for leak in ("pg-primary", "10.20.30.40", "clipyard_gateway", "FATAL", "5432"):
+        assert leak not in response.text
+    assert body["store"] == {
+        "status": "down",
+        "kind": "memory",
+        "error": "the store does not answer queries (see the gateway's log)",
+    }
+    assert body["services"]["workspace-realizer"]["error"] == (
+        "the ping failed (see the gateway's log)"
+    )
+    # The operator finds the detail in the log.
+    logged = "\n".join(
+        f"{r.getMessage()} {r.exc_info[1] if r.exc_info else ''}" for r in caplog.records
+    )
+    assert "pg-primary.internal.acme" in logged
+    assert "workspace-realizer" in logged

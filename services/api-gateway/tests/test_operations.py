@@ -65,9 +65,27 @@ def test_the_first_ok_wins_without_waiting_for_a_slow_owner(
 
 def test_nobody_knows_it_is_404(client: Client, admin: dict[str, str], bus: Any) -> None:
     bus.replies[REALIZER] = _not_found
-    # The supervisor is not running at all (no responders): still 404, not 503.
+    bus.replies[SUPERVISOR] = _not_found
     response = client.get("/api/operations/op-9", headers=admin)
     assert (response.status_code, response.json()["code"]) == (404, "not_found")
+
+
+def test_an_owner_that_is_down_makes_it_503_not_404(
+    client: Client, admin: dict[str, str], bus: Any
+) -> None:
+    # The realizer is not running (no responders) and the supervisor does not know it: the
+    # operation may well be the realizer's, so "not found" would be wrong.
+    bus.replies[SUPERVISOR] = _not_found
+    response = client.get("/api/operations/op-9", headers=admin)
+    assert response.status_code == 503
+    assert response.json() == {
+        "error": (
+            "Operation op-9 may belong to workspace-realizer, which is not answering; "
+            "check `clipyard status` and retry."
+        ),
+        "code": "service_unavailable",
+        "details": {"operationId": "op-9", "services": ["workspace-realizer"]},
+    }
 
 
 def test_an_owner_that_times_out_is_504(client: Client, admin: dict[str, str], bus: Any) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from api_gateway.domain import hash_secret
 from api_gateway.settings import GatewaySettings
+from clipyard_cli.home import ensure_admin_key
 from servicekit import SettingsError
 
 
@@ -25,16 +26,27 @@ def test_defaults_work_for_just_up(tmp_path: Path) -> None:
 
 
 def test_without_an_admin_key_one_is_created_once_in_the_home(tmp_path: Path) -> None:
-    first = GatewaySettings.from_env({"CLIPYARD_HOME": str(tmp_path)})
-    key_file = tmp_path / "admin.key"
+    home = tmp_path / "home"
+    first = GatewaySettings.from_env({"CLIPYARD_HOME": str(home)})
+    key_file = home / "admin.key"
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700  # the home it created is private
     key = key_file.read_text().strip()
     assert key.startswith("cy_admin_")
     assert first.admin_key_hash == hash_secret(key)
     # The next start reads the same key.
-    assert GatewaySettings.from_env({"CLIPYARD_HOME": str(tmp_path)}).admin_key_hash == hash_secret(
-        key
+    assert GatewaySettings.from_env({"CLIPYARD_HOME": str(home)}).admin_key_hash == hash_secret(key)
+
+
+def test_the_gateway_and_clipyard_up_share_one_admin_key_file(tmp_path: Path) -> None:
+    # `clipyard up` first: the gateway reads its key...
+    key = ensure_admin_key(tmp_path / "a", {})
+    assert GatewaySettings.from_env({"CLIPYARD_HOME": str(tmp_path / "a")}).admin_key_hash == (
+        hash_secret(key)
     )
+    # ...and the gateway first: `clipyard up` prints the gateway's key.
+    gateway = GatewaySettings.from_env({"CLIPYARD_HOME": str(tmp_path / "b")})
+    assert gateway.admin_key_hash == hash_secret(ensure_admin_key(tmp_path / "b", {}))
 
 
 def test_an_empty_key_file_gets_a_new_key(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 The CLI connects as NATS user ``cli`` with the password ``clipyard up`` generated into
 ``$CLIPYARD_HOME/nats/passwords.json``; ``CLIPYARD_NATS_URL``, ``CLIPYARD_NATS_USER`` and
-``CLIPYARD_NATS_PASSWORD`` override each part.
+``CLIPYARD_NATS_PASSWORD`` override each part. Its replies arrive on the user's private inbox
+(``_INBOX_cli.>``), the only one ``deploy/nats/nats.conf`` lets it read.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from nats.aio.client import Client
 
 from clipyard_cli.home import CLI_USER, load_passwords, resolve_home
 from contracts.base import Actor, Principal
-from natsbus.connection import connect
+from natsbus.connection import connect, inbox_prefix_for
 
 __all__ = [
     "CLI_PRINCIPAL",
@@ -43,6 +44,11 @@ class BusLogin:
     url: str
     user: str | None
     password: str | None = field(repr=False)
+
+    @property
+    def inbox_prefix(self) -> str:
+        """The user's private reply inbox prefix (``_INBOX_cli``)."""
+        return inbox_prefix_for(self.user)
 
 
 def login_from_env(env: Mapping[str, str]) -> BusLogin:
@@ -77,12 +83,14 @@ async def connect_cli(login: BusLogin, *, initial_wait: float = 3.0) -> Client:
 
     Raises:
         NatsConnectError: NATS did not accept the connection in time.
+        ValueError: The user cannot name a reply inbox (``CLIPYARD_NATS_USER`` with a dot...).
     """
     return await connect(
         login.url,
         name="clipyard-cli",
         user=login.user,
         password=login.password,
+        inbox_prefix=login.inbox_prefix,
         initial_wait=initial_wait,
     )
 

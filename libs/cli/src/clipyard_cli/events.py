@@ -1,7 +1,8 @@
 """``clipyard events tail``: follow ``WS_EVENTS`` with a JetStream ordered consumer.
 
 One line per event: stream sequence, type, aggregate id, company, actor, reason. Events are read
-as plain JSON envelopes, so a type this CLI does not know yet still prints.
+as plain JSON envelopes, so a type this CLI does not know yet still prints. Before any service has
+created the stream, it says so (and how to fix it) instead of failing.
 """
 
 from __future__ import annotations
@@ -13,13 +14,21 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 import msgspec
+import nats.js.errors
 from nats.js.api import DeliverPolicy
 from nats.js.client import JetStreamContext
 
 from clipyard_cli.bus import connect_cli, login_from_env
 from contracts.subjects import EVENT_STREAM, EVENT_STREAM_SUBJECTS, SHARED_AGGREGATES, token
 
-__all__ = ["decode_event", "format_event", "matches_type", "run_tail", "type_filter"]
+__all__ = [
+    "decode_event",
+    "format_event",
+    "matches_type",
+    "no_stream_message",
+    "run_tail",
+    "type_filter",
+]
 
 
 def type_filter(type_tag: str | None) -> str:
@@ -73,6 +82,15 @@ def decode_event(data: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def no_stream_message(url: str) -> str:
+    """What to say when the NATS server at ``url`` has no event stream yet."""
+    return (
+        f"clipyard events tail: the NATS server at {url} has no event stream {EVENT_STREAM} yet "
+        "(the services create it when they first start). Start the stack with `clipyard up` "
+        "(or point CLIPYARD_NATS_URL at the running one), then run this again."
+    )
+
+
 async def _nothing_to_read(sub: JetStreamContext.PushSubscription) -> bool:
     """True when the consumer has neither delivered nor still holds a matching message."""
     info = await sub.consumer_info()
@@ -87,6 +105,7 @@ async def run_tail(
     type_tag: str | None = None,
     from_start: bool = False,
     follow: bool = True,
+    err: TextIO | None = None,
 ) -> int:
     """Print events as they arrive (from the first stored one with ``from_start``).
 
@@ -96,24 +115,31 @@ async def run_tail(
         type_tag: Only events of this type (see :func:`type_filter`).
         from_start: Start from the oldest stored event instead of new ones.
         follow: Keep waiting for new events; when False, stop once caught up.
+        err: Where to say what went wrong (default: stderr).
 
     Returns:
-        0 (stopped by Ctrl-C or caught up).
+        0 (stopped by Ctrl-C or caught up), 1 when there is no event stream yet.
     """
     out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     subject = type_filter(type_tag)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stopping.set)
-    nc = await connect_cli(login_from_env(env))
+    login = login_from_env(env)
+    nc = await connect_cli(login)
     try:
-        sub = await nc.jetstream().subscribe(
-            subject,
-            stream=EVENT_STREAM,
-            ordered_consumer=True,
-            deliver_policy=DeliverPolicy.ALL if from_start else DeliverPolicy.NEW,
-        )
+        try:
+            sub = await nc.jetstream().subscribe(
+                subject,
+                stream=EVENT_STREAM,
+                ordered_consumer=True,
+                deliver_policy=DeliverPolicy.ALL if from_start else DeliverPolicy.NEW,
+            )
+        except nats.js.errors.NotFoundError:
+            print(no_stream_message(login.url), file=err, flush=True)
+            return 1
         if not follow and await _nothing_to_read(sub):
             return 0
         while not stopping.is_set():

@@ -4,19 +4,21 @@
 - ``nats/passwords.json`` (mode 0600): one generated NATS password per user of
   ``deploy/nats/nats.conf`` (the five services and ``cli``), created on the first start and reused.
 - ``admin.key`` (mode 0600): the admin key, created once, unless ``CLIPYARD_ADMIN_KEY`` is set.
+
+Secret files are written by :mod:`servicekit.keys`, the implementation the gateway shares
+(atomic, 0600; folders created 0700).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 from contracts.subjects import SERVICES
+from servicekit import keys
 
 __all__ = [
     "CLI_USER",
@@ -37,8 +39,6 @@ __all__ = [
 CLI_USER: Final = "cli"
 NATS_USERS: Final[tuple[str, ...]] = (*SERVICES, CLI_USER)
 """Every user of ``deploy/nats/nats.conf``: the service tokens, then the CLI."""
-
-_SECRET_MODE: Final = 0o600
 
 
 class HomeError(RuntimeError):
@@ -73,8 +73,8 @@ def passwords_path(home: Path) -> Path:
 
 
 def admin_key_path(home: Path) -> Path:
-    """``$CLIPYARD_HOME/admin.key``."""
-    return home / "admin.key"
+    """``$CLIPYARD_HOME/admin.key`` (:func:`servicekit.keys.admin_key_path`)."""
+    return keys.admin_key_path(home)
 
 
 def password_env_var(user: str) -> str:
@@ -110,12 +110,13 @@ def ensure_passwords(home: Path) -> dict[str, str]:
         User name -> password, for every name in :data:`NATS_USERS`.
     """
     path = passwords_path(home)
-    _private_dir(path.parent)
+    keys.private_dir(home)
+    keys.private_dir(path.parent)
     current = _read_passwords(path) if path.exists() else {}
     missing = [user for user in NATS_USERS if not current.get(user)]
     if missing:
         current.update({user: generate_secret() for user in missing})
-        _write_private(path, json.dumps(current, indent=2, sort_keys=True) + "\n")
+        keys.write_private(path, json.dumps(current, indent=2, sort_keys=True) + "\n")
     return {user: current[user] for user in NATS_USERS}
 
 
@@ -137,6 +138,9 @@ def load_passwords(home: Path) -> dict[str, str]:
 def ensure_admin_key(home: Path, env: Mapping[str, str]) -> str:
     """The admin key: ``CLIPYARD_ADMIN_KEY`` if set, else ``admin.key``, created once (0600).
 
+    The file is the gateway's too (:func:`servicekit.keys.ensure_admin_key_file`): whichever
+    starts first creates it, the other reads the same key.
+
     Args:
         home: The resolved ``$CLIPYARD_HOME``.
         env: The environment to read ``CLIPYARD_ADMIN_KEY`` from.
@@ -147,20 +151,11 @@ def ensure_admin_key(home: Path, env: Mapping[str, str]) -> str:
     given = env.get("CLIPYARD_ADMIN_KEY")
     if given:
         return given
-    path = admin_key_path(home)
-    _private_dir(home)
-    if path.exists():
-        _tighten(path)
-        key = path.read_text(encoding="utf-8").strip()
-        if key:
-            return key
-    key = generate_secret("cyadm")
-    _write_private(path, key + "\n")
-    return key
+    return keys.ensure_admin_key_file(home)
 
 
 def _read_passwords(path: Path) -> dict[str, str]:
-    _tighten(path)
+    keys.tighten(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -170,30 +165,3 @@ def _read_passwords(path: Path) -> dict[str, str]:
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise HomeError(f"{path} must map user names to passwords; delete it to start afresh")
     return {str(k): v for k, v in data.items()}
-
-
-def _private_dir(path: Path) -> None:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-
-
-def _tighten(path: Path) -> None:
-    """Make a secret file 0600 if it is readable by anyone else."""
-    mode = stat.S_IMODE(path.stat().st_mode)
-    if mode & 0o077:
-        path.chmod(_SECRET_MODE)
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically; the file is 0600 from its first byte."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _SECRET_MODE)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            os.fchmod(handle.fileno(), _SECRET_MODE)  # whatever the umask
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    tmp.replace(path)

@@ -35,16 +35,28 @@ class StackSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, skip: Iterable[str] = ()) -> StackSettings:
         """Read ``CLIPYARD_HOME``, ``CLIPYARD_NATS_URL``, ``CLIPYARD_HTTP_HOST/PORT`` and
-        ``CLIPYARD_NODE_ID`` (ARCHITECTURE §8); ``CLIPYARD_READY_TIMEOUT`` bounds the start."""
-        url = urlsplit(env.get("CLIPYARD_NATS_URL") or "nats://127.0.0.1:4222")
+        ``CLIPYARD_NODE_ID`` (ARCHITECTURE §8); ``CLIPYARD_READY_TIMEOUT`` bounds the start.
+
+        Raises:
+            ValueError: A variable holds an unusable value; the message names it and the fix.
+        """
+        raw_url = env.get("CLIPYARD_NATS_URL") or "nats://127.0.0.1:4222"
+        url = urlsplit(raw_url)
+        try:
+            nats_port = url.port or 4222
+        except ValueError:
+            raise ValueError(
+                f"CLIPYARD_NATS_URL={raw_url!r} has no valid port; use a URL such as "
+                "nats://127.0.0.1:4222 (or unset it)"
+            ) from None
         return cls(
             home=resolve_home(env),
             nats_host=url.hostname or "127.0.0.1",
-            nats_port=url.port or 4222,
+            nats_port=nats_port,
             http_host=env.get("CLIPYARD_HTTP_HOST") or "127.0.0.1",
-            http_port=int(env.get("CLIPYARD_HTTP_PORT") or "8080"),
+            http_port=_port(env, "CLIPYARD_HTTP_PORT", 8080),
             node_id=env.get("CLIPYARD_NODE_ID") or "local",
-            ready_timeout=float(env.get("CLIPYARD_READY_TIMEOUT") or "60"),
+            ready_timeout=_seconds(env, "CLIPYARD_READY_TIMEOUT", 60.0),
             skip=frozenset(SERVICE_NAMES[resolve_service(name)] for name in skip),
         )
 
@@ -57,6 +69,36 @@ class StackSettings:
     def api_url(self) -> str:
         """The HTTP API's base URL."""
         return f"http://{reachable(self.http_host)}:{self.http_port}/api"
+
+
+def _port(env: Mapping[str, str], name: str, default: int) -> int:
+    """A TCP port from ``env[name]`` (``default`` when unset or empty)."""
+    raw = env.get(name) or ""
+    if not raw:
+        return default
+    port = int(raw) if raw.strip().isascii() and raw.strip().isdigit() else 0
+    if not 0 < port < 65536:
+        raise ValueError(
+            f"{name}={raw!r} is not a TCP port: set it to 1-65535 (or unset it for {default})"
+        )
+    return port
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    """A positive number of seconds from ``env[name]`` (``default`` when unset or empty)."""
+    raw = env.get(name) or ""
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise ValueError(
+            f"{name}={raw!r} is not a positive number of seconds: set it to, say, {default:g} "
+            "(or unset it)"
+        )
+    return value
 
 
 def reachable(host: str) -> str:

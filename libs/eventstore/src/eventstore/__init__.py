@@ -9,8 +9,16 @@ from eventstore.aggregate import ENVELOPE_FIELDS, METADATA_FIELDS, ClipyardAggre
 from eventstore.application import ServiceApplication, build_application
 from eventstore.audit import audit_trail, stored_event_view
 from eventstore.cause import Cause, acting, current_cause, system_cause
+from eventstore.envelope import EVENT_ID_NAMESPACE, envelope
 from eventstore.executor import StoreExecutor
-from eventstore.inbox import Inbox, InboxHandler, parse_msg_id
+from eventstore.inbox import Inbox, InboxHandler
+from eventstore.msgid import format_msg_id, parse_msg_id, parse_notification_id
+from eventstore.publication import (
+    EventTooLargeError,
+    OutboxSkips,
+    UnpublishableEventError,
+    skips_id,
+)
 from eventstore.rejections import InboxRejections, rejection_to_contract, rejections_id
 from eventstore.relay import (
     NOTIFICATION_ID_HEADER,
@@ -25,31 +33,39 @@ from eventstore.settings import StoreKind, StoreSettings, ensure_postgres_schema
 
 __all__ = [
     "ENVELOPE_FIELDS",
+    "EVENT_ID_NAMESPACE",
     "METADATA_FIELDS",
     "NOTIFICATION_ID_HEADER",
     "ORIGIN_HEADER",
     "OUTBOX_TRACKING",
     "Cause",
     "ClipyardAggregate",
+    "EventTooLargeError",
     "Inbox",
     "InboxHandler",
     "InboxRejections",
     "OutboxRelay",
+    "OutboxSkips",
     "RelayRefusedError",
     "ServiceApplication",
     "StoreExecutor",
     "StoreKind",
     "StoreSettings",
     "ToContract",
+    "UnpublishableEventError",
     "acting",
     "audit_trail",
     "build_application",
     "current_cause",
     "ensure_postgres_schema",
+    "envelope",
     "eventsourcing_env",
+    "format_msg_id",
     "parse_msg_id",
+    "parse_notification_id",
     "rejection_to_contract",
     "rejections_id",
+    "skips_id",
     "stored_event_view",
     "system_cause",
     "verify_replay",

@@ -11,6 +11,9 @@
   so queries see what was just saved.
 - ``on_saved`` callbacks (the outbox relay's wake-up) run after each save with the last
   notification id.
+- ``publication_check`` (optional; the outbox relay installs its own) runs on every pending event
+  before anything is recorded: an event that could never be published fails the save, with a
+  clear error for the use case, instead of reaching the outbox.
 - The settings come only from the ``env`` given (never from ``os.environ``).
 """
 
@@ -69,6 +72,8 @@ class ServiceApplication(Application[UUID]):
         """
         self.service = service
         self.on_saved: list[Callable[[int], None]] = []
+        self.publication_check: Callable[[DomainEventProtocol[UUID]], None] | None = None
+        """Raises for a pending event that could never be published; nothing is saved then."""
         self.projected_upto = 0
         self.notifications_projected = 0
         self.projection_failures = 0
@@ -208,6 +213,14 @@ class ServiceApplication(Application[UUID]):
         self._take_snapshots(processing_event)
         self._notify(recordings)
         return recordings
+
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
+        """Check every pending event with ``publication_check`` (if any), then record them all."""
+        check = self.publication_check
+        if check is not None:
+            for domain_event in processing_event.events:
+                check(domain_event)
+        return super()._record(processing_event)
 
     def has_processed(self, upstream: str, notification_id: int) -> bool:
         """True if a position at or beyond ``notification_id`` of ``upstream`` is recorded."""

@@ -1,4 +1,9 @@
-"""The stored history of one aggregate, as operators see it (``ws.qry.<service>.audit``)."""
+"""The stored history of one aggregate, as operators see it (``ws.qry.<service>.audit``).
+
+Private fields never leave the service (ARCHITECTURE §2): every row goes through the
+application's privacy policy (:mod:`eventstore.privacy`), after its ``audit_view`` hook if it has
+one.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import msgspec
 
 from contracts.service import AuditTrail, StoredEvent
 from eventstore.aggregate import ENVELOPE_FIELDS
+from eventstore.privacy import PrivacyPolicy, privacy_of
 
 if TYPE_CHECKING:
     from eventsourcing.domain import DomainEventProtocol
@@ -28,17 +34,26 @@ def _timestamp(domain_event: Any) -> datetime:
     return timestamp if isinstance(timestamp, datetime) else datetime.fromtimestamp(0, UTC)
 
 
-def stored_event_view(domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
+def stored_event_view(
+    domain_event: DomainEventProtocol[UUID], privacy: PrivacyPolicy | None = None
+) -> StoredEvent:
     """One stored event as an audit row: its type, its cause, its own data.
 
     Args:
         domain_event: A stored domain event.
+        privacy: Which fields are private (the defaults when None).
 
     Returns:
-        The row; ``data`` is the event's state without the envelope and cause fields.
+        The row; ``data`` is the event's state without the envelope and cause fields and without
+        private fields (``*_hash``, ``ciphertext``, ``*_secret*``, ``key``, ``token``, ...).
     """
+    policy = privacy or PrivacyPolicy()
     state = vars(domain_event)
-    data = {key: value for key, value in state.items() if key not in ENVELOPE_FIELDS}
+    data = {
+        key: value
+        for key, value in state.items()
+        if key not in ENVELOPE_FIELDS and not policy.is_private(key)
+    }
     actor = getattr(domain_event, "actor", None)
     return StoredEvent(
         aggregate_id=str(domain_event.originator_id),
@@ -48,8 +63,17 @@ def stored_event_view(domain_event: DomainEventProtocol[UUID]) -> StoredEvent:
         actor=_plain(actor) if actor is not None else None,
         run_id=getattr(domain_event, "run_id", None),
         reason=getattr(domain_event, "reason", None),
-        data=_plain(data),
+        data=policy.drop_private(_plain(data)),
     )
+
+
+def _row(app: ServiceApplication, policy: PrivacyPolicy, domain_event: Any) -> StoredEvent:
+    """The application's own view of an event (``audit_view``), private fields dropped."""
+    view = getattr(app, "audit_view", None)
+    if view is None:
+        return stored_event_view(domain_event, policy)
+    row: StoredEvent = view(domain_event)
+    return msgspec.structs.replace(row, data=policy.drop_private(_plain(row.data)))
 
 
 def audit_trail(
@@ -65,8 +89,11 @@ def audit_trail(
 
     Returns:
         The trail; ``total`` is 0 when the store holds no such aggregate (or the id is not a UUID).
+        Rows come from ``app.audit_view(event)`` when the application defines it, else
+        :func:`stored_event_view`; either way the application's private fields are dropped.
     """
     service = app.service or app.name
+    policy = privacy_of(app)
     try:
         originator_id = aggregate_id if isinstance(aggregate_id, UUID) else UUID(aggregate_id)
     except ValueError:
@@ -93,5 +120,5 @@ def audit_trail(
         aggregate_id=str(originator_id),
         aggregate_type=aggregate_type,
         total=last[0].originator_version,
-        events=[stored_event_view(e) for e in page],
+        events=[_row(app, policy, e) for e in page],
     )

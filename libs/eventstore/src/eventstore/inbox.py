@@ -4,20 +4,28 @@ One durable pull consumer per upstream (``natsbus.OrderedConsumer``: explicit ac
 pending at a time, filtered on ``contracts.subjects.event_filters_of(upstream)``). For each message:
 
 1. the upstream notification id comes from ``Nats-Msg-Id`` (``<upstream>:<id>``);
-2. the payload is decoded as ``contracts.events.AnyEvent``;
-3. on the store's thread: if the position is already recorded the message is skipped (a
+2. the envelope is decoded first (``type``, ``eventId``, ``aggregate``, ``aggregateId``,
+   ``aggregateVersion``). A type this build does not know (an upstream upgraded before this
+   service, in a rolling upgrade) is not an error: its position is recorded and it is skipped,
+   logged at INFO and counted (:attr:`Inbox.unknown_skipped`);
+3. a known type is decoded as ``contracts.events.AnyEvent``;
+4. on the store's thread: if the position is already recorded the message is skipped (a
    redelivery or a republication changes nothing); otherwise ``handler(event, tracking)`` runs
    inside a :class:`~eventstore.cause.Cause` of the service reacting, and must save what it
    produces with ``app.save_with_tracking(..., tracking=tracking)`` (one transaction). If it
    saved nothing, the position alone is recorded.
 
-A message that cannot be decoded or carries no valid id (or whose handler raises
-``natsbus.PoisonMessage``) is terminated and recorded as an ``InboxRejections.MessageRejected``
-event, with its position when known. Any other failure is retried (``nak`` with a growing delay).
+A malformed message (not JSON, no event envelope, a known type that does not decode, no valid
+id), one whose handler raises ``natsbus.PoisonMessage``, or one whose handler's save is refused
+because the reaction could never be published (``UnpublishableEventError``) is poison: it is
+terminated and recorded as an ``InboxRejections.MessageRejected`` event, with its position when
+known. Any other failure is retried (``nak`` with a growing delay).
 """
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -26,11 +34,14 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import Tracking
 
 from contracts.base import Actor
-from contracts.events import AnyEvent
+from contracts.events import ALL_EVENT_TYPES, AnyEvent
 from contracts.subjects import SERVICE_NAMES, event_filters_of
 from eventstore.cause import Cause, acting, system_cause
+from eventstore.msgid import parse_msg_id
+from eventstore.publication import UnpublishableEventError
 from eventstore.rejections import InboxRejections, rejections_id
-from natsbus.consumer import OrderedConsumer, PoisonMessage
+from natsbus.consumer import DEFAULT_RETRY_DELAYS, OrderedConsumer, PoisonMessage
+from natsbus.jetstream import MSG_ID_HEADER
 
 if TYPE_CHECKING:
     from nats.aio.msg import Msg
@@ -40,28 +51,30 @@ if TYPE_CHECKING:
     from eventstore.application import ServiceApplication
     from eventstore.executor import StoreExecutor
 
-__all__ = ["Inbox", "InboxHandler", "parse_msg_id"]
+__all__ = ["KNOWN_EVENT_TYPES", "Inbox", "InboxHandler", "parse_msg_id"]
 
 InboxHandler = Callable[[Any, Tracking], None]
 """``handler(event, tracking)``: runs on the store's thread; saves with ``tracking``."""
 
+logger = logging.getLogger(__name__)
+
+
+class _Envelope(msgspec.Struct, rename="camel"):
+    """What every event carries, whatever its type (other fields are ignored here)."""
+
+    type: str
+    event_id: str
+    aggregate: str
+    aggregate_id: str
+    aggregate_version: int
+
+
+_ENVELOPE: Final = msgspec.json.Decoder(_Envelope)
 _DECODER: Final = msgspec.json.Decoder(AnyEvent)
-
-
-def parse_msg_id(msg_id: str | None, upstream: str) -> int | None:
-    """The notification id in ``<upstream>:<id>``, or None when it is missing or not upstream's.
-
-    Args:
-        msg_id: The ``Nats-Msg-Id`` header.
-        upstream: The expected publishing service.
-
-    Returns:
-        The positive notification id, or None.
-    """
-    prefix, _, number = (msg_id or "").partition(":")
-    if prefix != upstream or not number.isdigit() or int(number) < 1:
-        return None
-    return int(number)
+KNOWN_EVENT_TYPES: Final = frozenset(
+    str(event_type.__struct_config__.tag) for event_type in ALL_EVENT_TYPES
+)
+"""The event types this build can decode."""
 
 
 class Inbox:
@@ -78,7 +91,7 @@ class Inbox:
         durable: str | None = None,
         ack_wait: float = 30.0,
         fetch_timeout: float = 1.0,
-        retry_delays: tuple[float, ...] = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0),
+        retry_delays: tuple[float, ...] = DEFAULT_RETRY_DELAYS,
     ) -> None:
         """Describe the inbox; :meth:`start` creates the consumer.
 
@@ -103,6 +116,8 @@ class Inbox:
         self._handler = handler
         self._executor = executor
         self._actor = Actor(type="system", id=self._service_name())
+        self.unknown_skipped: Counter[str] = Counter()
+        """Events of a type this build does not know, skipped (position recorded), by type."""
         self._consumer = OrderedConsumer(
             js,
             durable=durable,
@@ -142,15 +157,24 @@ class Inbox:
 
     async def _on_message(self, msg: Msg) -> None:
         headers = msg.headers or {}
-        notification_id = parse_msg_id(headers.get("Nats-Msg-Id"), self.upstream)
+        notification_id = parse_msg_id(headers.get(MSG_ID_HEADER), self.upstream)
         if notification_id is None:
             raise PoisonMessage(
-                f"no valid Nats-Msg-Id '{self.upstream}:<id>' (got {headers.get('Nats-Msg-Id')!r})"
+                f"no valid {MSG_ID_HEADER} '{self.upstream}:<id>' "
+                f"(got {headers.get(MSG_ID_HEADER)!r})"
             )
+        try:
+            envelope = _ENVELOPE.decode(msg.data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            raise PoisonMessage(f"undecodable event: {error}") from error
+        tracking = Tracking(self.upstream, notification_id)
+        if envelope.type not in KNOWN_EVENT_TYPES:
+            await self._skip_unknown(envelope, tracking)
+            return
         try:
             decoded = _DECODER.decode(msg.data)
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
-            raise PoisonMessage(f"undecodable event: {error}") from error
+            raise PoisonMessage(f"undecodable event {envelope.type}: {error}") from error
         tag = type(decoded).__struct_config__.tag
         cause = Cause(
             actor=self._actor,
@@ -158,8 +182,31 @@ class Inbox:
             reason=f"{tag} from {self.upstream}:{notification_id}",
             company_id=decoded.company_id,
         )
-        tracking = Tracking(self.upstream, notification_id)
-        await self._executor.run(self._process, decoded, tracking, cause)
+        try:
+            await self._executor.run(self._process, decoded, tracking, cause)
+        except UnpublishableEventError as error:
+            # Retrying would save the same unpublishable reaction again: reject, do not loop.
+            raise PoisonMessage(f"the reaction to {tag} can never be published: {error}") from error
+
+    async def _skip_unknown(self, envelope: _Envelope, tracking: Tracking) -> None:
+        """Record the position of an event of an unknown type, so the inbox goes on."""
+        if not await self._executor.run(self._record_position, tracking):
+            return
+        self.unknown_skipped[envelope.type] += 1
+        logger.info(
+            "inbox of %s: skipped %s from %s:%s (aggregate %s %s v%s), a type this build does "
+            "not know (%s skipped so far)",
+            self._service_name(), envelope.type, tracking.application_name,
+            tracking.notification_id, envelope.aggregate, envelope.aggregate_id,
+            envelope.aggregate_version, self.unknown_skipped.total(),
+        )  # fmt: skip
+
+    def _record_position(self, tracking: Tracking) -> bool:
+        """On the store thread: record ``tracking`` alone, unless it is recorded already."""
+        if self.app.has_processed(tracking.application_name, tracking.notification_id):
+            return False
+        self.app.save_with_tracking(tracking=tracking)
+        return True
 
     def _process(self, decoded: Any, tracking: Tracking, cause: Cause) -> bool:
         """On the store thread: skip what is recorded, else handle and record the position."""
@@ -173,7 +220,7 @@ class Inbox:
 
     async def _on_poison(self, msg: Msg, error: PoisonMessage) -> None:
         headers = msg.headers or {}
-        msg_id = headers.get("Nats-Msg-Id")
+        msg_id = headers.get(MSG_ID_HEADER)
         await self._executor.run(
             self._record_rejection,
             msg.subject,

@@ -11,14 +11,15 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
 
-from contracts.base import Actor
 from contracts.service import InboxMessageRejected
 from eventstore.aggregate import ClipyardAggregate
+from eventstore.envelope import envelope
 
 __all__ = ["REJECTIONS_NAMESPACE", "InboxRejections", "rejection_to_contract", "rejections_id"]
 
 REJECTIONS_NAMESPACE: Final = UUID("3f0c7f5e-6a53-4c1e-9f43-0e3b9f6d2a71")
-"""Namespace of the deterministic ids of rejection aggregates and of their public events."""
+"""Namespace of the deterministic ids of rejection aggregates (their public events' ids come from
+:func:`eventstore.envelope.envelope`, like every other published event's)."""
 
 
 def rejections_id(upstream: str) -> UUID:
@@ -82,18 +83,8 @@ def rejection_to_contract(domain_event: Any, service: str) -> InboxMessageReject
     """
     if not isinstance(domain_event, InboxRejections.MessageRejected):
         return None
-    origin = f"{domain_event.originator_id}:{domain_event.originator_version}"
-    actor = domain_event.actor
     return InboxMessageRejected(
-        event_id=str(uuid5(REJECTIONS_NAMESPACE, origin)),
-        aggregate="inbox",
-        aggregate_id=str(domain_event.originator_id),
-        aggregate_version=domain_event.originator_version,
-        company_id=None,
-        occurred_at=domain_event.timestamp,
-        actor=Actor(**actor) if actor else Actor(type="system", id=service),
-        run_id=domain_event.run_id,
-        reason=domain_event.reason,
+        **envelope(domain_event, aggregate="inbox", company_id=None, service=service),
         upstream=domain_event.upstream,
         subject=domain_event.subject,
         stream_sequence=domain_event.stream_sequence,

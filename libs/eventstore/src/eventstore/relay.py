@@ -9,10 +9,18 @@ notification order, to ``contracts.subjects.event_subject(type, service)`` with
 - ``Clipyard-Notification-Id`` and ``Clipyard-Origin`` (``<aggregate id>:<version>``),
 - the trace context stored in the event (the PRODUCER span continues that trace).
 
-Each publish awaits the stream's ack; a failure is retried with backoff, never skipped, so order
-holds. The position is recorded after each batch. A crash between append and publish loses
-nothing; one between publish and record republishes, which the stream de-duplicates and which the
-relay avoids anyway by starting after the last message of its service already in the stream.
+Each publish awaits the stream's ack; a transient failure (NATS unreachable, no ack in time) is
+retried with backoff, never skipped, so order holds; when the stream itself is gone the relay
+creates it again (:func:`natsbus.jetstream.ensure_event_stream`, with the settings it was given).
+A deterministic failure (the mapping or the encoding fails, the message is over the bus limit: see
+:mod:`eventstore.publication`) can never succeed: the event is recorded as a private
+``OutboxSkips.PublicationSkipped`` (with the position, in one transaction), logged at ERROR, and
+the relay goes on. The relay also installs the same check as the application's
+``publication_check``, so such events are normally refused before they are saved.
+The position is recorded after each batch; :attr:`OutboxRelay.lag` tells how far behind it is.
+A crash between append and publish loses nothing; one between publish and record republishes,
+which the stream de-duplicates and which the relay avoids anyway by starting after the last
+message of its service already in the stream.
 
 At start the relay refuses (:class:`RelayRefusedError`) when the stream holds a message of its
 service beyond the store's last notification, or one whose origin is not the store's event of that
@@ -26,18 +34,35 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
+import nats.js.errors
 from eventsourcing.persistence import Tracking
 
-from contracts.subjects import event_subject
+from eventstore.publication import (
+    OUTBOX_POSITION,
+    OutboxSkips,
+    UnpublishableEventError,
+    build_message,
+    check_publishable,
+    record_skip,
+    skips_id,
+    too_large,
+)
 from eventstore.streamcheck import (
     NOTIFICATION_ID_HEADER,
     ORIGIN_HEADER,
     RelayRefusedError,
     check_stream_against_store,
 )
-from natsbus.jetstream import publish
+from natsbus.jetstream import (
+    DEFAULT_DUPLICATE_WINDOW,
+    DEFAULT_MAX_AGE,
+    ensure_event_stream,
+    publish,
+)
+from natsbus.limits import MessageTooLargeError
 
 if TYPE_CHECKING:
     from eventsourcing.domain import DomainEventProtocol
@@ -59,7 +84,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-OUTBOX_TRACKING: Final = "clipyard.outbox"
+OUTBOX_TRACKING: Final = OUTBOX_POSITION
 """The tracking name under which the relay records its position (never a service token)."""
 
 ToContract = Callable[[Any], "Event | None"]
@@ -89,6 +114,8 @@ class OutboxRelay:
         publish_timeout: float = 5.0,
         max_backoff: float = 5.0,
         start_from: int | None = None,
+        duplicate_window: float = DEFAULT_DUPLICATE_WINDOW,
+        max_age: float = DEFAULT_MAX_AGE,
     ) -> None:
         """Describe the relay; :meth:`start` checks the stream and starts publishing.
 
@@ -104,6 +131,9 @@ class OutboxRelay:
             max_backoff: Longest pause between retries of a failed publish.
             start_from: Republish after this notification id instead of the recorded position
                 (the stream de-duplicates within its window).
+            duplicate_window: The event stream's de-duplication window (seconds), used when the
+                relay has to create the stream again; pass what the service started it with.
+            max_age: The event stream's retention (seconds), likewise.
         """
         self.app = app
         self.service = service
@@ -115,7 +145,12 @@ class OutboxRelay:
         self._publish_timeout = publish_timeout
         self._max_backoff = max_backoff
         self._start_from = start_from
+        self._duplicate_window = duplicate_window
+        self._max_age = max_age
         self._position = 0
+        self._latest = 0
+        self.skipped = 0
+        """Notifications skipped in this process because they can never be published."""
         self._recorded = 0
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -133,6 +168,27 @@ class OutboxRelay:
         """The last position recorded durably in the store."""
         return self._recorded
 
+    @property
+    def lag(self) -> int:
+        """How many notifications are saved but not handled yet (last notification - position).
+
+        Cheap (no store access): the last notification id is the one the latest save reported.
+        """
+        return max(0, self._latest - self._position)
+
+    def check_publishable(self, domain_event: Any) -> None:
+        """Raise unless this relay can publish ``domain_event`` (the save-boundary check).
+
+        Installed as the application's ``publication_check`` by :meth:`start`.
+
+        Args:
+            domain_event: A pending event about to be saved.
+
+        Raises:
+            eventstore.publication.UnpublishableEventError: It could never be published.
+        """
+        check_publishable(self._to_contract, domain_event, service=self.service)
+
     async def start(self) -> None:
         """Check the stream against the store, then follow the notification log.
 
@@ -146,6 +202,7 @@ class OutboxRelay:
         published = await check_stream_against_store(
             self._js, self.app, self._executor, self.service
         )
+        self._latest = await self._executor.run(self.app.last_notification_id)
         if self._start_from is not None:
             self._position = self._start_from
         else:
@@ -154,6 +211,7 @@ class OutboxRelay:
         self._loop = asyncio.get_running_loop()
         self._stopping.clear()
         self.app.on_saved.append(self._on_saved)
+        self.app.publication_check = self.check_publishable
         self._task = asyncio.create_task(self._run(), name=f"outbox-relay:{self.service}")
         logger.info(
             "outbox relay of %s started after notification %s", self.service, self._position
@@ -202,7 +260,8 @@ class OutboxRelay:
 
     # -- the loop ------------------------------------------------------------------------------
 
-    def _on_saved(self, _notification_id: int) -> None:
+    def _on_saved(self, notification_id: int) -> None:
+        self._latest = max(self._latest, notification_id)
         loop = self._loop
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
@@ -233,6 +292,8 @@ class OutboxRelay:
                 await self._pause(self._backoff(failures))
                 continue
             failures = 0
+            if batch:
+                self._latest = max(self._latest, batch[-1].notification_id)
             for outgoing in batch:
                 if not await self._publish(outgoing):
                     break
@@ -243,35 +304,46 @@ class OutboxRelay:
                     await asyncio.wait_for(self._wake.wait(), self._poll_interval)
 
     async def _publish(self, outgoing: _Outgoing) -> bool:
-        """Publish one notification (or skip a private one), retrying until it is acked."""
+        """Publish one notification (or pass a private one), retrying transient failures.
+
+        Returns:
+            True when it is published, private, or skipped for good; False when stopping.
+        """
+        if isinstance(outgoing.domain_event, OutboxSkips.Event):
+            return True  # the relay's own record: private, never mapped
+        try:
+            message = build_message(
+                self._to_contract,
+                outgoing.domain_event,
+                service=self.service,
+                notification_id=outgoing.notification_id,
+                origin=outgoing.origin,
+            )
+        except UnpublishableEventError as error:
+            return await self._skip(outgoing, error)
+        if message is None:
+            return True
         attempt = 0
         while not self._stopping.is_set():
             try:
-                contract = self._to_contract(outgoing.domain_event)
-                if contract is None:
-                    return True
-                tag = type(contract).__struct_config__.tag
-                if not isinstance(tag, str):
-                    raise TypeError(f"{type(contract).__name__} is not a tagged contract event")
-                subject = event_subject(tag, self.service)
-                trace = getattr(outgoing.domain_event, "trace", None) or None
                 await publish(
                     self._js,
-                    subject,
-                    contract,
-                    msg_id=f"{self.service}:{outgoing.notification_id}",
-                    trace_headers=trace,
-                    headers={
-                        NOTIFICATION_ID_HEADER: str(outgoing.notification_id),
-                        ORIGIN_HEADER: outgoing.origin,
-                    },
+                    message.subject,
+                    message.payload,
+                    msg_id=message.msg_id,
+                    trace_headers=message.trace,
+                    headers=message.headers,
                     timeout=self._publish_timeout,
                 )
                 return True
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except MessageTooLargeError as error:
+                return await self._skip(outgoing, too_large(outgoing.domain_event, error))
+            except Exception as error:
                 attempt += 1
+                if _stream_missing(error):
+                    await self._ensure_stream()
                 delay = self._backoff(attempt)
                 logger.log(
                     logging.WARNING if attempt < 5 else logging.ERROR,
@@ -281,6 +353,60 @@ class OutboxRelay:
                     exc_info=True,
                 )  # fmt: skip
                 await self._pause(delay)
+        return False
+
+    async def _ensure_stream(self) -> None:
+        """The event stream is gone: create it again with the settings the service started with."""
+        try:
+            await ensure_event_stream(
+                self._js, duplicate_window=self._duplicate_window, max_age=self._max_age
+            )
+        except Exception:
+            logger.warning(
+                "outbox relay of %s: the event stream is missing and cannot be created yet",
+                self.service, exc_info=True,
+            )  # fmt: skip
+        else:
+            logger.warning("outbox relay of %s: the event stream was missing; created it again",
+                           self.service)  # fmt: skip
+
+    async def _skip(self, outgoing: _Outgoing, error: UnpublishableEventError) -> bool:
+        """Record that ``outgoing`` can never be published (with its position), and go on.
+
+        Returns:
+            True once recorded; False when stopping first (the next start decides again).
+        """
+        logger.error(
+            "outbox relay of %s: notification %s (%s) can never be published; skipped and "
+            "recorded on aggregate %s: %s",
+            self.service, outgoing.notification_id, outgoing.origin, skips_id(self.service),
+            error,
+        )  # fmt: skip
+        attempt = 0
+        while not self._stopping.is_set():
+            try:
+                await self._executor.run(
+                    partial(
+                        record_skip,
+                        self.app,
+                        service=self.service,
+                        notification_id=outgoing.notification_id,
+                        origin=outgoing.origin,
+                        event_type=type(outgoing.domain_event).__qualname__,
+                        error=str(error),
+                    )
+                )
+            except Exception:
+                attempt += 1
+                logger.exception(
+                    "outbox relay of %s: recording the skip of notification %s failed",
+                    self.service, outgoing.notification_id,
+                )  # fmt: skip
+                await self._pause(self._backoff(attempt))
+                continue
+            self.skipped += 1
+            self._recorded = max(self._recorded, outgoing.notification_id)
+            return True
         return False
 
     async def _record_position(self) -> None:
@@ -327,3 +453,8 @@ class OutboxRelay:
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stopping.wait(), seconds)
+
+
+def _stream_missing(error: Exception) -> bool:
+    """True when a publish failed because no stream stores the subject (it was deleted)."""
+    return isinstance(error, nats.js.errors.NoStreamResponseError | nats.js.errors.NotFoundError)

@@ -2,10 +2,14 @@
 
 The library is configured with an explicit ``env`` mapping (never ``os.environ``):
 
-- ``sqlite`` (the embedded default): one file per service, ``<home>/data/<service>.sqlite``;
+- ``sqlite`` (the embedded default): one file per service, ``<home>/data/<service>.sqlite`` (the
+  ``data`` folder, and the home when it does not exist yet, are created 0700);
 - ``postgres``: one schema per service, ``clipyard_<service>``, created at start; the library's
   ``POSTGRES_*`` settings are built from the DSN (with a dummy password when the DSN has none,
-  because the library insists on one even under trust authentication);
+  because the library insists on one even under trust authentication). The library connects with
+  host, port, database, user, password and timeout only, so a DSN with any other parameter
+  (``sslmode``, ``sslrootcert``, ``options``, ``target_session_attrs``...) is refused rather than
+  silently weakened (:data:`HONOURED_DSN_PARAMETERS`);
 - ``memory``: the library's in-memory (POPO) recorders, for unit tests.
 """
 
@@ -23,10 +27,12 @@ from psycopg.conninfo import conninfo_to_dict
 
 __all__ = [
     "DUMMY_POSTGRES_PASSWORD",
+    "HONOURED_DSN_PARAMETERS",
     "StoreKind",
     "StoreSettings",
     "ensure_postgres_schema",
     "eventsourcing_env",
+    "postgres_params",
     "postgres_schema",
     "sqlite_path",
 ]
@@ -36,6 +42,13 @@ StoreKind = Literal["sqlite", "postgres", "memory"]
 DUMMY_POSTGRES_PASSWORD = "unused-with-trust-auth"
 """Handed to the library when the DSN carries no password (it refuses to start without one)."""
 
+HONOURED_DSN_PARAMETERS = frozenset(
+    {"host", "hostaddr", "port", "dbname", "user", "password", "connect_timeout"}
+)
+"""The DSN parameters eventsourcing 9.5's PostgreSQL recorder connects with (``hostaddr`` only
+without ``host``); ``sslmode=prefer``, libpq's default, is accepted too."""
+
+_DEFAULT_SSLMODE = "prefer"
 _SERVICE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
@@ -95,11 +108,60 @@ def _require_dsn(settings: StoreSettings) -> str:
     return settings.postgres_dsn
 
 
+def postgres_params(dsn: str) -> dict[str, str]:
+    """The parameters of a PostgreSQL DSN, when the event store can honour every one of them.
+
+    Args:
+        dsn: A libpq connection string or ``postgresql://`` URL (``CLIPYARD_POSTGRES_DSN``).
+
+    Returns:
+        Parameter names to values.
+
+    Raises:
+        ValueError: The DSN does not parse, or sets a parameter the store would drop (named in
+            the message; values are never shown, they may be secret).
+    """
+    try:
+        params = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
+    except psycopg.ProgrammingError:
+        raise ValueError(
+            "CLIPYARD_POSTGRES_DSN is not a libpq connection string or postgresql:// URL; "
+            "use for example postgresql://clipyard@127.0.0.1:5432/clipyard"
+        ) from None
+    refused = sorted(
+        name
+        for name in params
+        if name not in HONOURED_DSN_PARAMETERS
+        and not (name == "sslmode" and params[name] == _DEFAULT_SSLMODE)
+    )
+    if "host" in params and "hostaddr" in params:
+        refused.append("hostaddr (together with host)")
+    if refused:
+        raise ValueError(
+            f"CLIPYARD_POSTGRES_DSN sets {', '.join(refused)}, which the event store cannot "
+            "honour: eventsourcing's PostgreSQL recorder connects with host (or hostaddr), port, "
+            "dbname, user, password and connect_timeout only, so TLS settings (sslmode other "
+            "than prefer, sslrootcert...), options and target_session_attrs would be dropped "
+            "silently. Remove them from the DSN (reach PostgreSQL over a trusted network or a "
+            "TLS tunnel instead)."
+        )
+    return params
+
+
+def _private_dirs(home: Path, folder: Path) -> None:
+    """Create ``folder`` (inside ``home``) and ``home``, each 0700 when created here."""
+    for path in (home, folder):
+        if not path.is_dir():
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path.chmod(0o700)  # mkdir's mode is masked by the umask
+
+
 def eventsourcing_env(settings: StoreSettings, service: str) -> dict[str, str]:
     """Build the ``eventsourcing`` settings of one service's application.
 
-    For SQLite the ``<home>/data`` directory is created. Nothing else is touched (the PostgreSQL
-    schema is created by :func:`ensure_postgres_schema`).
+    For SQLite the ``<home>/data`` directory is created (0700, as the home when it does not exist
+    yet). Nothing else is touched (the PostgreSQL schema is created by
+    :func:`ensure_postgres_schema`).
 
     Args:
         settings: The store settings.
@@ -109,21 +171,22 @@ def eventsourcing_env(settings: StoreSettings, service: str) -> dict[str, str]:
         The mapping to pass as the application's ``env``.
 
     Raises:
-        ValueError: Unknown store kind, invalid service name, or postgres without a DSN.
+        ValueError: Unknown store kind, invalid service name, postgres without a DSN or with a
+            DSN parameter the store cannot honour (see :func:`postgres_params`).
     """
     if settings.kind == "memory":
         _check_service(service)
         return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
     if settings.kind == "sqlite":
         path = sqlite_path(settings, service)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _private_dirs(path.parent.parent, path.parent)
         return {
             "PERSISTENCE_MODULE": "eventsourcing.sqlite",
             "SQLITE_DBNAME": str(path),
             "SQLITE_LOCK_TIMEOUT": "10",
         }
     if settings.kind == "postgres":
-        params = conninfo_to_dict(_require_dsn(settings))
+        params = postgres_params(_require_dsn(settings))
         return {
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
             "POSTGRES_DBNAME": str(params.get("dbname") or params.get("user") or "postgres"),
@@ -148,10 +211,11 @@ def ensure_postgres_schema(settings: StoreSettings, service: str) -> str:
         The schema name.
 
     Raises:
-        ValueError: No DSN.
+        ValueError: No DSN, or one with a parameter the store cannot honour.
         psycopg.Error: The database refused.
     """
     schema = postgres_schema(service)
+    postgres_params(_require_dsn(settings))  # refused before anything connects
     statement = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
     # A concurrent start may create it in the meantime: that is fine too.
     concurrent = (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateSchema)

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Final
 import nats.js.errors
 
 from contracts.subjects import EVENT_STREAM, event_filters_of
+from eventstore.msgid import parse_msg_id, parse_notification_id
+from natsbus.jetstream import MSG_ID_HEADER
 
 if TYPE_CHECKING:
     from nats.js.client import JetStreamContext
@@ -60,15 +62,16 @@ def published_notification_id(headers: dict[str, str] | None, service: str) -> i
         service: The publishing service's token.
 
     Returns:
-        The id from ``Clipyard-Notification-Id`` or ``Nats-Msg-Id`` (``<service>:<id>``), or None.
+        The id from ``Clipyard-Notification-Id`` or ``Nats-Msg-Id`` (``<service>:<id>``), or None
+        (also when an id is not plain ASCII digits: such a message is not one the relay wrote).
     """
     if not headers:
         return None
-    prefix, _, number = (headers.get("Nats-Msg-Id") or "").partition(":")
-    if prefix != service:
+    from_msg_id = parse_msg_id(headers.get(MSG_ID_HEADER), service)
+    if from_msg_id is None:
         return None
-    value = headers.get(NOTIFICATION_ID_HEADER) or number
-    return int(value) if value.isdigit() else None
+    explicit = headers.get(NOTIFICATION_ID_HEADER)
+    return parse_notification_id(explicit) if explicit else from_msg_id
 
 
 async def last_published(js: JetStreamContext, service: ServiceToken) -> PublishedMessage | None:
@@ -87,7 +90,8 @@ async def last_published(js: JetStreamContext, service: ServiceToken) -> Publish
             msg = await js.get_last_msg(EVENT_STREAM, subject_filter)
         except nats.js.errors.NotFoundError:
             continue  # nothing on these subjects (or no stream yet)
-        headers = msg.headers or {}
+        # Non-ASCII header values come back as email.header.Header objects: compare text.
+        headers = {key: str(value) for key, value in (msg.headers or {}).items()}
         notification_id = published_notification_id(headers, service)
         if notification_id is None:
             continue

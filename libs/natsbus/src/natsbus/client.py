@@ -1,7 +1,10 @@
 """Typed requests over the bus: one reply of the ``kind`` union, never a NATS exception.
 
-:meth:`BusClient.request` turns every remote failure into an ``error`` reply (a timeout names the
-subject; no responders is ``service_unavailable``), so callers handle exactly three outcomes.
+:meth:`BusClient.request` turns every remote failure into an ``error`` reply (a timeout is
+``timeout``; no responders, or a connection that is closed, draining or over its buffer, is
+``service_unavailable``), so callers handle exactly three outcomes. Those messages reach HTTP
+clients through the gateway: they name the service (from the subject's owner) and the next step,
+never the subject, which is in ``details``.
 :meth:`BusClient.call` is the shortcut for callers that only want the result: it raises
 :class:`BusRequestError` or :class:`OperationAccepted` for the other two.
 """
@@ -21,6 +24,7 @@ from opentelemetry import trace
 
 from contracts.base import Accepted, ErrorReply, Ok, Reply
 from contracts.errors import ErrorCode
+from contracts.subjects import AGGREGATE_OWNERS, SERVICE_NAMES, SERVICES
 from natsbus.codec import decode, decode_reply, encode
 from natsbus.context import DEADLINE_HEADER, DEFAULT_REQUEST_TIMEOUT, deadline_header
 from natsbus.errors import error_reply
@@ -28,7 +32,7 @@ from natsbus.limits import check_size
 from natsbus.tracing import annotate_reply
 from telemetry.spans import producer_span
 
-__all__ = ["BusClient", "BusRequestError", "OperationAccepted"]
+__all__ = ["BusClient", "BusRequestError", "OperationAccepted", "service_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,8 +101,9 @@ class BusClient:
             headers: Extra headers.
 
         Returns:
-            The reply. A timeout becomes ``error`` ``timeout``/504 naming the subject, no
-            responders ``service_unavailable``/503, a malformed reply ``internal``/502.
+            The reply. A timeout becomes ``error`` ``timeout``/504, no responders or a
+            connection that cannot send ``service_unavailable``/503 (both name the service and
+            what to do; ``details`` has the subject), a malformed reply ``internal``/502.
 
         Raises:
             MessageTooLargeError: The message is over the bus limit; nothing was sent.
@@ -172,17 +177,62 @@ class BusClient:
         try:
             msg = await self._nc.request(subject, data, timeout=timeout, headers=headers)
         except nats.errors.NoRespondersError:
-            return error_reply(
-                ErrorCode.SERVICE_UNAVAILABLE, f"no service answers {subject}", status=503
-            )
+            return _unavailable(subject, "is not answering")
         except TimeoutError:
+            service = service_of(subject)
+            who = service or "The service that handles this request"
             return error_reply(
-                ErrorCode.TIMEOUT, f"no reply from {subject} within {timeout:g} s", status=504
+                ErrorCode.TIMEOUT,
+                f"{who} did not answer within {timeout:g} s; the request may still complete. "
+                "Check `clipyard status`, then look at the result before retrying.",
+                status=504,
+                details=_details(subject, service),
             )
+        except nats.errors.Error as exc:
+            # Closed, draining, reconnecting with a full buffer, stale: this side cannot send.
+            logger.warning("request on %s not sent: %r", subject, exc)
+            return _unavailable(subject, "cannot be reached (the bus connection is down)")
         if msg.headers and ERROR_HEADER in msg.headers:
             code = msg.headers.get(ERROR_CODE_HEADER, "")
             return _bad_reply(subject, f"service error {code}: {msg.headers[ERROR_HEADER]}")
         return msg.data
+
+
+def service_of(subject: str) -> str | None:
+    """The name of the service that answers ``subject`` (``workspace-realizer``), if known.
+
+    ``ws.qry.<service>.<noun>`` names it; ``ws.cmd|qry.<aggregate>.*`` has the aggregate's owner.
+
+    Args:
+        subject: A command or query subject.
+
+    Returns:
+        The service's process name, or None for a subject no single service owns.
+    """
+    parts = subject.split(".")
+    if len(parts) < 3 or parts[0] != "ws" or parts[1] not in ("cmd", "qry"):
+        return None
+    token = parts[2]
+    owner = token if token in SERVICES else AGGREGATE_OWNERS.get(token)
+    return SERVICE_NAMES[owner] if owner is not None else None  # type: ignore[index]
+
+
+def _details(subject: str, service: str | None) -> dict[str, str]:
+    details = {"subject": subject}
+    if service is not None:
+        details["service"] = service
+    return details
+
+
+def _unavailable(subject: str, what: str) -> ErrorReply:
+    service = service_of(subject)
+    who = service or "The service that handles this request"
+    return error_reply(
+        ErrorCode.SERVICE_UNAVAILABLE,
+        f"{who} {what}; check `clipyard status` and retry.",
+        status=503,
+        details=_details(subject, service),
+    )
 
 
 def _decode_public(subject: str, data: bytes) -> Ok | ErrorReply | Accepted:

@@ -3,24 +3,59 @@
 A service may start before its NATS server answers (``just up`` starts them side by side), so the
 first connection is retried until ``initial_wait`` passes. Once connected, the client never gives
 up reconnecting: a NATS restart must not take the services down with it.
+
+Each NATS user gets private reply inboxes: a client logged in as ``realizer`` receives its replies
+(requests, JetStream API answers, publish acks, pull-consumer deliveries) on ``_INBOX_realizer.>``,
+the only inbox subjects ``deploy/nats/nats.conf`` lets that user subscribe to, so no other user can
+read its replies.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
+from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
 from nats import errors as nats_errors
 from nats.aio.client import Client
 
-__all__ = ["NatsConnectError", "connect", "redact_url"]
+__all__ = ["DEFAULT_INBOX_PREFIX", "NatsConnectError", "connect", "inbox_prefix_for", "redact_url"]
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_INBOX_PREFIX: Final = "_INBOX"
+"""The reply inbox prefix of a client without a NATS user (no authorization: nothing to hide)."""
+
+_TOKEN = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class NatsConnectError(ConnectionError):
     """The first connection to NATS did not succeed within ``initial_wait``."""
+
+
+def inbox_prefix_for(user: str | None) -> str:
+    """The reply inbox prefix of a NATS user: ``_INBOX_<user>`` (``_INBOX`` without a user).
+
+    ``deploy/nats/nats.conf`` lets each user subscribe only to its own ``_INBOX_<user>.>``.
+
+    Args:
+        user: The NATS user, or None.
+
+    Returns:
+        The prefix (one subject token).
+
+    Raises:
+        ValueError: ``user`` cannot be part of a subject token (letters, digits, ``_`` and ``-``).
+    """
+    if not user:
+        return DEFAULT_INBOX_PREFIX
+    if not _TOKEN.fullmatch(user):
+        raise ValueError(
+            f"NATS user {user!r} cannot name a reply inbox: use letters, digits, '_' and '-'"
+        )
+    return f"{DEFAULT_INBOX_PREFIX}_{user}"
 
 
 def redact_url(url: str) -> str:
@@ -47,6 +82,7 @@ async def connect(
     name: str,
     user: str | None = None,
     password: str | None = None,
+    inbox_prefix: str | None = None,
     connect_timeout: float = 2.0,
     initial_wait: float = 10.0,
     reconnect_wait: float = 1.0,
@@ -61,6 +97,9 @@ async def connect(
         name: The connection name shown by the server's monitoring (the service name).
         user: The NATS user, if the server requires one.
         password: The NATS password for ``user``.
+        inbox_prefix: The prefix of the client's reply inboxes (requests, JetStream API replies,
+            publish acks and pull-consumer deliveries all arrive there). None:
+            :func:`inbox_prefix_for` ``(user)``, the only inbox the server lets ``user`` read.
         connect_timeout: Seconds allowed for each connection attempt.
         initial_wait: Seconds the first connection may take, all attempts included.
         reconnect_wait: Seconds between attempts to the same server.
@@ -72,7 +111,13 @@ async def connect(
         NatsConnectError: No connection within ``initial_wait``. It names and chains the server's
             refusal (``-ERR``, e.g. an authorization violation) if the server gave one, else the
             last error.
+        ValueError: ``inbox_prefix`` is not one or more subject tokens (or ``user`` cannot name
+            an inbox when ``inbox_prefix`` is None).
     """
+    if inbox_prefix is None:
+        inbox_prefix = inbox_prefix_for(user)
+    elif not all(_TOKEN.fullmatch(part) for part in inbox_prefix.split(".")):
+        raise ValueError(f"inbox prefix {inbox_prefix!r} is not a subject without wildcards")
     shown = redact_url(url)
     last_error: list[Exception] = []
     # A refused attempt (``-ERR 'Authorization Violation'``) may report a second error right
@@ -106,6 +151,7 @@ async def connect(
                 name=name,
                 user=user,
                 password=password,
+                inbox_prefix=inbox_prefix,
                 connect_timeout=connect_timeout,  # type: ignore[arg-type]
                 reconnect_time_wait=reconnect_wait,  # type: ignore[arg-type]
                 allow_reconnect=True,

@@ -8,7 +8,9 @@ in stream order (ARCHITECTURE §3, inbox). The handler's outcome decides the ack
   rejection), then ``term`` (never redelivered); if ``on_poison`` fails the message is retried;
 - anything else: ``nak`` with a growing delay, and it comes back (later messages wait).
 
-A long handler keeps its message with ``in_progress`` so it is not redelivered under it.
+A long handler keeps its message with ``in_progress`` so it is not redelivered under it. When the
+durable consumer disappears (deleted, or lost with its stream), the next failed fetch creates it
+again (deliver all: the handler skips what it has applied), once the stream is there.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Final
 
 import nats.errors
+import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, ConsumerInfo, DeliverPolicy
 from nats.js.client import JetStreamContext
@@ -100,6 +103,8 @@ class OrderedConsumer:
         self._sub: JetStreamContext.PullSubscription | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        self.recreated = 0
+        """How many times the durable consumer was found missing and created again."""
 
     def config(self) -> ConsumerConfig:
         """The consumer's configuration: durable, explicit ack, one pending, all messages."""
@@ -168,8 +173,10 @@ class OrderedConsumer:
             except (nats.errors.ConnectionClosedError, nats.errors.ConnectionDrainingError):
                 logger.info("consumer %s: connection closing, stopped", self._durable)
                 return
-            except Exception:
+            except Exception as error:
                 failures += 1
+                if isinstance(error, nats.js.errors.APIError) and await self._recreate_if_gone():
+                    continue  # the durable is back: fetch again at once
                 logger.warning("consumer %s: fetch failed", self._durable, exc_info=True)
                 await self._pause(self._delay(failures))
                 continue
@@ -179,6 +186,39 @@ class OrderedConsumer:
                     await _quietly(msg.nak())  # stopping: hand it straight back
                 else:
                     await self._process(msg)
+
+    async def _recreate_if_gone(self) -> bool:
+        """After a failed fetch: create the durable again if the server no longer has it.
+
+        A deleted consumer (by an operator, or with its stream) makes every fetch fail with
+        "no responders" forever. The new one delivers the stream from the start (the handler's
+        own tracking skips what it already applied).
+
+        Returns:
+            True when the consumer was missing and has been created again.
+        """
+        try:
+            await self._js.consumer_info(self._stream, self._durable)
+            return False  # it exists: a passing server hiccup
+        except nats.js.errors.NotFoundError:
+            pass  # the consumer, or its whole stream, is gone
+        except Exception:
+            return False  # cannot tell now; the caller pauses and fetches again
+        try:
+            await self._js.add_consumer(self._stream, self.config())
+        except Exception as error:
+            # Typically the stream is missing too: retried after the pause.
+            logger.warning(
+                "consumer %s: it is gone and cannot be created again yet: %s", self._durable, error
+            )
+            return False
+        self.recreated += 1
+        logger.warning(
+            "consumer %s: it had disappeared from %s; created it again (delivering from the "
+            "start, already handled messages are skipped by the handler)",
+            self._durable, self._stream,
+        )  # fmt: skip
+        return True
 
     async def _process(self, msg: Msg) -> None:
         with consumer_span(msg.subject, msg.headers or {}, operation="process"):

@@ -61,7 +61,9 @@ def event_stream_config(
         max_age: Seconds an event is kept.
 
     Returns:
-        The stream configuration: ``ws.evt.>``, file storage, limits retention.
+        The stream configuration: ``ws.evt.>``, file storage, limits retention; nobody may
+        delete single messages (``deny_delete``) or purge it (``deny_purge``). Deleting the
+        whole stream is a separate API that ``deploy/nats/nats.conf`` grants to no user.
     """
     return StreamConfig(
         name=EVENT_STREAM,
@@ -73,6 +75,8 @@ def event_stream_config(
         max_age=max_age,
         duplicate_window=duplicate_window,
         max_msg_size=MAX_MESSAGE_BYTES,
+        deny_delete=True,
+        deny_purge=True,
     )
 
 
@@ -87,6 +91,8 @@ def _differs(current: StreamConfig, wanted: StreamConfig) -> bool:
         or current.max_msg_size != wanted.max_msg_size
         or seconds(current.max_age) != seconds(wanted.max_age)
         or seconds(current.duplicate_window) != seconds(wanted.duplicate_window)
+        or bool(current.deny_delete) != bool(wanted.deny_delete)
+        or bool(current.deny_purge) != bool(wanted.deny_purge)
     )
 
 
@@ -97,6 +103,9 @@ async def ensure_event_stream(
     max_age: float = DEFAULT_MAX_AGE,
 ) -> StreamInfo:
     """Create ``WS_EVENTS`` or bring its settings to the ones given; idempotent.
+
+    A stream made before ``deny_delete``/``deny_purge`` existed gets them by the update (the
+    server accepts adding them, never removing them).
 
     Args:
         js: The JetStream context.

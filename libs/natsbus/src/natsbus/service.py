@@ -159,9 +159,15 @@ class BusService:
         ctx = RequestContext.from_message(request.subject, request.headers)
         try:
             with consumer_span(request.subject, ctx.headers, operation="process") as span:
+                reply: Reply
                 try:
                     async with endpoint.semaphore:
-                        reply = await self._handle(endpoint, request.data, ctx)
+                        if ctx.expired():
+                            # Queued past its deadline: the requester has its timeout already, and
+                            # a retry may be on its way; running it now would do the work twice.
+                            reply = _expired_reply(ctx)
+                        else:
+                            reply = await self._handle(endpoint, request.data, ctx)
                 except Exception:
                     logger.exception("serving %s failed", ctx.subject)
                     reply = internal_error()
@@ -248,6 +254,17 @@ class BusService:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+
+
+def _expired_reply(ctx: RequestContext) -> ErrorReply:
+    logger.warning("request on %s waited past its deadline; not run", ctx.subject)
+    return error_reply(
+        ErrorCode.TIMEOUT,
+        "The service was too busy to start this request before its deadline; nothing was done. "
+        "Retry it.",
+        status=504,
+        details={"subject": ctx.subject},
+    )
 
 
 def _stopping_reply(subject: str) -> ErrorReply:

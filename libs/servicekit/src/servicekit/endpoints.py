@@ -1,10 +1,18 @@
-"""The endpoints every service answers: ``audit``, ``replay_verify`` and ``operation``."""
+"""The endpoints every service answers: ``audit``, ``replay_verify`` and ``operation``.
+
+``audit`` and ``replay_verify`` show what the store holds, so only operators may ask: an ``admin``
+or ``system`` actor (the CLI asks as admin); anyone else gets ``forbidden`` (403). Neither shows
+secret material (ARCHITECTURE §2; :mod:`eventstore.privacy`). The replay's rebuild runs on a thread
+of its own, with its own store connection; only a copy of the live read models is taken on the store
+thread, so the service keeps answering while it runs.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from contracts import subjects
+from contracts.base import Principal
 from contracts.errors import ErrorCode
 from contracts.service import (
     AuditTrail,
@@ -14,13 +22,17 @@ from contracts.service import (
     ReplayReport,
     VerifyReplay,
 )
-from eventstore import audit_trail, build_application, verify_replay
+from eventstore import StoreExecutor, audit_trail, build_application
+from eventstore.replay import compare_read_models, replay_to, snapshot_read_models
 
 if TYPE_CHECKING:
     from natsbus import RequestContext
     from servicekit.spec import ServiceRuntime
 
-__all__ = ["NotFoundError", "register_common_endpoints"]
+__all__ = ["OPERATOR_ACTORS", "ForbiddenError", "NotFoundError", "register_common_endpoints"]
+
+OPERATOR_ACTORS: Final = frozenset({"admin", "system"})
+"""The actor types allowed to read a service's stored history and replay it."""
 
 
 class NotFoundError(LookupError):
@@ -35,11 +47,38 @@ class NotFoundError(LookupError):
         self.details = details
 
 
+class ForbiddenError(PermissionError):
+    """The principal may not ask this."""
+
+    code = ErrorCode.FORBIDDEN.value
+    status = 403
+    details: dict[str, Any]
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+def require_operator(principal: Principal, what: str) -> None:
+    """Let only an admin or system actor through.
+
+    Raises:
+        ForbiddenError: Any other actor.
+    """
+    if principal.actor.type not in OPERATOR_ACTORS:
+        raise ForbiddenError(
+            f"Only an admin or Clipyard itself may read {what}; "
+            f"a {principal.actor.type} actor may not.",
+            actorType=principal.actor.type,
+        )
+
+
 async def register_common_endpoints(runtime: ServiceRuntime) -> None:
     """Add ``ws.qry.<token>.audit``, ``.replay_verify`` and ``.operation`` to the service."""
     token = runtime.spec.token
 
     async def audit(request: GetAuditTrail, ctx: RequestContext) -> AuditTrail:
+        require_operator(request.principal, f"the stored history of {runtime.spec.name}")
         trail = await runtime.store(
             audit_trail, runtime.app, request.aggregate_id, request.limit, request.offset
         )
@@ -51,24 +90,32 @@ async def register_common_endpoints(runtime: ServiceRuntime) -> None:
         return trail
 
     async def replay(request: VerifyReplay, ctx: RequestContext) -> ReplayReport:
-        def rebuild_and_compare() -> ReplayReport:
-            fresh = build_application(
+        require_operator(request.principal, f"the replay of {runtime.spec.name}")
+        # Built and rebuilt on a thread of its own (its own store connection): the store thread
+        # only copies the live read models, so requests keep being served meanwhile. That thread
+        # is a daemon, so a long rebuild never holds up the process's exit.
+        worker = StoreExecutor(name=f"{runtime.spec.name}-replay")
+        try:
+            fresh = await worker.run(
+                build_application,
                 runtime.spec.application_class,
                 service=token,
                 settings=runtime.settings.store,
             )
             try:
-                if runtime.settings.store.kind == "memory":
-                    # An in-memory store lives in the live instance only: replay its recorder.
-                    fresh.rebuild_read_models(source=runtime.app.recorder)
-                return verify_replay(fresh, runtime.app)
+                live = await runtime.store(snapshot_read_models, runtime.app)
+                # An in-memory store lives in the live instance only: replay its recorder.
+                memory = runtime.settings.store.kind == "memory"
+                source = runtime.app.recorder if memory else None
+                spent = await worker.run(replay_to, fresh, live.projected_upto, source)
+                return await worker.run(compare_read_models, live, fresh, extra_ms=spent)
             finally:
-                fresh.close()
-
-        return await runtime.store(rebuild_and_compare)
+                await worker.run(fresh.close)
+        finally:
+            worker.close(wait=False)
 
     async def operation(request: GetOperation, ctx: RequestContext) -> OperationView:
-        view = await runtime.operations.get(request.operation_id)
+        view = await runtime.operations.get(request.operation_id, request.principal)
         if view is None:
             raise NotFoundError(
                 f"{runtime.spec.name} has no operation {request.operation_id}",

@@ -3,7 +3,10 @@
 ``main()`` of every service is ``asyncio.run(run_service(spec))``. Start: telemetry and logs, NATS,
 the event stream, the store (read models rebuilt), the outbox relay, the micro service with the
 endpoints every service answers, the inboxes, then the service's own ``register`` hook. Stop (SIGTERM
-or SIGINT): endpoints first (in-flight handlers finish), inboxes, relay flush, NATS drain, store close.
+or SIGINT): endpoints first (in-flight handlers finish), long operations, the service's own hooks,
+inboxes, relay flush, NATS drain, store close (after the store thread's queue), then the telemetry
+flush. One deadline covers it all (``settings.shutdown_timeout``): each stage gets its share of the
+time that remains and is cut off when it is spent (:mod:`servicekit.shutdown`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import asyncio
 import logging
 import signal
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import TYPE_CHECKING
 
 from eventstore import (
@@ -27,6 +32,7 @@ from natsbus.jetstream import ensure_event_stream
 from servicekit.endpoints import register_common_endpoints
 from servicekit.operations import OperationRunner, operation_to_contract
 from servicekit.settings import ServiceSettings
+from servicekit.shutdown import EXIT_RESERVE, TELEMETRY_SHARE, ShutdownBudget
 from servicekit.spec import ServiceRuntime, ServiceSpec
 from telemetry import configure_telemetry, shutdown_telemetry
 from telemetry.logs import configure_logging
@@ -49,11 +55,14 @@ async def run_service(spec: ServiceSpec, settings: ServiceSettings | None = None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, quit_event.set)
+    budget: ShutdownBudget | None = None
     try:
         async with AsyncExitStack() as stack:
             runtime = await start_service(spec, settings, stack, quit_event)
+            budget = runtime.shutdown
             log.info("service ready", extra={"service": spec.name, "node": settings.node_id})
             await quit_event.wait()
+            budget.start()
             log.info("service stopping", extra={"service": spec.name})
             started = time.monotonic()
         log.info(
@@ -62,7 +71,8 @@ async def run_service(spec: ServiceSpec, settings: ServiceSettings | None = None
         )
         del runtime
     finally:
-        shutdown_telemetry()
+        flush = TELEMETRY_SHARE if budget is None else min(TELEMETRY_SHARE, budget.remaining())
+        shutdown_telemetry(timeout_millis=max(100, round(flush * 1000)))
 
 
 async def start_service(
@@ -71,22 +81,36 @@ async def start_service(
     stack: AsyncExitStack,
     quit_event: asyncio.Event,
 ) -> ServiceRuntime:
-    """Start every part of ``spec`` on ``stack``; closing the stack stops them in reverse order."""
-    budget = settings.shutdown_timeout
+    """Start every part of ``spec`` on ``stack``; closing the stack stops them in reverse order.
+
+    Every stage is registered through the runtime's :class:`ShutdownBudget` (``runtime.shutdown``),
+    whose clock starts with the first stage to stop (or with ``runtime.shutdown.start()``).
+    """
+    budget = ShutdownBudget(settings.shutdown_timeout - EXIT_RESERVE)
     executor = StoreExecutor(name=f"{spec.name}-store")
-    stack.callback(executor.close)
-    app: ServiceApplication = await executor.run(
-        build_application, spec.application_class, service=spec.token, settings=settings.store
-    )
-    stack.callback(app.close)
+    try:
+        app: ServiceApplication = await executor.run(
+            build_application, spec.application_class, service=spec.token, settings=settings.store
+        )
+    except BaseException:
+        executor.close(wait=False)
+        raise
+
+    async def close_store(timeout: float) -> None:
+        # The store closes on its own thread after every call queued before: none runs on a
+        # closed store, and the wait is bounded (the thread is a daemon).
+        await executor.shutdown(timeout, last=app.close)
+
+    budget.push(stack, "store", close_store)
 
     nc = await connect(
         settings.nats.url,
         name=spec.name,
         user=settings.nats.user,
         password=settings.nats.password,
+        inbox_prefix=settings.nats.inbox_prefix,
     )
-    stack.push_async_callback(_drain, nc, budget / 5)
+    budget.push(stack, "nats", partial(_drain, nc))
     js = nc.jetstream()
     await ensure_event_stream(
         js,
@@ -106,10 +130,19 @@ async def start_service(
             shared = rejection_to_contract(domain_event, spec.name)
         return shared if shared is not None else spec.to_contract(domain_event)
 
-    relay = OutboxRelay(app, js, service=spec.token, to_contract=to_contract, executor=executor)
+    relay = OutboxRelay(
+        app,
+        js,
+        service=spec.token,
+        to_contract=to_contract,
+        executor=executor,
+        duplicate_window=settings.event_duplicate_window,
+        max_age=settings.event_retention_days * 86400,
+    )
     await relay.start()
-    stack.push_async_callback(relay.stop, budget / 5)
+    budget.push(stack, "relay", relay.stop)
 
+    hooks = AsyncExitStack()
     service = await BusService.start(
         nc, name=spec.name, version=spec.version, description=spec.description or spec.name
     )
@@ -125,22 +158,39 @@ async def start_service(
         relay=relay,
         operations=operations,
         quit=quit_event,
-        exit_stack=stack,
+        exit_stack=hooks,
+        shutdown=budget,
     )
     await register_common_endpoints(runtime)
 
+    inboxes: list[Inbox] = []
+
+    async def stop_inboxes(timeout: float) -> None:
+        await asyncio.gather(*(inbox.stop(timeout) for inbox in inboxes))
+
+    budget.push(stack, "inboxes", stop_inboxes)
     for upstream, handler in spec.upstreams.items():
         inbox = Inbox(app, js, upstream=upstream, handler=handler, executor=executor)
         await inbox.start()
-        stack.push_async_callback(inbox.stop)
+        inboxes.append(inbox)
 
+    # What the service's register hook pushes on runtime.exit_stack stops as one stage, after the
+    # endpoints and before the inboxes.
+    budget.push(stack, "service hooks", _closer(hooks))
     if spec.register is not None:
         await spec.register(runtime)
     await nc.flush()  # every endpoint is known to the server before the service says it is up
     # Registered last, so they run first on shutdown: stop taking requests, let long work end.
-    stack.push_async_callback(operations.stop, budget / 5)
-    stack.push_async_callback(service.stop, budget / 5)
+    budget.push(stack, "operations", operations.stop)
+    budget.push(stack, "endpoints", service.stop, weight=2.0)
     return runtime
+
+
+def _closer(hooks: AsyncExitStack) -> Callable[[float], Awaitable[None]]:
+    async def close(_timeout: float) -> None:
+        await hooks.aclose()
+
+    return close
 
 
 async def _drain(nc: object, timeout: float) -> None:

@@ -5,7 +5,13 @@ A service that runs long work (a clone, a realize, a service start with readines
 if it ends before the request's deadline the caller gets the result at once, otherwise an
 ``Accepted {operationId}`` reply, and ``GET /api/operations/{id}`` later shows the same result.
 Operations still ``running`` when a service starts were cut short by a stop or crash: they are
-recorded as failed, so no one polls forever.
+recorded as failed, so no one polls forever. Finding them reads only the operation events saved
+since the previous start (a tracking row, :data:`OPERATIONS_CHECKED`, marks how far that start
+looked), never the whole log again on top of the read-model rebuild.
+
+An operation is visible to its own company's principals and to operators (``admin``, ``system``)
+only. A failed operation shows the error's own message when the work raised a domain error (one
+with a ``code``), else a sentence naming the operation, to look up in the service's log.
 """
 
 # The event classes ``Operation.Started``, ``Operation.Succeeded`` and ``Operation.Failed`` are made
@@ -21,28 +27,51 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import event
+from eventsourcing.persistence import Tracking
+from eventsourcing.utils import get_topic
 
 from contracts.base import Accepted
 from contracts.service import OperationFinished, OperationStarted, OperationView
-from eventstore import ClipyardAggregate, acting, system_cause
-from servicekit.publishing import envelope
+from eventstore import (
+    ClipyardAggregate,
+    UnpublishableEventError,
+    acting,
+    envelope,
+    system_cause,
+)
 
 if TYPE_CHECKING:
+    from contracts.base import Principal
     from eventstore import ServiceApplication, StoreExecutor
     from natsbus import RequestContext
 
-__all__ = ["Operation", "OperationRunner", "operation_to_contract"]
+__all__ = [
+    "OPERATIONS_CHECKED",
+    "OPERATOR_ACTORS",
+    "Operation",
+    "OperationRunner",
+    "failure_details",
+    "operation_to_contract",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 REPLY_MARGIN = 0.5
 """Seconds kept before the request's deadline to send the reply."""
+
+OPERATIONS_CHECKED: Final = "clipyard.operations"
+"""Tracking name: the last notification a start has looked at for operations left running."""
+
+OPERATOR_ACTORS: Final = frozenset({"admin", "system"})
+"""Actor types that see every company's operations."""
+
+_SCAN_BATCH: Final = 500
 
 
 class Operation(ClipyardAggregate):
@@ -130,15 +159,27 @@ class OperationRunner:
         task = asyncio.create_task(self._run(operation_id, work), name=f"operation-{kind}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        # Nobody awaits the task once the caller got ``Accepted``: its failure is already
+        # recorded on the operation (and logged), so retrieve it here.
+        task.add_done_callback(_retrieve)
         budget = max(ctx.deadline - time.time() - REPLY_MARGIN, 0.0)
         done, _ = await asyncio.wait({task}, timeout=budget)
         if task in done:
             return task.result()
         return Accepted(operation_id=operation_id)
 
-    async def get(self, operation_id: str) -> OperationView | None:
-        """The operation, or None if this service has none with that id."""
-        return await self.executor.run(self._view, operation_id)
+    async def get(self, operation_id: str, principal: Principal) -> OperationView | None:
+        """The operation, or None if this service has none with that id ``principal`` may see.
+
+        Args:
+            operation_id: The operation's id.
+            principal: Who asks: an admin or system actor sees every operation, anyone else
+                only those of their own company (another company's is "not found").
+
+        Returns:
+            The operation's view, or None.
+        """
+        return await self.executor.run(self._view, operation_id, principal)
 
     async def stop(self, timeout: float = 2.0) -> None:
         """Give running work ``timeout`` seconds, then cancel it (recorded as failed)."""
@@ -150,8 +191,17 @@ class OperationRunner:
             await asyncio.wait(set(self._tasks), timeout=1.0)
 
     def fail_interrupted(self) -> int:
-        """Record every operation left ``running`` by a stop or crash as failed (store thread)."""
-        ids = [op_id for op_id, status in _running_ids(self.app) if status == "running"]
+        """Record every operation left ``running`` by a stop or crash as failed (store thread).
+
+        Only operation events saved after the previous start's check are read: any operation
+        started before it had finished, or was failed by that start. The check's position is
+        recorded once every stranded operation is failed.
+
+        Returns:
+            How many operations were failed.
+        """
+        checked = self.app.recorder.max_tracking_id(OPERATIONS_CHECKED) or 0
+        ids = _running_since(self.app, checked)
         with acting(system_cause(self.service, "service restarted while the work was running")):
             for op_id in ids:
                 operation: Operation = self.app.repository.get(op_id)
@@ -161,6 +211,9 @@ class OperationRunner:
                     operation.company_id,
                 )
                 self.app.save(operation)
+        last = self.app.last_notification_id()
+        if last > checked:
+            self.app.save_with_tracking(tracking=Tracking(OPERATIONS_CHECKED, last))
         return len(ids)
 
     async def _run(self, operation_id: str, work: Callable[[str], Awaitable[T]]) -> T:
@@ -172,13 +225,22 @@ class OperationRunner:
             )
             raise
         except Exception as error:
-            details = {
-                "code": getattr(error, "code", "internal"),
-                "message": str(error) if hasattr(error, "code") else "the work failed",
-            }
+            details = failure_details(error, operation_id)
+            if details["code"] == "internal":
+                log.error(
+                    "operation %s failed", operation_id,
+                    exc_info=error, extra={"service": self.service, "operation_id": operation_id},
+                )  # fmt: skip
             await self.executor.run(self._finish, operation_id, None, details)
             raise
-        await self.executor.run(self._finish, operation_id, msgspec.to_builtins(result), None)
+        try:
+            await self.executor.run(self._finish, operation_id, msgspec.to_builtins(result), None)
+        except UnpublishableEventError as error:
+            # The result cannot travel (over the bus limit): the operation fails with that.
+            details = failure_details(error, operation_id)
+            log.error("operation %s: its result cannot be recorded: %s", operation_id, error)
+            await self.executor.run(self._finish, operation_id, None, details)
+            raise
         return result
 
     def _start(self, kind: str, company_id: str | None, subject_id: str | None) -> str:
@@ -194,22 +256,71 @@ class OperationRunner:
             operation.fail(error, operation.kind, operation.company_id)
         self.app.save(operation)
 
-    def _view(self, operation_id: str) -> OperationView | None:
+    def _view(self, operation_id: str, principal: Principal) -> OperationView | None:
         try:
             operation: object = self.app.repository.get(uuid.UUID(operation_id))
         except (ValueError, AggregateNotFoundError):
             return None
-        if not isinstance(operation, Operation):
+        if not isinstance(operation, Operation) or not _may_see(principal, operation):
             return None
         return operation.view()
 
 
-def _running_ids(app: ServiceApplication) -> list[tuple[uuid.UUID, str]]:
-    states: dict[uuid.UUID, str] = {}
-    for notification in app.recorder.select_notifications(start=None, limit=10**9):
-        domain_event = app.mapper.to_domain_event(notification)
-        if isinstance(domain_event, Operation.Started):
-            states[domain_event.originator_id] = "running"
-        elif isinstance(domain_event, Operation.Succeeded | Operation.Failed):
-            states[domain_event.originator_id] = "finished"
-    return list(states.items())
+def _may_see(principal: Principal, operation: Operation) -> bool:
+    if principal.actor.type in OPERATOR_ACTORS:
+        return True
+    return principal.company_id is not None and operation.company_id == principal.company_id
+
+
+def failure_details(error: BaseException, operation_id: str) -> dict[str, Any]:
+    """The ``error`` an operation records for a failure of its work.
+
+    Args:
+        error: What the work raised.
+        operation_id: The operation's id.
+
+    Returns:
+        ``{"code", "message"}``: a domain error's own code and message (it was written for the
+        client); for anything else ``internal`` and a sentence naming the operation to look up
+        in the service's log (where the trace is).
+    """
+    code = getattr(error, "code", None)
+    if isinstance(code, str) and code and code != "internal":
+        return {"code": code, "message": str(error) or code}
+    return {
+        "code": "internal",
+        "message": (
+            f"The work failed unexpectedly; look for operation {operation_id} in the "
+            "service's log for the cause."
+        ),
+    }
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Mark a finished task's exception as seen (it is recorded on the operation)."""
+    if not task.cancelled():
+        task.exception()
+
+
+_TOPICS: Final = tuple(
+    get_topic(cls) for cls in (Operation.Started, Operation.Succeeded, Operation.Failed)
+)
+
+
+def _running_since(app: ServiceApplication, checked: int) -> list[uuid.UUID]:
+    """Operations started after notification ``checked`` that have not finished (in order)."""
+    running: dict[uuid.UUID, None] = {}
+    position = checked
+    while True:
+        notifications = app.recorder.select_notifications(
+            start=position, limit=_SCAN_BATCH, topics=_TOPICS, inclusive_of_start=False
+        )
+        for notification in notifications:
+            domain_event = app.mapper.to_domain_event(notification)
+            if isinstance(domain_event, Operation.Started):
+                running[domain_event.originator_id] = None
+            else:
+                running.pop(domain_event.originator_id, None)
+        if len(notifications) < _SCAN_BATCH:
+            return list(running)
+        position = notifications[-1].id

@@ -1,48 +1,12 @@
-"""The envelope every published event carries, built from a stored domain event.
+"""The envelope every published event carries (re-exported from :mod:`eventstore.envelope`).
 
-Services map their stored events to contracts in their own ``publishing.py``; this builds the
-envelope part (ARCHITECTURE §2) the same way for all of them. The ``eventId`` is derived from the
-stored event's identity, so a republished event keeps its id.
+Services map their stored events to contracts in their own ``publishing.py`` with
+:func:`envelope`; it lives in ``eventstore`` so that the event store's own public events (inbox
+rejections) are built the same way.
 """
 
 from __future__ import annotations
 
-import uuid
-from typing import Any
-
-from contracts.base import Actor
+from eventstore.envelope import EVENT_ID_NAMESPACE, envelope
 
 __all__ = ["EVENT_ID_NAMESPACE", "envelope"]
-
-EVENT_ID_NAMESPACE = uuid.UUID("8f1c9a52-6b0e-4f5e-9d1d-5c1e0a7b3c11")
-"""uuid5 namespace of published event ids."""
-
-
-def envelope(
-    domain_event: Any, *, aggregate: str, company_id: str | None, service: str
-) -> dict[str, Any]:
-    """The envelope fields of a contract event, as keyword arguments.
-
-    Args:
-        domain_event: A stored event of a ``ClipyardAggregate``.
-        aggregate: The aggregate token (``company``, ``operation``).
-        company_id: The company the event belongs to (None for system-wide facts).
-        service: The publishing service's name, the actor when no cause was recorded.
-    """
-    actor = domain_event.actor or {"type": "system", "id": service}
-    return {
-        "event_id": str(
-            uuid.uuid5(
-                EVENT_ID_NAMESPACE,
-                f"{domain_event.originator_id}:{domain_event.originator_version}",
-            )
-        ),
-        "aggregate": aggregate,
-        "aggregate_id": str(domain_event.originator_id),
-        "aggregate_version": domain_event.originator_version,
-        "company_id": company_id,
-        "occurred_at": domain_event.timestamp,
-        "actor": Actor(type=actor["type"], id=actor["id"]),
-        "run_id": domain_event.run_id,
-        "reason": domain_event.reason,
-    }

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from natsbus import BusClient, BusService
     from servicekit.operations import OperationRunner
     from servicekit.settings import ServiceSettings
+    from servicekit.shutdown import ShutdownBudget
 
 __all__ = ["InboxHandler", "ServiceRuntime", "ServiceSpec"]
 
@@ -57,6 +58,10 @@ class ServiceRuntime:
     operations: OperationRunner
     quit: asyncio.Event
     exit_stack: AsyncExitStack
+    """The service's own cleanups: they run as one stage of the stop, after the endpoints stop
+    and before the inboxes, within their share of the shutdown deadline."""
+    shutdown: ShutdownBudget
+    """The stop's deadline, shared among its stages (``settings.shutdown_timeout``)."""
 
     async def store(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a synchronous store call on the store's thread (contextvars copied)."""

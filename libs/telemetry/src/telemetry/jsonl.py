@@ -2,7 +2,9 @@
 
 Several service processes append to the same file: each batch is written with a single
 ``write(2)`` on a descriptor opened with ``O_APPEND``, so lines from different processes never
-interleave.
+interleave. The exporter writes spans as it gets them: :func:`telemetry.configure_telemetry` puts
+it behind :class:`telemetry.redacting.RedactingSpanExporter` (as every exporter), so what reaches
+the file is redacted. The ``telemetry`` folder is created 0700.
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
 
-from telemetry.redaction import redact_value
-
 __all__ = ["JsonlSpanExporter", "span_to_dict"]
 
 
@@ -36,8 +36,7 @@ def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     if not attributes:
         return {}
     return {
-        key: redact_value(key, list(value) if isinstance(value, tuple) else value)
-        for key, value in attributes.items()
+        key: list(value) if isinstance(value, tuple) else value for key, value in attributes.items()
     }
 
 
@@ -49,8 +48,8 @@ def span_to_dict(span: ReadableSpan) -> dict[str, Any]:
 
     Returns:
         ``name, kind, trace_id, span_id, parent_span_id, service, start, end, duration_ms,
-        attributes, status, events`` (ids in lowercase hex, times in ISO 8601 UTC; string
-        attributes are redacted like log fields).
+        attributes, status, events`` (ids in lowercase hex, times in ISO 8601 UTC), as the span
+        has them (redaction is :class:`telemetry.redacting.RedactingSpanExporter`'s job).
     """
     ctx = span.get_span_context()
     parent = span.parent
@@ -83,12 +82,14 @@ class JsonlSpanExporter(SpanExporter):
     """Append finished spans to a JSON-lines file.
 
     Args:
-        path: The file; its parent folders are created.
+        path: The file; its parent folders are created (the last one 0700).
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path.parent.chmod(0o700)
         self._fd: int | None = os.open(
             path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640
         )

@@ -18,6 +18,7 @@ from typing import Any
 __all__ = [
     "REDACTED",
     "is_secret_name",
+    "redact_attributes",
     "redact_fields",
     "redact_value",
     "scrub_url_secrets",
@@ -139,3 +140,32 @@ def redact_fields(fields: Mapping[Any, Any]) -> dict[str, Any]:
         A new dict with string keys and redacted values.
     """
     return {str(key): redact_value(str(key), value) for key, value in fields.items()}
+
+
+def redact_attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Redact span (or span event, link) attributes, keeping them valid OpenTelemetry values.
+
+    A secret-looking name hides the whole value (as ``"***"``); strings, and the strings of a
+    sequence, are scrubbed; other values pass unchanged. Sequences stay tuples.
+
+    Args:
+        attributes: Attribute names to values (None: none).
+
+    Returns:
+        A new dict.
+    """
+    if not attributes:
+        return {}
+    redacted: dict[str, Any] = {}
+    for name, value in attributes.items():
+        if is_secret_name(name) and value is not None and value != "":
+            redacted[name] = REDACTED
+        elif isinstance(value, str):
+            redacted[name] = scrub_url_secrets(value)
+        elif isinstance(value, list | tuple):
+            redacted[name] = tuple(
+                scrub_url_secrets(item) if isinstance(item, str) else item for item in value
+            )
+        else:
+            redacted[name] = value
+    return redacted

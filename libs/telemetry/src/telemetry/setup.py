@@ -8,15 +8,20 @@ Exporters:
   The OTLP exporter reads its own ``OTEL_EXPORTER_OTLP_*`` settings (endpoint, headers, timeout).
 * ``home`` given: a JSON-lines file ``<home>/telemetry/spans.jsonl`` (the embedded default).
 
+Every exporter sits behind :class:`telemetry.redacting.RedactingSpanExporter`: what leaves the
+process has its status description and attributes redacted.
+
 Sampling follows ``OTEL_TRACES_SAMPLER``; ``OTEL_SDK_DISABLED=true`` turns tracing off; batching
 follows ``OTEL_BSP_*``.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
+import time
 from pathlib import Path
 
 from opentelemetry import trace
@@ -25,6 +30,7 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
 from telemetry.jsonl import JsonlSpanExporter
+from telemetry.redacting import RedactingSpanExporter
 
 __all__ = [
     "SPANS_FILE",
@@ -80,10 +86,10 @@ def _jsonl_delay() -> float | None:
 
 def _build_exporter(name: str) -> SpanExporter:
     if name == "console":
-        return ConsoleSpanExporter()
+        return RedactingSpanExporter(ConsoleSpanExporter())
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    return OTLPSpanExporter()
+    return RedactingSpanExporter(OTLPSpanExporter())
 
 
 def configure_telemetry(
@@ -119,7 +125,7 @@ def configure_telemetry(
         for name in _exporter_names():
             provider.add_span_processor(BatchSpanProcessor(_build_exporter(name)))
         if home is not None:
-            exporter = JsonlSpanExporter(spans_path(home))
+            exporter = RedactingSpanExporter(JsonlSpanExporter(spans_path(home)))
             provider.add_span_processor(
                 BatchSpanProcessor(exporter, schedule_delay_millis=_jsonl_delay())
             )
@@ -152,16 +158,63 @@ def add_span_processor(processor: SpanProcessor) -> None:
     _provider.add_span_processor(processor)
 
 
-def shutdown_telemetry(timeout_millis: int = 5000) -> None:
-    """Flush every exporter and shut the provider down (no-op when not configured).
+def shutdown_telemetry(timeout_millis: int = 1000) -> bool:
+    """Flush every exporter and shut the provider down, within ``timeout_millis`` (no-op when not
+    configured).
 
-    Spans ended afterwards are dropped: the global provider cannot be replaced.
+    Each span processor flushes and shuts down on a daemon thread of its own, all in parallel, so
+    a slow exporter (an OTLP endpoint that accepts and never answers) delays neither the others
+    (the local JSONL file) nor the process's exit: what is still exporting after the timeout is
+    abandoned. The SDK's own exit hook is removed (it would wait for the exporters again, without
+    a bound). Spans ended afterwards are dropped: the global provider cannot be replaced.
 
     Args:
-        timeout_millis: How long the flush may take.
+        timeout_millis: How long flushing and shutting down may take, in all.
+
+    Returns:
+        True when every processor finished in time.
     """
     provider = _provider
     if provider is None:
-        return
-    provider.force_flush(timeout_millis)
-    provider.shutdown()
+        return True
+    atexit.unregister(provider.shutdown)
+    deadline = time.monotonic() + max(timeout_millis, 0) / 1000
+    threads = [
+        threading.Thread(
+            target=_close_processor,
+            args=(processor, timeout_millis),
+            name="telemetry-shutdown",
+            daemon=True,
+        )
+        for processor in _processors_of(provider)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    late = sum(thread.is_alive() for thread in threads)
+    if late:
+        _log.warning(
+            "%d span exporter(s) did not finish within %d ms; their last spans are dropped",
+            late,
+            timeout_millis,
+        )
+    return not late
+
+
+def _processors_of(provider: TracerProvider) -> list[SpanProcessor]:
+    """The provider's span processors (the SDK keeps them in its multi-processor)."""
+    active = provider._active_span_processor
+    processors = getattr(active, "_span_processors", None)
+    return list(processors) if processors is not None else [active]
+
+
+def _close_processor(processor: SpanProcessor, timeout_millis: int) -> None:
+    try:
+        processor.force_flush(timeout_millis)
+    except Exception:
+        _log.warning("flushing spans failed", exc_info=True)
+    try:
+        processor.shutdown()
+    except Exception:
+        _log.warning("shutting a span exporter down failed", exc_info=True)

@@ -1,4 +1,9 @@
-"""Readiness checks for service processes: a NATS request (the micro ping) or any callable."""
+"""Readiness checks for service processes: a NATS request (the micro ping) or any callable.
+
+The ping connects as the service's NATS user with that user's private reply inbox
+(``_INBOX_<user>``, the only one ``deploy/nats/nats.conf`` lets the user read; the same rule as
+``natsbus.connection.inbox_prefix_for``, which testkit does not depend on).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,22 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["PingCheck", "ReadyCheck", "holds"]
+__all__ = ["PingCheck", "ReadyCheck", "holds", "inbox_prefix"]
 
 ReadyCheck = Callable[[], bool | Awaitable[bool]]
 """A readiness check: returns (or resolves to) True once the service is ready."""
+
+
+def inbox_prefix(user: str | None) -> str:
+    """The reply inbox prefix of a NATS user: ``_INBOX_<user>``, or ``_INBOX`` without one.
+
+    Args:
+        user: The NATS user, or None.
+
+    Returns:
+        The prefix.
+    """
+    return f"_INBOX_{user}" if user else "_INBOX"
 
 
 async def holds(check: ReadyCheck) -> bool:
@@ -52,6 +69,7 @@ class PingCheck:
                         self.url,
                         user=self.user,
                         password=self.password,
+                        inbox_prefix=inbox_prefix(self.user),
                         connect_timeout=1,
                         allow_reconnect=False,
                         max_reconnect_attempts=0,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 from uuid import UUID
 
 from api_gateway.domain import (
@@ -25,6 +25,7 @@ from api_gateway.domain import (
     new_session_secret,
 )
 from eventstore import ServiceApplication
+from eventstore.privacy import DEFAULT_PRIVATE_FIELDS
 
 __all__ = [
     "ApiKeyNotFoundError",
@@ -73,14 +74,17 @@ class KeyRecord:
 
 @dataclass(frozen=True)
 class SessionRecord:
-    """An operator-page session in the read model: hashes of its id and CSRF token."""
+    """A live operator-page session in the read model: hashes of its id and CSRF token.
+
+    Only live sessions are kept: an ended one is removed when it ends, an expired one when it is
+    next used (or at the next sign-in, or the next rebuild). Their events stay in the store.
+    """
 
     id: str
     company_id: str
     key_id: str
     csrf_hash: str
     expires_at: datetime
-    ended: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,17 @@ class GatewayApplication(ServiceApplication):
     keys_by_id: dict[str, KeyRecord]
     keys_by_hash: dict[str, str]
     sessions: dict[str, SessionRecord]
-    """Sessions by aggregate id (a UUID5 of the session id's hash)."""
+    """Live sessions by aggregate id (a UUID5 of the session id's hash); see SessionRecord."""
+
+    private_fields: ClassVar[tuple[str, ...]] = (
+        *DEFAULT_PRIVATE_FIELDS,
+        "key_hash",
+        "session_hash",
+        "csrf_hash",
+    )
+    """Never shown by audit or replay (ARCHITECTURE §2): the hashes of keys, sessions, CSRF tokens."""
+    private_key_models: ClassVar[tuple[str, ...]] = ("keys_by_hash",)
+    """Read models keyed by a secret's hash: replay reports never show their keys."""
 
     # -- use cases ---------------------------------------------------------------------------
 
@@ -144,6 +158,7 @@ class GatewayApplication(ServiceApplication):
         record = self.authenticate_key(key)
         if record.kind != "board":
             raise KeyKindNotAllowedError("Sign in with a board key.", field="key")
+        self.prune_sessions()
         session_id, csrf = new_session_secret(), new_session_secret()
         expires_at = datetime.now(UTC) + timedelta(seconds=ttl)
         self.save(
@@ -160,12 +175,38 @@ class GatewayApplication(ServiceApplication):
     def end_session(self, session_id: str) -> bool:
         """Sign out; False when there was no live session with that id."""
         session_uuid = Session.create_id(hash_secret(session_id))
-        if str(session_uuid) not in self.sessions:
+        record = self._session_on_access(str(session_uuid))
+        if record is None or record.expires_at <= datetime.now(UTC):
             return False
         session: Session = self.repository.get(session_uuid)
         if session.end():
             self.save(session)
         return True
+
+    def rebuild_read_models(self, source: Any = None) -> int:
+        """Rebuild the read models (see the base class), then drop the expired sessions."""
+        count = super().rebuild_read_models(source)
+        self.prune_sessions()
+        return count
+
+    def prune_sessions(self) -> int:
+        """Drop expired sessions from the read model (their events stay); return how many."""
+        now = datetime.now(UTC)
+        expired = [k for k, record in self.sessions.items() if record.expires_at <= now]
+        for session_key in expired:
+            del self.sessions[session_key]
+        return len(expired)
+
+    def _session_on_access(self, session_key: str) -> SessionRecord | None:
+        """The session with this aggregate id (None: unknown or ended).
+
+        An expired one is dropped from the read model here, and returned this once so that the
+        caller can say it expired.
+        """
+        record = self.sessions.get(session_key)
+        if record is not None and record.expires_at <= datetime.now(UTC):
+            del self.sessions[session_key]
+        return record
 
     # -- queries -----------------------------------------------------------------------------
 
@@ -214,8 +255,8 @@ class GatewayApplication(ServiceApplication):
 
     def authenticate_session(self, session_id: str) -> tuple[SessionRecord, KeyRecord]:
         """The live session and the live key behind a session cookie, or ``UnauthenticatedError``."""
-        record = self.sessions.get(str(Session.create_id(hash_secret(session_id))))
-        if record is None or record.ended:
+        record = self._session_on_access(str(Session.create_id(hash_secret(session_id))))
+        if record is None:
             raise UnauthenticatedError("This session is not known or has ended; sign in again.")
         if record.expires_at <= datetime.now(UTC):
             raise UnauthenticatedError("This session has expired; sign in again.")
@@ -277,7 +318,7 @@ class GatewayApplication(ServiceApplication):
                     expires_at=domain_event.expires_at,
                 )
             case Session.Ended():
-                self.sessions[aggregate_id] = replace(self.sessions[aggregate_id], ended=True)
+                self.sessions.pop(aggregate_id, None)
 
     def read_models(self) -> dict[str, Any]:
         """The read models, for replay verification."""
@@ -285,5 +326,8 @@ class GatewayApplication(ServiceApplication):
             "companies": dict(self.companies),
             "keys_by_id": dict(self.keys_by_id),
             "keys_by_hash": dict(self.keys_by_hash),
-            "sessions": dict(self.sessions),
+            # Live sessions only: which expired ones are still held depends on when each was used.
+            "sessions": {
+                k: v for k, v in self.sessions.items() if v.expires_at > datetime.now(UTC)
+            },
         }

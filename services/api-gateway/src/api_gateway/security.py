@@ -9,6 +9,7 @@ did not exist (API.md).
 from __future__ import annotations
 
 import hmac
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from litestar.connection import ASGIConnection
@@ -28,7 +29,9 @@ __all__ = [
     "CSRF_HEADER",
     "SESSION_COOKIE",
     "AuthenticationMiddleware",
+    "Credential",
     "admin_only",
+    "authenticate",
     "check_company",
     "not_agent",
 ]
@@ -38,6 +41,52 @@ CSRF_HEADER: Final = "X-CSRF-Token"
 _SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
+@dataclass(frozen=True)
+class Credential:
+    """What a request authenticated with, kept to check it again while a response lasts.
+
+    An event stream stays open for hours: it checks its credential again every second, so a
+    revoked key or an ended or expired session stops it (ARCHITECTURE §5).
+    """
+
+    authorization: str | None = field(default=None, repr=False)
+    """The ``Authorization`` header, when the request sent one (it wins over the cookie)."""
+    session_id: str | None = field(default=None, repr=False)
+    """The session cookie's value, when there is no ``Authorization`` header."""
+
+    @classmethod
+    def of(cls, connection: ASGIConnection[Any, Any, Any, Any]) -> Credential:
+        """The credential a request carries (the header first, else the session cookie)."""
+        if (header := connection.headers.get("authorization")) is not None:
+            return cls(authorization=header)
+        return cls(session_id=connection.cookies.get(SESSION_COOKIE) or None)
+
+
+async def authenticate(
+    gateway: Gateway, credential: Credential, *, method: str = "GET", csrf: str | None = None
+) -> Principal:
+    """The principal of a credential, or ``UnauthenticatedError`` saying why there is none.
+
+    Args:
+        gateway: The gateway (its admin key hash and application).
+        credential: The request's header or session cookie.
+        method: The request method: a cookie-authenticated change also needs ``csrf``.
+        csrf: The ``X-CSRF-Token`` header.
+
+    Raises:
+        UnauthenticatedError: No credential, or one that does not (or no longer) work.
+        ForbiddenError: A cookie-authenticated change without the right CSRF token.
+    """
+    if credential.authorization is not None:
+        return await _bearer(gateway, credential.authorization)
+    if credential.session_id:
+        return await _session(gateway, credential.session_id, method, csrf)
+    raise UnauthenticatedError(
+        "This request needs a key: send 'Authorization: Bearer <key>' with the admin key "
+        "(CLIPYARD_ADMIN_KEY) or a board key, or sign in with POST /api/session."
+    )
+
+
 class AuthenticationMiddleware(AbstractAuthenticationMiddleware):
     """Find the principal of a request: ``Authorization: Bearer <key>``, else the session cookie."""
 
@@ -45,15 +94,14 @@ class AuthenticationMiddleware(AbstractAuthenticationMiddleware):
         self, connection: ASGIConnection[Any, Any, Any, Any]
     ) -> AuthenticationResult:
         """Authenticate, or raise ``UnauthenticatedError`` / ``ForbiddenError`` (CSRF)."""
-        gateway: Gateway = connection.app.state.gateway
-        if (header := connection.headers.get("authorization")) is not None:
-            return AuthenticationResult(await _bearer(gateway, header), "key")
-        if session_id := connection.cookies.get(SESSION_COOKIE):
-            return AuthenticationResult(await _session(gateway, session_id, connection), "session")
-        raise UnauthenticatedError(
-            "This request needs a key: send 'Authorization: Bearer <key>' with the admin key "
-            "(CLIPYARD_ADMIN_KEY) or a board key, or sign in with POST /api/session."
+        credential = Credential.of(connection)
+        principal = await authenticate(
+            connection.app.state.gateway,
+            credential,
+            method=str(connection.scope.get("method", "GET")),
+            csrf=connection.headers.get(CSRF_HEADER),
         )
+        return AuthenticationResult(principal, "key" if credential.authorization else "session")
 
 
 async def _bearer(gateway: Gateway, header: str) -> Principal:
@@ -71,14 +119,10 @@ async def _bearer(gateway: Gateway, header: str) -> Principal:
     return Principal(company_id=record.company_id, actor=Actor(type=record.kind, id=actor_id))  # type: ignore[arg-type]
 
 
-async def _session(
-    gateway: Gateway, session_id: str, connection: ASGIConnection[Any, Any, Any, Any]
-) -> Principal:
+async def _session(gateway: Gateway, session_id: str, method: str, csrf: str | None) -> Principal:
     application = gateway.application
     session, key = await gateway.query(application.authenticate_session, session_id)
-    if connection.scope.get("method", "GET") not in _SAFE_METHODS and not application.csrf_matches(
-        session, connection.headers.get(CSRF_HEADER)
-    ):
+    if method not in _SAFE_METHODS and not application.csrf_matches(session, csrf):
         raise ForbiddenError(
             f"Changes made with the session cookie need the {CSRF_HEADER} header "
             "(the csrfToken POST /api/session returned).",

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Final
 
 from api_gateway.domain import hash_secret
 from servicekit import ServiceSettings, SettingsError
+from servicekit.keys import ADMIN_KEY_FILE, ensure_admin_key_file
 
-__all__ = ["ADMIN_KEY_FILE", "SERVICE_NAME", "SERVICE_VERSION", "GatewaySettings", "admin_key_file"]
-
-ADMIN_KEY_FILE: Final = "admin.key"
-"""The operator key file under ``CLIPYARD_HOME`` (mode 0600), used when ``CLIPYARD_ADMIN_KEY`` is
-unset (ARCHITECTURE §7)."""
+__all__ = ["ADMIN_KEY_FILE", "SERVICE_NAME", "SERVICE_VERSION", "GatewaySettings"]
 
 SERVICE_NAME: Final = "api-gateway"
 SERVICE_VERSION: Final = "0.1.0"
@@ -41,7 +36,11 @@ class GatewaySettings:
     session_cookie_secure: bool = False
     """``CLIPYARD_SESSION_COOKIE_SECURE``: mark the session cookie ``Secure`` (behind HTTPS)."""
     sse_keepalive: float = 15.0
-    """``CLIPYARD_SSE_KEEPALIVE``: seconds between keep-alive comments on an idle event stream."""
+    """``CLIPYARD_SSE_KEEPALIVE``: most seconds an event stream goes without a write to its client
+    (then a keep-alive comment is sent)."""
+    sse_auth_recheck: float = 1.0
+    """Seconds between checks that an open event stream's key or session still works (revoked,
+    ended or expired: the stream ends). At most 1 s (ARCHITECTURE §5)."""
     shutdown_grace: float = 1.0
     """Seconds uvicorn waits for open HTTP requests on shutdown (the whole stop budget is 5 s)."""
     admin_key_hash: str | None = field(default=None, repr=False)
@@ -63,7 +62,8 @@ class GatewaySettings:
         env = os.environ if env is None else env
         service = ServiceSettings.from_env(SERVICE_NAME, env)
         if service.admin_key is None:
-            service = replace(service, admin_key=admin_key_file(service.home))
+            # The same file `clipyard up` reads and prints, so either may create it first.
+            service = replace(service, admin_key=ensure_admin_key_file(service.home))
         return cls.build(
             service,
             request_timeout=_positive(env, "CLIPYARD_REQUEST_TIMEOUT", 110.0),
@@ -88,29 +88,6 @@ class GatewaySettings:
         """
         admin_hash = hash_secret(service.admin_key) if service.admin_key else None
         return cls(service=service, admin_key_hash=admin_hash, **overrides)  # type: ignore[arg-type]
-
-
-def admin_key_file(home: Path) -> str:
-    """The admin key kept in ``<home>/admin.key``, created (mode 0600) when missing or empty.
-
-    The same file ``clipyard up`` reads and prints, so either may create it first.
-
-    Args:
-        home: ``CLIPYARD_HOME``.
-
-    Returns:
-        The admin key.
-    """
-    path = home / ADMIN_KEY_FILE
-    if path.exists() and (key := path.read_text(encoding="utf-8").strip()):
-        return key
-    home.mkdir(parents=True, exist_ok=True)
-    key = f"cy_admin_{secrets.token_urlsafe(32)}"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as file:
-        file.write(key + "\n")
-    return key
 
 
 def _positive(env: Mapping[str, str], name: str, default: float) -> float:

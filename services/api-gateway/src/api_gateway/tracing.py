@@ -3,6 +3,10 @@
 The context is extracted with ``telemetry.propagation`` (the one place propagation is done) and
 attached for the whole request, so the bus client's PRODUCER span (which injects on the way out)
 and the service's CONSUMER span all belong to the caller's trace: gateway -> NATS -> service.
+
+Only the trace context (``traceparent``, ``tracestate``) is taken from the caller. Incoming
+``baggage`` is dropped: whatever the current context carries travels with every bus request and is
+stored with the events it causes, and a client must not choose what is stored.
 """
 
 from __future__ import annotations
@@ -13,12 +17,16 @@ from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from opentelemetry import context as otel_context
+from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from telemetry.propagation import extract
 from telemetry.spans import tracer
 
-__all__ = ["TracingMiddleware"]
+__all__ = ["TRUSTED_HEADERS", "TracingMiddleware"]
+
+TRUSTED_HEADERS = frozenset({"traceparent", "tracestate"})
+"""The propagation headers taken from an HTTP caller (never ``baggage``)."""
 
 
 class TracingMiddleware(ASGIMiddleware):
@@ -28,7 +36,11 @@ class TracingMiddleware(ASGIMiddleware):
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         """Run the request inside its span; record the route and the response status."""
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = {
+            name: v.decode("latin-1")
+            for k, v in scope["headers"]
+            if (name := k.decode("latin-1").lower()) in TRUSTED_HEADERS
+        }
         method = scope.get("method", "GET")
         route = scope.get("path_template") or scope["path"]
         attributes: dict[str, Any] = {
@@ -37,7 +49,8 @@ class TracingMiddleware(ASGIMiddleware):
             "url.path": scope["path"],
             "url.scheme": scope.get("scheme", "http"),
         }
-        token = otel_context.attach(extract(headers))
+        # From an empty context: nothing but the caller's trace context (no baggage) is current.
+        token = otel_context.attach(extract(headers, context=Context()))
         try:
             with tracer().start_as_current_span(
                 f"{method} {route}", kind=SpanKind.SERVER, attributes=attributes

@@ -2,19 +2,22 @@
 
 An ephemeral ordered consumer follows ``WS_EVENTS`` (``ws.evt.>``); only events whose envelope
 names the company pass (and, with ``?types=``, only those types). Each SSE message carries the
-stream sequence as ``id:``, so a reconnecting client resumes with ``Last-Event-ID``. An idle stream
-gets a keep-alive comment; the stream ends when the gateway stops.
+stream sequence as ``id:``, so a reconnecting client resumes with ``Last-Event-ID``. A client that
+was sent nothing for ``sse_keepalive`` seconds gets a keep-alive comment (however busy other
+companies are). The key or session the stream was opened with is checked again every
+``sse_auth_recheck`` seconds (at most 1 s): once revoked, ended or expired, the stream ends. It
+also ends when the gateway stops.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from typing import Annotated, Final
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any, Final
 
 import msgspec
-from litestar import Controller, get
+from litestar import Controller, Request, get
 from litestar.di import NamedDependency
 from litestar.params import FromPath, HeaderParameter, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
@@ -22,12 +25,13 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from api_gateway.controllers.common import error_responses
 from api_gateway.dependencies import Gateway, StreamedEvent
 from api_gateway.domain import GatewayError
-from api_gateway.security import check_company
+from api_gateway.security import Credential, authenticate, check_company
 from contracts.base import Principal
 from contracts.events import ALL_EVENT_TYPES
 
 __all__ = [
     "EVENT_TYPES",
+    "MAX_SEQUENCE",
     "EventStreamController",
     "company_events",
     "parse_last_event_id",
@@ -52,6 +56,9 @@ class _Envelope(msgspec.Struct, rename="camel"):
 _ENVELOPE: Final = msgspec.json.Decoder(_Envelope)
 _END: Final = object()
 
+MAX_SEQUENCE: Final = 2**63 - 1
+"""The largest ``Last-Event-ID`` accepted (JetStream sequences are 64-bit; this leaves room)."""
+
 
 class InvalidFilterError(GatewayError):
     """A filter names something that does not exist."""
@@ -75,15 +82,26 @@ def parse_types(types: str | None) -> frozenset[str] | None:
 
 
 def parse_last_event_id(value: str | None) -> int | None:
-    """The stream sequence to resume after (``Last-Event-ID``); not a sequence answers 400."""
+    """The stream sequence to resume after (``Last-Event-ID``); not a sequence answers 400.
+
+    Only ASCII digits count (``str.isdigit`` also accepts ``²``, which ``int`` refuses), and the
+    sequence is at most :data:`MAX_SEQUENCE`, so a value that passes cannot break the stream
+    after its 200 has been sent.
+    """
     if value is None:
         return None
-    if not value.strip().isdigit():
+    digits = value.strip()
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > len(str(MAX_SEQUENCE)):
+        sequence = None
+    else:
+        sequence = int(digits)
+    if sequence is None or sequence > MAX_SEQUENCE:
         raise InvalidFilterError(
-            f"Last-Event-ID {value!r} is not a stream sequence; send the id: of the last event seen.",
+            f"Last-Event-ID {value!r} is not a stream sequence (0 to {MAX_SEQUENCE}); "
+            "send the id: of the last event seen.",
             fields=[{"field": "Last-Event-ID", "message": "not a sequence", "source": "header"}],
         )
-    return int(value)
+    return sequence
 
 
 async def company_events(
@@ -91,8 +109,25 @@ async def company_events(
     company_id: str,
     types: frozenset[str] | None,
     after: int | None,
+    *,
+    recheck: Callable[[], Awaitable[Any]],
 ) -> AsyncIterator[ServerSentEventMessage]:
-    """The SSE messages of one company, with keep-alive comments, until the gateway stops."""
+    """The SSE messages of one company, with keep-alive comments, while the client may see them.
+
+    Args:
+        gateway: The gateway (bus, settings, the stopping flag).
+        company_id: Only events naming this company pass.
+        types: Only these event types (None: all).
+        after: Resume after this stream sequence (None: new events only).
+        recheck: Called every ``sse_auth_recheck`` seconds; raising (``UnauthenticatedError``,
+            a 404 for a company no longer visible, anything) ends the stream.
+
+    Yields:
+        A ``connected`` comment with the retry hint, then the company's events; a keep-alive
+        comment whenever ``sse_keepalive`` seconds passed without a write to this client.
+    """
+    settings = gateway.settings
+    keepalive, every = settings.sse_keepalive, min(settings.sse_auth_recheck, 1.0)
     queue: asyncio.Queue[StreamedEvent | object] = asyncio.Queue(maxsize=256)
 
     async def pump() -> None:
@@ -103,32 +138,58 @@ async def company_events(
             log.warning("event stream failed", exc_info=True)
         await queue.put(_END)
 
+    loop = asyncio.get_running_loop()
     pumping = asyncio.create_task(pump())
     stopping = asyncio.ensure_future(gateway.stopping.wait())
+    getting: asyncio.Future[StreamedEvent | object] | None = None
     try:
         yield ServerSentEventMessage(comment="connected", retry=2000, data=None)
+        last_write = next_check = loop.time()
+        next_check += every
         while True:
-            getting = asyncio.ensure_future(queue.get())
+            if getting is None:
+                getting = asyncio.ensure_future(queue.get())
+            timeout = max(0.0, min(last_write + keepalive, next_check) - loop.time())
+            waiting: set[asyncio.Future[Any]] = {getting, stopping}
             done, _ = await asyncio.wait(
-                {getting, stopping},
-                timeout=gateway.settings.sse_keepalive,
-                return_when=asyncio.FIRST_COMPLETED,
+                waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
-            if getting not in done:
-                getting.cancel()
-                if stopping in done:
-                    return
-                yield ServerSentEventMessage(comment="keep-alive", data=None)
-                continue
-            item = getting.result()
-            if not isinstance(item, StreamedEvent):
+            if stopping in done:
                 return
-            if message := _message(item, company_id, types):
-                yield message
+            if getting in done:
+                item, getting = getting.result(), None
+                if not isinstance(item, StreamedEvent):
+                    return
+                if message := _message(item, company_id, types):
+                    yield message
+                    last_write = loop.time()
+            if loop.time() >= next_check:
+                if reason := await _refused(recheck):
+                    yield ServerSentEventMessage(comment=f"closed: {reason}", data=None)
+                    return
+                next_check = loop.time() + every
+            if loop.time() >= last_write + keepalive:
+                yield ServerSentEventMessage(comment="keep-alive", data=None)
+                last_write = loop.time()
     finally:
-        stopping.cancel()
-        pumping.cancel()
-        await asyncio.gather(pumping, stopping, return_exceptions=True)
+        leftovers: list[asyncio.Future[Any]] = [pumping, stopping]
+        if getting is not None:
+            leftovers.append(getting)
+        for task in leftovers:
+            task.cancel()
+        await asyncio.gather(*leftovers, return_exceptions=True)
+
+
+async def _refused(recheck: Callable[[], Awaitable[Any]]) -> str | None:
+    """Why the stream's client may no longer see it (None: it still may)."""
+    try:
+        await recheck()
+    except GatewayError as exc:
+        return str(exc)
+    except Exception:  # fail closed: a check that cannot run does not keep a stream open
+        log.warning("the event stream's credential check failed", exc_info=True)
+        return "the credential could not be checked; reconnect"
+    return None
 
 
 def _message(
@@ -157,6 +218,7 @@ class EventStreamController(Controller):
     async def stream_events(
         self,
         company_id: FromPath[str],
+        request: Request[Any, Any, Any],
         gateway: NamedDependency[Gateway],
         principal: NamedDependency[Principal],
         types: Annotated[
@@ -170,10 +232,18 @@ class EventStreamController(Controller):
     ) -> ServerSentEvent:
         """Stream the company's events as ``text/event-stream`` (``id:`` is the stream sequence).
 
+        The stream ends within a second of its key being revoked or its session ending or
+        expiring (a last comment says why); reconnecting then answers 401.
+
         Errors: 400 ``validation_failed`` (unknown ``types``, bad ``Last-Event-ID``); 401
         ``unauthenticated``; 404 ``not_found``.
         """
         check_company(principal, company_id)
         await gateway.query(gateway.application.company, company_id)
         wanted, after = parse_types(types), parse_last_event_id(last_event_id)
-        return ServerSentEvent(company_events(gateway, company_id, wanted, after))
+        credential = Credential.of(request)
+
+        async def recheck() -> None:
+            check_company(await authenticate(gateway, credential), company_id)
+
+        return ServerSentEvent(company_events(gateway, company_id, wanted, after, recheck=recheck))

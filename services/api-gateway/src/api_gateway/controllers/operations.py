@@ -16,7 +16,7 @@ from api_gateway.domain import NotFoundError
 from api_gateway.errors import BusReplyError
 from contracts.base import Accepted, ErrorReply, Ok, Principal
 from contracts.service import GetOperation, OperationView
-from contracts.subjects import ServiceToken, service_query
+from contracts.subjects import SERVICE_NAMES, ServiceToken, service_query
 
 __all__ = ["OPERATION_OWNERS", "OperationController", "find_operation"]
 
@@ -24,35 +24,59 @@ OPERATION_OWNERS: Final[tuple[ServiceToken, ...]] = ("realizer", "supervisor")
 """The services whose long work becomes operations (ARCHITECTURE §2)."""
 
 _ABSENT: Final = frozenset({"not_found", "service_unavailable"})
+_UNAVAILABLE: Final = "service_unavailable"
 
 
 async def find_operation(gateway: NamedDependency[Gateway], query: GetOperation) -> OperationView:
     """Ask every owner at once; the first ``ok`` wins and the other requests are cancelled.
 
     Raises:
-        BusReplyError: No owner knows it and one failed otherwise (a timeout: 504).
-        NotFoundError: No owner knows it.
+        BusReplyError: No owner knows it and one failed otherwise (a timeout: 504), or one was
+            unavailable (503: it may hold the operation, so "not found" would be a guess).
+        NotFoundError: Every owner answered and none knows it.
     """
     timeout = gateway.settings.query_timeout
-    pending = [
-        asyncio.ensure_future(
-            gateway.bus.request(service_query(owner, "operation"), query, timeout=timeout)
-        )
-        for owner in OPERATION_OWNERS
-    ]
-    failures: list[ErrorReply | Accepted] = []
+
+    async def ask(owner: ServiceToken) -> tuple[ServiceToken, Ok | ErrorReply | Accepted]:
+        subject = service_query(owner, "operation")
+        return owner, await gateway.bus.request(subject, query, timeout=timeout)
+
+    pending = [asyncio.ensure_future(ask(owner)) for owner in OPERATION_OWNERS]
+    failures: list[tuple[ServiceToken, ErrorReply | Accepted]] = []
     try:
         for next_reply in asyncio.as_completed(pending):
-            reply = await next_reply
+            owner, reply = await next_reply
             if isinstance(reply, Ok):
                 return _view(reply)
-            failures.append(reply)
+            failures.append((owner, reply))
     finally:
         for task in pending:
             task.cancel()
-    for failure in failures:
+    for _, failure in failures:
         if isinstance(failure, ErrorReply) and failure.code not in _ABSENT:
             raise BusReplyError(failure)
+    unavailable = [
+        owner
+        for owner, failure in failures
+        if isinstance(failure, ErrorReply) and failure.code == _UNAVAILABLE
+    ]
+    if unavailable:
+        names = " and ".join(SERVICE_NAMES[owner] for owner in unavailable)
+        verb = "is" if len(unavailable) == 1 else "are"
+        raise BusReplyError(
+            ErrorReply(
+                code=_UNAVAILABLE,
+                message=(
+                    f"Operation {query.operation_id} may belong to {names}, which {verb} not "
+                    "answering; check `clipyard status` and retry."
+                ),
+                status=503,
+                details={
+                    "operationId": query.operation_id,
+                    "services": [SERVICE_NAMES[owner] for owner in unavailable],
+                },
+            )
+        )
     raise NotFoundError(
         f"There is no operation {query.operation_id}.", operationId=query.operation_id
     )
@@ -75,7 +99,7 @@ class OperationController(Controller):
     @get(
         "/{operation_id:str}",
         operation_id="getOperation",
-        responses=error_responses("not_found", "timeout"),
+        responses=error_responses("not_found", "service_unavailable", "timeout"),
     )
     async def get_operation(
         self,
@@ -86,7 +110,9 @@ class OperationController(Controller):
         """Read an operation: ``{id, kind, status, result, error, workspaceOperationIds}``.
 
         ``result`` is what the synchronous call would have answered. Errors: 401
-        ``unauthenticated``; 404 ``not_found``; 504 ``timeout`` (an owning service did not answer).
+        ``unauthenticated``; 404 ``not_found``; 503 ``service_unavailable`` (an owning service is
+        not running, so whether the operation exists cannot be told); 504 ``timeout`` (an owning
+        service did not answer).
         """
         return await find_operation(
             gateway, GetOperation(principal=principal, operation_id=operation_id)

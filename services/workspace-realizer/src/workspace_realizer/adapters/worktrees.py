@@ -78,6 +78,8 @@ async def validate_existing(
         raise not_reusable(path, "path is not the top of a git checkout")
     actual = await current_branch(git, path)
     if actual != branch:
+        expected_sha = await rev_parse(git, path, f"refs/heads/{branch}")
+        actual_sha = await rev_parse(git, path, "HEAD")
         raise HostOperationError(
             f'Worktree "{path}" has {actual or "a detached HEAD"} checked out, not the recorded '
             f'branch "{branch}"',
@@ -87,8 +89,24 @@ async def validate_existing(
                 "path": str(path),
                 "expectedBranch": branch,
                 "actualBranch": actual,
+                "expectedHeadSha": expected_sha,
+                "actualHeadSha": actual_sha,
+                "ancestry": await _ancestry(git, path, expected_sha, actual_sha),
+                # Clipyard repairs nothing by itself; the board's reconcile-branch is the repair.
+                "safeRepair": {"eligible": False, "attempted": False, "succeeded": False},
             },
         )
+
+
+async def _ancestry(git: GitRunner, path: Path, expected: str | None, actual: str | None) -> str:
+    """``ancestor`` when the recorded branch's tip is an ancestor of HEAD, ``diverged`` when not,
+    ``unknown`` when either is missing or git cannot tell (reference §5.6 evidence)."""
+    if not expected or not actual:
+        return "unknown"
+    check = await git.run(["merge-base", "--is-ancestor", expected, actual], cwd=path)
+    if check.returncode == 0:
+        return "ancestor"
+    return "diverged" if check.returncode == 1 else "unknown"
 
 
 async def prune_missing(

@@ -1,0 +1,140 @@
+# mypy: disable-error-code="attr-defined"
+# (event classes made by eventsourcing's @event, and their fields, are invisible to mypy)
+"""``audit`` and ``replay_verify`` over a real bus: operators only, no secrets, no stalled store."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, ClassVar
+from uuid import UUID
+
+import nats
+import nats.js.errors
+import pytest
+from eventsourcing.domain import event
+
+from contracts import subjects
+from contracts.base import Actor, ErrorReply, Principal
+from contracts.service import AuditTrail, GetAuditTrail, ReplayReport, VerifyReplay
+from eventstore import ClipyardAggregate, ServiceApplication
+from natsbus import BusClient
+from servicekit import ServiceRuntime, ServiceSettings, ServiceSpec, start_service
+
+pytestmark = pytest.mark.integration
+
+ADMIN = Principal(company_id=None, actor=Actor(type="admin", id="operator"))
+SYSTEM = Principal(company_id=None, actor=Actor(type="system", id="clipyard"))
+BOARD = Principal(company_id="c-1", actor=Actor(type="board", id="k-1"))
+AGENT = Principal(company_id="c-1", actor=Actor(type="agent", id="a-1"))
+TOKEN_HASH = "ab" * 32
+
+
+class Note(ClipyardAggregate):
+    """Something stored with a secret's hash beside it."""
+
+    @event("Written")
+    def __init__(self, text: str, token_hash: str) -> None:
+        self.text = text
+
+
+class Notebook(ServiceApplication):
+    """Notes by id; ``delay`` slows each projection (set only while a rebuild is measured)."""
+
+    delay: ClassVar[float] = 0.0
+
+    def init_read_models(self) -> None:
+        self.notes: dict[str, str] = {}
+
+    def project(self, domain_event: Any) -> None:
+        if type(self).delay:
+            time.sleep(type(self).delay)
+        if isinstance(domain_event, Note.Written):
+            self.notes[str(domain_event.originator_id)] = domain_event.text
+
+    def read_models(self) -> dict[str, Any]:
+        return {"notes": self.notes}
+
+    def write(self, text: str) -> UUID:
+        note = Note(text=text, token_hash=TOKEN_HASH)
+        self.save(note)
+        return note.id
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path, nats_server: Any) -> AsyncIterator[ServiceRuntime]:
+    nc = await nats.connect(nats_server.url)
+    with contextlib.suppress(nats.js.errors.NotFoundError):
+        await nc.jetstream().delete_stream(subjects.EVENT_STREAM)  # no other test's events
+    await nc.close()
+    spec = ServiceSpec(
+        token="controller",
+        name="notebook",
+        version="0.0.1",
+        application_class=Notebook,
+        to_contract=lambda _event: None,
+    )
+    settings = ServiceSettings.from_env(
+        "notebook", {"CLIPYARD_HOME": str(tmp_path), "CLIPYARD_NATS_URL": nats_server.url}
+    )
+    async with AsyncExitStack() as stack:
+        yield await start_service(spec, settings, stack, asyncio.Event())
+    Notebook.delay = 0.0
+
+
+@pytest.fixture
+async def bus(nats_server: Any) -> AsyncIterator[BusClient]:
+    nc = await nats.connect(nats_server.url)
+    yield BusClient(nc)
+    await nc.drain()
+
+
+AUDIT = subjects.service_query("controller", "audit")
+REPLAY = subjects.service_query("controller", "replay_verify")
+
+
+async def test_only_admin_or_system_may_audit_or_replay(
+    runtime: ServiceRuntime, bus: BusClient
+) -> None:
+    note_id = str(await runtime.store(runtime.app.write, "hello"))  # type: ignore[attr-defined]
+    for principal in (BOARD, AGENT):
+        for subject, query in (
+            (AUDIT, GetAuditTrail(principal=principal, aggregate_id=note_id)),
+            (REPLAY, VerifyReplay(principal=principal)),
+        ):
+            reply = await bus.request(subject, query, timeout=5)
+            assert isinstance(reply, ErrorReply), (subject, principal)
+            assert (reply.code, reply.status) == ("forbidden", 403)
+            assert "admin" in reply.message
+    for principal in (ADMIN, SYSTEM):
+        trail = await bus.call(
+            AUDIT, GetAuditTrail(principal=principal, aggregate_id=note_id), AuditTrail, timeout=5
+        )
+        # The stored hash stays in the service.
+        assert trail.events[0].data == {"text": "hello"}
+        report = await bus.call(REPLAY, VerifyReplay(principal=principal), ReplayReport, timeout=5)
+        assert report.ok, report.differences
+
+
+async def test_replay_rebuilds_off_the_store_thread(
+    runtime: ServiceRuntime, bus: BusClient
+) -> None:
+    for index in range(8):
+        await runtime.store(runtime.app.write, f"note {index}")  # type: ignore[attr-defined]
+    Notebook.delay = 0.15  # the fresh instance's rebuild now takes about 1.2 s
+    replay = asyncio.ensure_future(
+        bus.call(REPLAY, VerifyReplay(principal=ADMIN), ReplayReport, timeout=10)
+    )
+    await asyncio.sleep(0.4)  # the rebuild is under way
+    assert not replay.done()
+    started = time.monotonic()
+    assert await runtime.store(lambda: "answered") == "answered"
+    # The store thread answered at once instead of after the rebuild.
+    assert time.monotonic() - started < 0.1
+    report = await replay
+    assert report.ok, report.differences
+    assert report.notifications_replayed == 8
