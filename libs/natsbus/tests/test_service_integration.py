@@ -21,6 +21,7 @@ from natsbus import (
     MessageTooLargeError,
     OperationAccepted,
     RequestContext,
+    encode,
 )
 
 pytestmark = pytest.mark.integration
@@ -345,3 +346,24 @@ async def test_stop_cancels_what_outlives_its_timeout(
     assert isinstance(reply, ErrorReply)
     assert (reply.code, reply.status) == ("service_unavailable", 503)
     assert svc.in_flight == 0
+
+
+async def test_replies_go_only_to_reply_inboxes(
+    service: tuple[BusService, str], nc: Client
+) -> None:
+    # A requester that names an event subject as its reply subject gets nothing published there:
+    # otherwise it could make the service publish onto a subject only the service may use.
+    _, subject = service
+    seen: list[bytes] = []
+
+    async def watch(msg: Any) -> None:
+        seen.append(msg.data)
+
+    await nc.subscribe("ws.evt.company.created", cb=watch)
+    await nc.publish(subject, encode(Greet(name="mallory")), reply="ws.evt.company.created")
+    await nc.flush()
+    await asyncio.sleep(0.3)
+    assert seen == []
+    # A normal request on the same endpoint still gets its answer.
+    answered = await nc.request(subject, encode(Greet(name="ada")), timeout=5)
+    assert b"hello ada" in answered.data

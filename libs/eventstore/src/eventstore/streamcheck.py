@@ -134,8 +134,10 @@ async def check_stream_against_store(
         f"({published.subject}, stream sequence {published.stream_sequence})"
     )
     advice = (
-        "Was the store wiped or replaced under a live stream? Restore the store, or remove "
-        f"this service's messages from {EVENT_STREAM}, before starting again."
+        "Was the store wiped or replaced under a live stream? Restore the store from its backup "
+        f"and start again. {EVENT_STREAM} refuses purges, so starting over with an empty store "
+        "means stopping NATS and removing its JetStream folder ($CLIPYARD_HOME/nats/jetstream "
+        "for `clipyard up`), which forgets every service's published events."
     )
     if published.notification_id > store_last:
         raise RelayRefusedError(

@@ -38,6 +38,9 @@ __all__ = ["BusService", "Handler", "RequestContext"]
 
 logger = logging.getLogger(__name__)
 
+REPLY_PREFIX = "_INBOX"
+"""Replies go only to reply inboxes (``_INBOX.…`` or a user's ``_INBOX_<user>.…``)."""
+
 RequestT = TypeVar("RequestT")
 
 Handler = Callable[[RequestT, RequestContext], Awaitable[Any]]
@@ -214,6 +217,13 @@ class BusService:
             data = encode(reply)
         if span is not None:
             annotate_reply(span, reply)
+        reply_to = getattr(getattr(request, "_msg", None), "reply", "") or ""
+        if reply_to and not reply_to.startswith(REPLY_PREFIX):
+            # A requester chose where the answer goes. Only reply inboxes are answered, so no
+            # one can make a service publish its reply onto an event, command or API subject
+            # that the service itself may publish to.
+            logger.warning("request on %s asked for a reply on %r; refused", subject, reply_to)
+            return
         try:
             await request.respond(data)
         except ValueError:

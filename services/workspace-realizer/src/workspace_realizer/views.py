@@ -4,7 +4,7 @@ thread, where the read models are consistent)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -184,7 +184,9 @@ def workspace_view(
     app: RealizerReadModels, ws: ExecutionWorkspace, delivery: Delivery | None = None
 ) -> ev.ExecutionWorkspace:
     """The detail: the row plus delivery state (when inspected) and runtime provisioning."""
-    runtime = "deferred" if ws.config.get("runtimeProvisionCommand") else "none"
+    runtime: Literal["deferred", "none"] = (
+        "deferred" if ws.config.get("runtimeProvisionCommand") else "none"
+    )
     return ev.ExecutionWorkspace(
         **_row_fields(app, ws),
         delivery_state=delivery.state if delivery else "unknown",  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ result when they end before the request's deadline, else ``accepted {operationId
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -57,6 +57,9 @@ __all__ = ["register_workspaces"]
 _PATCH = {"name": "name", "config": "config", "cleanup_eligible_at": "cleanup_eligible_at"}
 
 
+T = TypeVar("T")
+
+
 async def register_workspaces(e: Endpoints) -> None:
     """Add the execution-workspace endpoints."""
     app, realizer = e.app, e.realizer
@@ -65,7 +68,7 @@ async def register_workspaces(e: Endpoints) -> None:
         return await e.runtime.store(lambda: workspace_view(app, app.workspaces[workspace_id]))
 
     async def long(principal: Principal, kind: str, subject: str, ctx: RequestContext,
-                   work: Callable[[str], Awaitable[Any]]) -> Any:  # fmt: skip
+                   work: Callable[[str], Awaitable[T]]) -> T | Accepted:  # fmt: skip
         # Refuse what the principal may not see before any operation is recorded: a request
         # for another company's issue or workspace writes nothing (404).
         if kind == "realize":
