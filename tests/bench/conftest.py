@@ -20,10 +20,22 @@ sys.modules["bench_harness"] = harness
 _spec.loader.exec_module(harness)
 
 
+_REPORTS: list[Any] = []
+
+
 @pytest.fixture(scope="session")
 def bench_report() -> Iterator[Any]:
     """The session's report; every benchmark adds its comparison."""
     report = harness.Report()
+    _REPORTS.append(report)
     yield report
-    path = report.write()
-    sys.stdout.write("\n\n" + report.render() + f"\n\nwritten to {path}\n")
+    report.write()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the ratios at the end of `just bench`, whatever pytest captured."""
+    for report in _REPORTS:
+        if report.comparisons:
+            terminalreporter.write_sep("=", "benchmarks: Clipyard's path vs the physical limit")
+            terminalreporter.write_line(report.render())
+            terminalreporter.write_line(f"written to {harness.RESULTS / 'latest.json'}")
