@@ -30,6 +30,7 @@ from contracts.execution_commands import (
 )
 from contracts.execution_events import (
     WorkspaceArchived,
+    WorkspaceArchiveStarted,
     WorkspaceBranchReconciled,
     WorkspaceCleanupFailed,
     WorkspaceCleanupScheduled,
@@ -326,6 +327,9 @@ def build(envelope: Callable[..., dict[str, Any]], principal: Principal) -> list
             branch_kept_reason="the branch holds 1 commit not delivered to origin/main",
             worktree_removed=True,
             operation_id=OP,
+        ),
+        WorkspaceArchiveStarted(
+            **envelope("workspace", 4), lifecycle_generation=1, trigger="manual"
         ),
         WorkspaceCleanupFailed(
             **envelope("workspace", 5),

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import nats
 import pytest
+from nats.aio.client import Client as NatsClient
 
 from contracts import subjects
 from contracts.base import Accepted, Actor, ErrorReply, Ok, Principal, Query
@@ -86,6 +88,32 @@ def _settings(home: Path, nats_url: str) -> ServiceSettings:
     )
 
 
+@asynccontextmanager
+async def _running(home: Path, nats_url: str) -> AsyncIterator[BusClient]:
+    """The test service running on ``nats_url``, and a bus client of its own connection."""
+    async with AsyncExitStack() as stack:
+        await start_service(SPEC, _settings(home, nats_url), stack, asyncio.Event())
+        nc = await nats.connect(nats_url)
+        stack.push_async_callback(nc.drain)
+        yield BusClient(nc)
+
+
+async def _brew(bus: BusClient, *, timeout: float, **brew: Any) -> Ok | ErrorReply | Accepted:
+    """Ask the service to brew as ``OPERATOR`` (``brew``: the other ``Brew`` fields)."""
+    return await bus.request("test.cmd.brew", Brew(principal=OPERATOR, **brew), timeout=timeout)
+
+
+async def _finished_events(nc: NatsClient) -> asyncio.Queue[Any]:
+    """Every ``operation.finished`` event the service publishes from now on, decoded, in order."""
+    received: asyncio.Queue[Any] = asyncio.Queue()
+
+    async def collect(msg: Any) -> None:
+        await received.put(msgspec.json.decode(msg.data, type=AnyEvent))
+
+    await nc.subscribe("ws.evt.operation.finished.realizer", cb=collect)
+    return received
+
+
 async def _poll(
     bus: BusClient, operation_id: str, principal: Principal = OPERATOR
 ) -> OperationView:
@@ -105,30 +133,20 @@ async def _poll(
 async def test_quick_work_answers_ok_and_slow_work_is_accepted_then_polled(
     tmp_path: Path, nats_server: Any
 ) -> None:
-    async with AsyncExitStack() as stack:
-        await start_service(SPEC, _settings(tmp_path, nats_server.url), stack, asyncio.Event())
-        nc = await nats.connect(nats_server.url)
-        stack.push_async_callback(nc.drain)
-        bus = BusClient(nc)
+    async with _running(tmp_path, nats_server.url) as bus:
         # Work that ends before the deadline answers `ok` with its result.
-        quick = await bus.request(
-            "test.cmd.brew", Brew(principal=OPERATOR, seconds=0.01), timeout=5
-        )
+        quick = await _brew(bus, seconds=0.01, timeout=5)
         assert isinstance(quick, Ok)
         assert quick.result == {"kind": "green"}
         # Work that outlives the deadline answers `accepted` with an operation id, not a timeout.
-        slow = await bus.request(
-            "test.cmd.brew", Brew(principal=OPERATOR, seconds=1.2), timeout=0.8
-        )
+        slow = await _brew(bus, seconds=1.2, timeout=0.8)
         assert isinstance(slow, Accepted)
         # Polling shows it running, then its result: what the synchronous call would have returned.
         view = await _poll(bus, slow.operation_id)
         assert (view.kind, view.status, view.result) == ("brew", "succeeded", {"kind": "green"})
         assert view.finished_at is not None
         # A failure in time is the same error reply the caller would get without operations.
-        failed = await bus.request(
-            "test.cmd.brew", Brew(principal=OPERATOR, seconds=0.01, fail=True), timeout=5
-        )
+        failed = await _brew(bus, seconds=0.01, fail=True, timeout=5)
         assert isinstance(failed, ErrorReply)
         assert (failed.code, failed.status) == ("state_conflict", 409)
         assert "kettle" in failed.message
@@ -138,17 +156,10 @@ async def test_finished_operations_are_published_for_waiting_services(
     tmp_path: Path, nats_server: Any
 ) -> None:
     nc = await nats.connect(nats_server.url)
-    received: asyncio.Queue[Any] = asyncio.Queue()
-
-    async def collect(msg: Any) -> None:
-        await received.put(msgspec.json.decode(msg.data, type=AnyEvent))
-
-    await nc.subscribe("ws.evt.operation.finished.realizer", cb=collect)
+    received = await _finished_events(nc)
     async with AsyncExitStack() as stack:
         await start_service(SPEC, _settings(tmp_path, nats_server.url), stack, asyncio.Event())
-        slow = await BusClient(nc).request(
-            "test.cmd.brew", Brew(principal=OPERATOR, seconds=0.6), timeout=0.5
-        )
+        slow = await _brew(BusClient(nc), seconds=0.6, timeout=0.5)
         assert isinstance(slow, Accepted)
         finished = await asyncio.wait_for(received.get(), 10)
         assert isinstance(finished, OperationFinished)
@@ -180,14 +191,8 @@ async def test_operation_cut_short_by_a_crash_is_failed_at_restart(
 async def test_an_operation_is_visible_to_its_company_and_operators_only(
     tmp_path: Path, nats_server: Any
 ) -> None:
-    async with AsyncExitStack() as stack:
-        await start_service(SPEC, _settings(tmp_path, nats_server.url), stack, asyncio.Event())
-        nc = await nats.connect(nats_server.url)
-        stack.push_async_callback(nc.drain)
-        bus = BusClient(nc)
-        slow = await bus.request(
-            "test.cmd.brew", Brew(principal=OPERATOR, seconds=0.3), timeout=0.1
-        )
+    async with _running(tmp_path, nats_server.url) as bus:
+        slow = await _brew(bus, seconds=0.3, timeout=0.1)
         assert isinstance(slow, Accepted)
         # A board key of another company: "not found", as if there were no such operation.
         foreign = await bus.request(
@@ -211,15 +216,9 @@ async def test_a_failed_operation_tells_the_client_what_it_can_use(
     previous = loop.get_exception_handler()
     loop.set_exception_handler(lambda _loop, context: unhandled.append(context))
     try:
-        async with AsyncExitStack() as stack:
-            await start_service(SPEC, _settings(tmp_path, nats_server.url), stack, asyncio.Event())
-            nc = await nats.connect(nats_server.url)
-            stack.push_async_callback(nc.drain)
-            bus = BusClient(nc)
+        async with _running(tmp_path, nats_server.url) as bus:
             # A domain error after the reply was sent: the client reads the error's own message.
-            refused = await bus.request(
-                "test.cmd.brew", Brew(principal=OPERATOR, seconds=0.3, fail=True), timeout=0.1
-            )
+            refused = await _brew(bus, seconds=0.3, fail=True, timeout=0.1)
             assert isinstance(refused, Accepted)
             view = await _poll(bus, refused.operation_id)
             assert view.status == "failed"
@@ -228,9 +227,7 @@ async def test_a_failed_operation_tells_the_client_what_it_can_use(
                 "message": "the kettle is empty; fill it and try again",
             }
             # A bug: no internals, but the operation id to find the cause in the log.
-            crashed = await bus.request(
-                "test.cmd.brew", Brew(principal=OPERATOR, seconds=0.3, crash=True), timeout=0.1
-            )
+            crashed = await _brew(bus, seconds=0.3, crash=True, timeout=0.1)
             assert isinstance(crashed, Accepted)
             view = await _poll(bus, crashed.operation_id)
             assert view.error is not None
@@ -299,19 +296,12 @@ async def test_a_result_too_large_to_publish_fails_the_operation_not_the_outbox(
     tmp_path: Path, nats_server: Any
 ) -> None:
     nc = await nats.connect(nats_server.url)
-    finished: asyncio.Queue[Any] = asyncio.Queue()
-
-    async def collect(msg: Any) -> None:
-        await finished.put(msgspec.json.decode(msg.data, type=AnyEvent))
-
-    await nc.subscribe("ws.evt.operation.finished.realizer", cb=collect)
+    finished = await _finished_events(nc)
     async with AsyncExitStack() as stack:
         await start_service(SPEC, _settings(tmp_path, nats_server.url), stack, asyncio.Event())
         bus = BusClient(nc)
         # The work's result could never be published: the caller hears so, at once.
-        big = await bus.request(
-            "test.cmd.brew", Brew(principal=OPERATOR, seconds=0.01, big=True), timeout=5
-        )
+        big = await _brew(bus, seconds=0.01, big=True, timeout=5)
         assert isinstance(big, ErrorReply)
         assert (big.code, big.status) == ("message_too_large", 413)
         # The operation is recorded as failed with that error, and published.
@@ -319,9 +309,7 @@ async def test_a_result_too_large_to_publish_fails_the_operation_not_the_outbox(
         assert isinstance(failed, OperationFinished)
         assert (failed.status, (failed.error or {}).get("code")) == ("failed", "message_too_large")
         # Later work still reaches the stream: the outbox is not wedged behind the big result.
-        quick = await bus.request(
-            "test.cmd.brew", Brew(principal=OPERATOR, seconds=0.01), timeout=5
-        )
+        quick = await _brew(bus, seconds=0.01, timeout=5)
         assert isinstance(quick, Ok)
         after = await asyncio.wait_for(finished.get(), 10)
         assert (after.status, after.result) == ("succeeded", {"kind": "green"})

@@ -7,6 +7,7 @@ from typing import get_args
 from contracts.base import Event
 from contracts.execution_events import (
     WorkspaceArchived,
+    WorkspaceArchiveStarted,
     WorkspaceBranchReconciled,
     WorkspaceCleanupFailed,
     WorkspaceCleanupScheduled,
@@ -67,6 +68,7 @@ AnyEvent = (
     | WorkspaceRealized
     | WorkspaceReused
     | WorkspaceStatusChanged
+    | WorkspaceArchiveStarted
     | WorkspaceArchived
     | WorkspaceCleanupFailed
     | WorkspaceReopened

@@ -10,13 +10,17 @@ operation's ``result`` is the view named here.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
 from contracts.base import Command, Query, Struct
 from contracts.execution_views import ReconcileMode, WorkspaceStatus
 from contracts.workspace_config import ExecutionWorkspaceConfigPatch, IssueWorkspaceMode
+
+# Inbound times must carry a zone (a naive one is ambiguous, and the reaper compares them
+# with aware times).
+AwareDatetime = Annotated[datetime, msgspec.Meta(tz=True)]
 
 __all__ = [
     "ArchiveWorkspace",
@@ -65,7 +69,7 @@ class UpdateExecutionWorkspace(Command, tag="workspace.update.v1", frozen=True, 
     name: str | msgspec.UnsetType = msgspec.UNSET
     status: WorkspaceStatus | msgspec.UnsetType = msgspec.UNSET
     config: ExecutionWorkspaceConfigPatch | msgspec.UnsetType = msgspec.UNSET
-    cleanup_eligible_at: datetime | msgspec.UnsetType | None = msgspec.UNSET
+    cleanup_eligible_at: AwareDatetime | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class ArchiveWorkspace(Command, tag="workspace.archive.v1", frozen=True, kw_only=True):
@@ -183,7 +187,7 @@ class GetWorkspaceHistory(Query, tag="workspace.get_history.v1", frozen=True, kw
 
     workspace_id: str
     version: int | None = None
-    at: datetime | None = None
+    at: AwareDatetime | None = None
 
 
 class StopWorkspaceRuntimeServices(

@@ -21,6 +21,7 @@ from contracts.execution_views import (
 from contracts.workspace_config import ExecutionWorkspaceConfig, StrategyType
 
 __all__ = [
+    "WorkspaceArchiveStarted",
     "WorkspaceArchived",
     "WorkspaceBranchReconciled",
     "WorkspaceCleanupFailed",
@@ -82,6 +83,17 @@ class WorkspaceStatusChanged(Event, tag="workspace.status_changed.v1", frozen=Tr
     from_status: WorkspaceStatus
     to_status: WorkspaceStatus
     lifecycle_generation: int
+
+
+class WorkspaceArchiveStarted(Event, tag="workspace.archive_started.v1", frozen=True, kw_only=True):
+    """An archive began (ARCHITECTURE §4.4): the workspace is closing at ``lifecycleGeneration``.
+
+    Until ``workspace.archived.v1`` or ``workspace.cleanup_failed.v1`` at the same generation, the
+    supervisor and the controller refuse new starts and runs in it.
+    """
+
+    lifecycle_generation: int
+    trigger: str = "manual"
 
 
 class WorkspaceArchived(Event, tag="workspace.archived.v1", frozen=True, kw_only=True):

@@ -8,7 +8,7 @@ field stays as it is; for nullable fields ``null`` clears. Responses are the vie
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -22,6 +22,10 @@ from contracts.workspace_inputs import (
     RuntimeConfigIn,
 )
 from contracts.workspace_views import IssuePriority, IssueStatus, WorkProductType
+
+# Inbound times must carry a zone (a naive one is ambiguous, and the reaper compares them
+# with aware times).
+AwareDatetime = Annotated[datetime, msgspec.Meta(tz=True)]
 
 __all__ = [
     "CreateIssueBody",
@@ -136,7 +140,7 @@ class UpdateExecutionWorkspaceBody(StrictBody, frozen=True, kw_only=True):
     name: str | msgspec.UnsetType = msgspec.UNSET
     status: WorkspaceStatus | msgspec.UnsetType = msgspec.UNSET
     config: ExecutionWorkspaceConfigPatchIn | msgspec.UnsetType = msgspec.UNSET
-    cleanup_eligible_at: datetime | msgspec.UnsetType | None = msgspec.UNSET
+    cleanup_eligible_at: AwareDatetime | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class ReconcileBranchBody(StrictBody, frozen=True, kw_only=True):

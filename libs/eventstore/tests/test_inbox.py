@@ -90,6 +90,32 @@ class InboxBehaviour:
 
         await eventually(reached, what=f"the mirror to record gateway:{position}")
 
+    async def run_inbox(
+        self,
+        mirror: MirrorApp,
+        js: JetStreamContext,
+        executor: StoreExecutor,
+        position: int,
+        **kw: Any,
+    ) -> Inbox:
+        """Start an inbox, wait for the mirror to record ``position``, stop it; return it."""
+        inbox = self.inbox(mirror, js, executor, **kw)
+        await inbox.start()
+        try:
+            await self.caught_up(mirror, executor, position)
+        finally:
+            await inbox.stop()
+        return inbox
+
+    async def drained(self, js: JetStreamContext, inbox: Inbox, what: str) -> None:
+        """Wait until the inbox's consumer has nothing pending and nothing unacknowledged."""
+
+        async def consumed_all() -> bool:
+            info = await js.consumer_info(EVENT_STREAM, inbox.durable)
+            return bool(info.num_pending == 0 and info.num_ack_pending == 0)
+
+        await eventually(consumed_all, what=what)
+
     async def test_each_event_is_applied_once_and_continues_the_trace(
         self,
         gateway: tuple[GatewayApp, OutboxRelay],
@@ -106,12 +132,7 @@ class InboxBehaviour:
         app.rename(beta, "Beta Ltd")  # 6: private, never published
         app.tick(beta)  # 7
         assert await relay.flush(10)
-        inbox = self.inbox(mirror, js, executor)
-        await inbox.start()
-        try:
-            await self.caught_up(mirror, executor, 7)
-        finally:
-            await inbox.stop()
+        await self.run_inbox(mirror, js, executor, 7)
         assert mirror.copies == {
             str(acme): {"prefix": "ACME", "ticks": 3},
             str(beta): {"prefix": "BETA", "ticks": 1},
@@ -142,10 +163,7 @@ class InboxBehaviour:
         acme = app.create_company("Acme", "ACME")
         app.tick(acme, 2)
         assert await relay.flush(10)
-        inbox = self.inbox(mirror, js, executor)
-        await inbox.start()
-        await self.caught_up(mirror, executor, 3)
-        await inbox.stop()
+        inbox = await self.run_inbox(mirror, js, executor, 3)
         state, count = mirror.read_models(), mirror.last_notification_id()
         # Redelivery: the durable consumer is recreated from the start of the stream.
         await js.delete_consumer(EVENT_STREAM, inbox.durable)
@@ -156,12 +174,7 @@ class InboxBehaviour:
         for message in await stream_messages(js):
             await js.publish(message.subject, message.data, headers=message.headers)
         assert len(await stream_messages(js)) == 6
-
-        async def consumed_all() -> bool:
-            info = await js.consumer_info(EVENT_STREAM, again.durable)
-            return bool(info.num_pending == 0 and info.num_ack_pending == 0)
-
-        await eventually(consumed_all, what="the inbox to consume the copies")
+        await self.drained(js, again, "the inbox to consume the copies")
         await again.stop()
         assert mirror.read_models() == state
         assert mirror.last_notification_id() == count == 3
@@ -192,12 +205,7 @@ class InboxBehaviour:
                 mirror.save_with_tracking(stale, tracking=tracking)
             mirror.handle(event, tracking)
 
-        inbox = self.inbox(mirror, js, executor, handler=flaky)
-        await inbox.start()
-        try:
-            await self.caught_up(mirror, executor, 2)
-        finally:
-            await inbox.stop()
+        await self.run_inbox(mirror, js, executor, 2, handler=flaky)
         assert attempts == [1, 2, 2, 2]
         assert mirror.position("gateway") == 2
         # One tick from the real handler, plus the two saved by the failed attempts' first save.
@@ -230,12 +238,7 @@ class InboxBehaviour:
         await inbox.start()
         try:
             await self.caught_up(mirror, executor, 5)
-
-            async def drained() -> bool:
-                info = await js.consumer_info(EVENT_STREAM, inbox.durable)
-                return bool(info.num_pending == 0 and info.num_ack_pending == 0)
-
-            await eventually(drained, what="the inbox to finish")
+            await self.drained(js, inbox, "the inbox to finish")
         finally:
             await inbox.stop()
         assert mirror.copies == {"c5": {"prefix": "GAM", "ticks": 0}}
@@ -269,13 +272,8 @@ class InboxBehaviour:
             encode(company_created("c2", "Gamma", "GAM")),
             headers={"Nats-Msg-Id": "gateway:2"},
         )
-        inbox = self.inbox(mirror, js, executor)
         caplog.set_level(logging.INFO, logger="eventstore.inbox")
-        await inbox.start()
-        try:
-            await self.caught_up(mirror, executor, 2)
-        finally:
-            await inbox.stop()
+        inbox = await self.run_inbox(mirror, js, executor, 2)
         # Not poison: nothing rejected, nothing terminated; counted and logged at INFO.
         assert mirror.copies == {"c2": {"prefix": "GAM", "ticks": 0}}
         assert audit_trail(mirror, rejections_id("gateway")).total == 0
@@ -298,12 +296,7 @@ class InboxBehaviour:
             ({"Nats-Msg-Id": "gateway:4"}, encode(company_created("c4", "D", "DDD"))),
         ]:
             await js.publish("ws.evt.company.created", body, headers=headers)
-        inbox = self.inbox(mirror, js, executor)
-        await inbox.start()
-        try:
-            await self.caught_up(mirror, executor, 4)
-        finally:
-            await inbox.stop()
+        inbox = await self.run_inbox(mirror, js, executor, 4)
         assert mirror.copies == {"c4": {"prefix": "DDD", "ticks": 0}}
         assert not inbox.unknown_skipped
         trail = audit_trail(mirror, rejections_id("gateway"))
@@ -336,12 +329,7 @@ class InboxBehaviour:
                 encode(company_created(f"c{n}", name, f"P{n}")),
                 headers={"Nats-Msg-Id": f"gateway:{n}"},
             )
-        inbox = self.inbox(mirror, js, executor)
-        await inbox.start()
-        try:
-            await self.caught_up(mirror, executor, 2)
-        finally:
-            await inbox.stop()
+        await self.run_inbox(mirror, js, executor, 2)
         # Rejected once (with its position), not retried forever; the next event is applied.
         assert attempts == [1]
         assert mirror.copies == {"c2": {"prefix": "P2", "ticks": 0}}

@@ -164,3 +164,15 @@ def make_board_key(client: TestClient[Any]) -> Callable[[str], str]:
         return key
 
     return make
+
+
+@pytest.fixture
+def company(make_company: Callable[..., dict[str, Any]]) -> str:
+    """A fresh company's id (the workspace handler tests' company)."""
+    return str(make_company()["id"])
+
+
+@pytest.fixture
+def board(company: str, make_board_key: Callable[[str], str]) -> dict[str, str]:
+    """Headers authenticating with a board key of ``company``."""
+    return bearer(make_board_key(company))

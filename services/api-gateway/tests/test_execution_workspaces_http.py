@@ -4,7 +4,6 @@ reconcile, operations with their output, events and history."""
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +32,6 @@ _spec.loader.exec_module(wire)
 
 Client = TestClient[Any]
 WS_URL = f"/api/execution-workspaces/{wire.WS}"
-
-
-@pytest.fixture
-def company(make_company: Callable[..., dict[str, Any]]) -> str:
-    return str(make_company()["id"])
-
-
-@pytest.fixture
-def board(company: str, make_board_key: Callable[[str], str]) -> dict[str, str]:
-    return {"Authorization": f"Bearer {make_board_key(company)}"}
 
 
 def test_list_filters_reach_the_realizer(
@@ -211,6 +200,11 @@ def test_reconcile_is_board_only_and_override_needs_a_reason(
     command = bus.sent[0].message
     assert isinstance(command, ReconcileBranch)
     assert (command.mode, command.reason) == ("forward", None)
+    # A long reconcile answers 202 with its operation (never a 502).
+    bus.replies["ws.cmd.workspace.reconcile_branch.local"] = Accepted(operation_id=wire.OP)
+    response = client.post(url, json={"mode": "forward"}, headers=board)
+    assert response.status_code == 202, response.text
+    assert response.json() == {"operationId": wire.OP, "status": "running"}
 
 
 def test_operations_list_detail_and_output(

@@ -4,7 +4,6 @@ in 400s, 201/200/202 for realize, nothing sent for bad input."""
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +24,6 @@ wire: Any = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(wire)
 
 Client = TestClient[Any]
-
-
-@pytest.fixture
-def company(make_company: Callable[..., dict[str, Any]]) -> str:
-    return str(make_company()["id"])
-
-
-@pytest.fixture
-def board(company: str, make_board_key: Callable[[str], str]) -> dict[str, str]:
-    return {"Authorization": f"Bearer {make_board_key(company)}"}
 
 
 def test_create_issue_maps_every_field(

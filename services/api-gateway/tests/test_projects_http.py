@@ -37,16 +37,6 @@ _spec.loader.exec_module(wire)
 Client = TestClient[Any]
 
 
-@pytest.fixture
-def company(make_company: Callable[..., dict[str, Any]]) -> str:
-    return str(make_company()["id"])
-
-
-@pytest.fixture
-def board(company: str, make_board_key: Callable[[str], str]) -> dict[str, str]:
-    return {"Authorization": f"Bearer {make_board_key(company)}"}
-
-
 def test_create_project_sends_one_command_with_the_policy(
     client: Client, bus: Any, company: str, board: dict[str, str]
 ) -> None:

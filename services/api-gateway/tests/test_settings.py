@@ -9,7 +9,6 @@ import pytest
 
 from api_gateway.domain import hash_secret
 from api_gateway.settings import GatewaySettings
-from clipyard_cli.home import ensure_admin_key
 from servicekit import SettingsError
 
 
@@ -36,17 +35,6 @@ def test_without_an_admin_key_one_is_created_once_in_the_home(tmp_path: Path) ->
     assert first.admin_key_hash == hash_secret(key)
     # The next start reads the same key.
     assert GatewaySettings.from_env({"CLIPYARD_HOME": str(home)}).admin_key_hash == hash_secret(key)
-
-
-def test_the_gateway_and_clipyard_up_share_one_admin_key_file(tmp_path: Path) -> None:
-    # `clipyard up` first: the gateway reads its key...
-    key = ensure_admin_key(tmp_path / "a", {})
-    assert GatewaySettings.from_env({"CLIPYARD_HOME": str(tmp_path / "a")}).admin_key_hash == (
-        hash_secret(key)
-    )
-    # ...and the gateway first: `clipyard up` prints the gateway's key.
-    gateway = GatewaySettings.from_env({"CLIPYARD_HOME": str(tmp_path / "b")})
-    assert gateway.admin_key_hash == hash_secret(ensure_admin_key(tmp_path / "b", {}))
 
 
 def test_an_empty_key_file_gets_a_new_key(tmp_path: Path) -> None:

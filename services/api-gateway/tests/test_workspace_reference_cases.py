@@ -5,7 +5,6 @@ tested on real repositories in the realizer's ``tests/service/reference``)."""
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +28,6 @@ _spec.loader.exec_module(wire)
 
 Client = TestClient[Any]
 WS_URL = f"/api/execution-workspaces/{wire.WS}"
-
-
-@pytest.fixture
-def company(make_company: Callable[..., dict[str, Any]]) -> str:
-    return str(make_company()["id"])
-
-
-@pytest.fixture
-def board(company: str, make_board_key: Callable[[str], str]) -> dict[str, str]:
-    return {"Authorization": f"Bearer {make_board_key(company)}"}
 
 
 def test_case35_summary_with_reuse_eligible_uses_only_the_summary_listing(

@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
-from servicekit import ServiceSpec, run_service
+from servicekit import ServiceRuntime, ServiceSpec, run_service
 from workspace_realizer import __version__
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.handlers import AppHolder, gateway_inbox, make_register
 from workspace_realizer.host import HostPorts, default_ports
 from workspace_realizer.publishing import to_contract
+from workspace_realizer.recovery import fail_interrupted_archives
 from workspace_realizer.settings import SERVICE_NAME, RealizerSettings, load_realizer_settings
 
-__all__ = ["build_spec", "main"]
+__all__ = ["build_spec", "main", "recovering"]
+
+Register = Callable[[ServiceRuntime], Awaitable[None]]
+
+
+def recovering(register: Register) -> Register:
+    """Wrap a ``register`` hook: first fail the archives a previous process left ``closing``
+    (no archive can be running yet in this one), then register the endpoints and the reaper."""
+
+    async def hook(runtime: ServiceRuntime) -> None:
+        app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
+        await runtime.store(fail_interrupted_archives, app, SERVICE_NAME)
+        await register(runtime)
+
+    return hook
 
 
 def build_spec(
@@ -28,7 +43,9 @@ def build_spec(
         version=__version__,
         application_class=WorkspaceRealizerApplication,
         to_contract=to_contract,
-        register=make_register(settings, ports or default_ports(settings.service.home), holder),
+        register=recovering(
+            make_register(settings, ports or default_ports(settings.service.home), holder)
+        ),
         upstreams={"gateway": gateway_inbox(holder)},
         description=__doc__ or SERVICE_NAME,
     )

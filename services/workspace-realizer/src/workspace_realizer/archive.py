@@ -1,16 +1,21 @@
 """Archive: the saga of ARCHITECTURE §4.4, run by the realizer.
 
 close readiness (``close_blocked`` when blocked) -> ``ArchiveStarted`` (generation + 1) -> ask the
-supervisor to stop the workspace's runtime services -> cleanup and teardown commands -> rescue ref
-when anything undelivered would be lost -> ``git worktree remove`` -> delete the branch if allowed
+supervisor to stop the workspace's runtime services -> cleanup and teardown commands (only inside the
+workspace's own worktree, see ``close_commands``) -> rescue ref written right before the removal,
+kept when it holds anything undelivered -> ``git worktree remove`` -> delete the branch if allowed
 (DECISIONS 3: only ours, only after the worktree is gone, only when delivered or fully reachable,
 compare-and-delete) -> verify on disk -> ``Archived`` or ``CleanupFailed`` (at the same
-generation: a late step never overwrites a newer lifecycle).
+generation: a late step never overwrites a newer lifecycle). An interrupted saga (cancellation at
+shutdown) records ``CleanupFailed`` ("interrupted"); one cut short by a crash is failed the same way
+when the service starts again (``recovery``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,19 +24,26 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from workspace_realizer.adapters.safety import removal_refusal
+from workspace_realizer.close_commands import run_close_commands
+from workspace_realizer.delivery import DELIVERED
 from workspace_realizer.domain.errors import CloseBlockedError
-from workspace_realizer.facts import assess, close_commands, gather
-from workspace_realizer.provision import WorkspaceEnv
+from workspace_realizer.facts import assess, gather
 from workspace_realizer.readiness import rescue_ref_name
 from workspace_realizer.views import readiness_view
 
 if TYPE_CHECKING:
     from workspace_realizer.access import Access
+    from workspace_realizer.adapters.ports import RescueRef
     from workspace_realizer.context import Realizer
     from workspace_realizer.facts import CloseFacts, Delivery
     from workspace_realizer.readiness import Readiness
 
-__all__ = ["ArchiveFailure", "archive"]
+__all__ = ["INTERRUPTED", "ArchiveFailure", "archive"]
+
+INTERRUPTED = "interrupted"
+"""The ``cleanupReason`` of an archive that did not run to its end (shutdown, crash)."""
+
+log = logging.getLogger(__name__)
 
 
 class ArchiveFailure(Exception):
@@ -93,6 +105,12 @@ async def archive(
             message = f"Archive failed unexpectedly: {error}"
             await _failed(ctx, workspace_id, generation, message, progress, operation_id)
             raise
+        except BaseException:
+            # Cancelled (shutdown) or stopped: never leave the workspace closing for good.
+            with contextlib.suppress(Exception):
+                await _failed(ctx, workspace_id, generation, INTERRUPTED, progress, operation_id)
+            log.warning("archive interrupted", extra={"workspace_id": workspace_id})
+            raise
         outcome = _outcome(facts, progress, trigger, operation_id)
         await ctx.store(ctx.app.finish_archive, workspace_id, generation, outcome)
         return workspace_id
@@ -139,12 +157,16 @@ async def _cleanup(
     except Exception as error:
         raise ArchiveFailure(f"Could not stop the workspace's runtime services: {error}") from error
     if trigger == "manual":
-        await _run_commands(ctx, facts, sink, progress)
-    inspection = delivery.inspection
+        progress.warnings += await run_close_commands(ctx, facts, sink)
     if not ws.is_worktree or not ws.path or facts.repo_root is None:
         return
     root, path = facts.repo_root, Path(ws.path)
-    if inspection is not None and inspection.exists and readiness.needs_rescue:
+    refusal = removal_refusal(path, facts.protected)
+    if refusal is not None:
+        raise ArchiveFailure(refusal)
+    if await asyncio.to_thread(os.path.isdir, path):
+        # Decided now, not from the inspection made before the stop and the commands: a file
+        # written meanwhile must not go with ``git worktree remove --force``.
         ref = rescue_ref_name(ws.id, generation)
         try:
             rescued = await ctx.ports.git.write_rescue_ref(
@@ -158,7 +180,7 @@ async def _cleanup(
             raise ArchiveFailure(
                 f"Could not write the rescue ref {ref}; nothing was removed: {error}"
             ) from error
-        if rescued is not None:
+        if rescued is not None and _holds_undelivered(rescued, delivery):
             progress.rescue_ref = {
                 "ref": rescued.ref,
                 "sha": rescued.sha,
@@ -166,9 +188,6 @@ async def _cleanup(
                 "generation": generation,
                 "createdAt": (await ctx.store(ctx.app.stamp)).isoformat(),
             }
-    refusal = removal_refusal(path, facts.protected)
-    if refusal is not None:
-        raise ArchiveFailure(refusal)
     try:
         removed = await ctx.ports.git.remove_worktree(repo_root=root, path=path, sink=sink)
     except Exception as error:
@@ -206,40 +225,14 @@ async def _delete_branch(
         )
 
 
-async def _run_commands(ctx: Realizer, facts: CloseFacts, sink: Any, progress: _Progress) -> None:
-    ws = facts.workspace
-    exists = ws.path is not None and await asyncio.to_thread(os.path.isdir, ws.path)
-    cwd = (
-        ws.path if exists else (facts.base.cwd or facts.base.checkout_path if facts.base else None)
-    )
-    if cwd is None:
-        return
-    env = WorkspaceEnv(
-        company_id=ws.company_id,
-        project_id=ws.project_id,
-        issue_id=ws.source_issue_id,
-        issue_identifier=next(
-            (i.identifier for i in facts.linked if i.id == ws.source_issue_id), ""
-        ),
-        cwd=cwd,
-        branch=ws.branch_name,
-        base_cwd=str(facts.repo_root or cwd),
-        repo_root=str(facts.repo_root or cwd),
-        repo_ref=ws.base_ref,
-        repo_url=ws.repo_url,
-        created=False,
-    )
-    for _kind, label, command in close_commands(facts):
-        result = await ctx.ports.commands.run(
-            phase="workspace_teardown",
-            command=command,
-            cwd=Path(cwd),
-            env=env.variables(),
-            timeout=ctx.command_timeout,
-            sink=sink,
-        )
-        if result.exit_code != 0:
-            progress.warnings.append(f"{label} failed with exit code {result.exit_code}.")
+def _holds_undelivered(rescued: RescueRef, delivery: Delivery) -> bool:
+    """Whether a rescue ref keeps anything the removal would lose: files, or commits not delivered
+    (unknown counts as not delivered). Commits made since the inspection stay on the branch: its
+    deletion compares against the inspected head."""
+    inspection = delivery.inspection
+    if rescued.file_count or inspection is None or not inspection.readable:
+        return True
+    return not (delivery.state in DELIVERED or delivery.commits_ahead == 0)
 
 
 def _outcome(

@@ -4,6 +4,7 @@ workspace is created (a long operation), and again when the checkout has gone mi
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -19,7 +20,13 @@ if TYPE_CHECKING:
     from workspace_realizer.context import Realizer
     from workspace_realizer.planning import BaseCheckout
 
-__all__ = ["checkout_root", "checkout_target", "ensure_checkout", "repo_name"]
+__all__ = [
+    "checkout_root",
+    "checkout_target",
+    "ensure_checkout",
+    "repo_name",
+    "url_keyed_target",
+]
 
 
 def repo_name(repo_url: str | None) -> str:
@@ -33,6 +40,13 @@ def checkout_target(home: Path, base: BaseCheckout) -> Path:
     """``$CLIPYARD_HOME/checkouts/<projectId>/<projectWorkspaceId>/<repo name>``: distinct for
     every project workspace, so two repositories of the same name never collide."""
     return home / "checkouts" / base.project_id / base.id / repo_name(base.repo_url)
+
+
+def url_keyed_target(target: Path, repo_url: str) -> Path:
+    """``<target>-<8 hex of the URL's hash>``: where a repository whose plain directory holds a
+    clone of another origin is cloned instead."""
+    key = repo_url.strip().rstrip("/").removesuffix(".git").lower()
+    return target.with_name(f"{target.name}-{hashlib.sha256(key.encode()).hexdigest()[:8]}")
 
 
 async def checkout_root(ctx: Realizer, base: BaseCheckout, operation_id: str | None) -> Path:
@@ -82,6 +96,25 @@ async def ensure_checkout(
                 auth=auth,
                 sink=sink,
             )
+            if not clone.cloned and clone.warnings:
+                # The directory holds a clone of another origin (the repoUrl changed): clone the
+                # new URL beside it, in a directory keyed by the URL. The old clone stays for the
+                # worktrees still registered in it.
+                target = url_keyed_target(target, base.repo_url or "")
+                await ctx.store(ctx.app.start_checkout, base.id, str(target), operation_id)
+                clone = await ctx.ports.git.managed_clone(
+                    repo_url=base.repo_url or "",
+                    repo_ref=base.repo_ref,
+                    target=target,
+                    auth=auth,
+                    sink=sink,
+                )
+                if clone.warnings:
+                    raise HostOperationError(
+                        " ".join(clone.warnings),
+                        code="state_conflict",
+                        details={"reason": "managed_checkout_other_origin", "path": str(target)},
+                    )
         except HostOperationError as exc:
             await ctx.store(ctx.app.fail_checkout, base.id, str(exc))
             raise CheckoutFailedError(str(exc), projectWorkspaceId=base.id, **exc.details) from exc

@@ -4,9 +4,11 @@ gathered on the store's thread, then git inspection and pull-request evidence of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workspace_realizer.adapters.repository import worktree_repository
 from workspace_realizer.delivery import derive_delivery, pull_request_evidence
 from workspace_realizer.planning import (
     BaseCheckout,
@@ -44,11 +46,18 @@ class CloseFacts:
     protected: list[str]
     policy_teardown: str | None
 
-    @property
+    @cached_property
     def repo_root(self) -> Path | None:
-        """The repository the worktree belongs to (its base checkout, else the worktree)."""
+        """The repository the worktree belongs to: read from the worktree itself while it exists
+        (the project workspace's cwd may have changed since), else its base checkout, else the
+        worktree. Taken once (before a removal) and kept."""
+        ws = self.workspace
+        if ws.is_worktree and ws.path:
+            own = worktree_repository(Path(ws.path))
+            if own is not None:
+                return own
         root = (self.base.cwd or self.base.checkout_path) if self.base else None
-        root = root or self.workspace.path
+        root = root or ws.path
         return Path(root) if root else None
 
 

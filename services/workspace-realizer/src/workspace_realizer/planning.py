@@ -6,7 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workspace_realizer.domain.errors import NotFoundError, RequiresProjectError, StateConflictError
+from workspace_realizer.domain.errors import (
+    ForbiddenError,
+    NotFoundError,
+    RequiresProjectError,
+    StateConflictError,
+)
 from workspace_realizer.policy import Resolution, parse_policy, resolve_mode
 
 if TYPE_CHECKING:
@@ -124,11 +129,13 @@ def snapshot(workspace: ExecutionWorkspace) -> WorkspaceSnapshot:
     )
 
 
-def protected_paths(app: WorkspaceRealizerApplication) -> list[str]:
-    """Every project checkout on this host: cleanup never deletes one, worktrees never go in one."""
+def protected_paths(app: WorkspaceRealizerApplication, project_id: str | None = None) -> list[str]:
+    """Project checkouts on this host: every one (``project_id`` None) is safe from cleanup; a
+    project's worktrees never go inside one of that project's checkouts (another company's odd
+    ``cwd`` must not block this one's realizations)."""
     paths = []
     for workspace in app.project_workspaces.values():
-        if not workspace.deleted:
+        if not workspace.deleted and project_id in (None, workspace.project_id):
             paths += [p for p in (workspace.cwd, workspace.checkout_path) if p]
     return paths
 
@@ -157,9 +164,13 @@ def plan_realization(
         settings=issue.settings,
         requested_workspace_id=workspace_id,
     )
-    reuse = _reusable(app, access, issue.execution_workspace_id, resolution, issue.project_id)
+    reuse = _reusable(
+        app, access, issue.execution_workspace_id, resolution, issue.project_id, workspace_id
+    )
     base_id = reuse.project_workspace_id if reuse else _base_id(app, issue, project.policy)
     base = app.project_workspaces.get(base_id or "")
+    if base is not None and (base.deleted or base.company_id != issue.company_id):
+        base = None
     if base is None and reuse is None and resolution.mode != "adapter_managed":
         raise RequiresProjectError(
             "The project has no project workspace to realize from; add one (cwd or repoUrl).",
@@ -172,10 +183,10 @@ def plan_realization(
         title=issue.title,
         project_id=issue.project_id,
         resolution=resolution,
-        base=base_checkout(base) if base is not None and not base.deleted else None,
+        base=base_checkout(base) if base is not None else None,
         reuse=reuse,
         agent_id=agent_id,
-        protected=protected_paths(app),
+        protected=protected_paths(app, issue.project_id),
     )
 
 
@@ -185,6 +196,7 @@ def _reusable(
     current_id: str | None,
     resolution: Resolution,
     project_id: str,
+    requested_id: str | None = None,
 ) -> WorkspaceSnapshot | None:
     if resolution.reuse_workspace_id is not None:
         pinned = app.workspaces.get(resolution.reuse_workspace_id)
@@ -194,6 +206,21 @@ def _reusable(
                 executionWorkspaceId=resolution.reuse_workspace_id,
             )
         access.check_company(pinned.company_id, "execution workspace", str(pinned.id))
+        if (
+            access.is_agent
+            and requested_id is not None
+            and not any(
+                access.may_touch_issue(str(i.id), i.assignee_agent_id)
+                for i in app.issues_linked_to(pinned)
+            )
+        ):
+            # An agent pins only a workspace of the issues it may touch (a board key's pin in
+            # the issue's settings is the board's decision).
+            raise ForbiddenError(
+                f"This agent may reuse only a workspace of its own issues; {pinned.id} is not "
+                "one of them.",
+                executionWorkspaceId=str(pinned.id),
+            )
         if pinned.project_id != project_id or not pinned.is_open or pinned.closing:
             raise StateConflictError(
                 f"The pinned execution workspace {pinned.id} cannot be reused: it is "
@@ -212,10 +239,18 @@ def _base_id(
     app: WorkspaceRealizerApplication, issue: Any, policy: dict[str, Any] | None
 ) -> str | None:
     if issue.project_workspace_id:
-        return str(issue.project_workspace_id)
+        chosen = app.project_workspaces.get(str(issue.project_workspace_id))
+        if chosen is None or not _usable(chosen, issue):
+            raise RequiresProjectError(
+                f"The issue's project workspace {issue.project_workspace_id} was deleted; choose "
+                "another one for the issue (projectWorkspaceId) or clear it.",
+                projectWorkspaceId=str(issue.project_workspace_id),
+            )
+        return str(chosen.id)
     default = parse_policy(policy).default_project_workspace_id
-    if default and default in app.project_workspaces:
-        return default
+    found = app.project_workspaces.get(default or "")
+    if found is not None and _usable(found, issue):
+        return str(found.id)
     candidates = sorted(
         (
             w
@@ -225,3 +260,12 @@ def _base_id(
         key=lambda w: (not w.is_primary, w.created_on),
     )
     return str(candidates[0].id) if candidates else None
+
+
+def _usable(workspace: ProjectWorkspace, issue: Any) -> bool:
+    """A live project workspace of the issue's own company and project."""
+    return (
+        not workspace.deleted
+        and workspace.company_id == issue.company_id
+        and workspace.project_id == issue.project_id
+    )

@@ -18,6 +18,7 @@ __all__ = [
     "Policy",
     "Resolution",
     "Strategy",
+    "check_policy_strategy",
     "check_worktree_parent",
     "parse_policy",
     "parse_strategy",
@@ -227,8 +228,30 @@ def worktree_parent(strategy: Strategy, *, home: Path, project_workspace_id: str
     configured = strategy.worktree_parent_dir
     if not configured:
         return home / "worktrees" / project_workspace_id
-    path = Path(configured).expanduser()
+    path = _expand(configured)
     return path if path.is_absolute() else home / path
+
+
+def _expand(configured: str) -> Path:
+    try:
+        return Path(configured).expanduser()
+    except RuntimeError as exc:  # ``~nosuchuser/x``: no such home directory
+        raise InvalidInputError(
+            f"worktreeParentDir {configured!r} names an unknown user's home directory; give an "
+            "absolute path, a path relative to CLIPYARD_HOME, or ~/...",
+            field="workspaceStrategy.worktreeParentDir",
+        ) from exc
+
+
+def check_policy_strategy(raw: Mapping[str, Any] | None) -> None:
+    """Refuse a workspace strategy whose ``worktreeParentDir`` cannot be resolved.
+
+    Raises:
+        InvalidInputError: Naming the field.
+    """
+    strategy = parse_strategy(raw)
+    if strategy is not None and strategy.worktree_parent_dir:
+        _expand(strategy.worktree_parent_dir)
 
 
 def check_worktree_parent(parent: Path, checkouts: list[Path]) -> None:

@@ -201,6 +201,9 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         to_status=e.status,
         lifecycle_generation=e.generation,
     ),
+    L.ArchiveStarted: lambda e: ee.WorkspaceArchiveStarted(
+        **_env(e, "workspace"), lifecycle_generation=e.generation, trigger=e.trigger
+    ),
     L.Archived: lambda e: ee.WorkspaceArchived(
         **_env(e, "workspace"),
         lifecycle_generation=e.generation,

@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventstore import current_cause
+from workspace_realizer.claims import (
+    check_unclaimed,
+    current_reusable,
+    path_recorded,
+    worktree_lock,
+)
 from workspace_realizer.clone import checkout_root
 from workspace_realizer.planning import RealizePlan, WorkspaceSnapshot, plan_realization
 from workspace_realizer.policy import check_worktree_parent, render_branch, worktree_parent
@@ -20,9 +26,10 @@ from workspace_realizer.provision import WorkspaceEnv, run_provision
 
 if TYPE_CHECKING:
     from workspace_realizer.access import Access
-    from workspace_realizer.adapters.ports import BaseRef, GitInvocation, StepSink
+    from workspace_realizer.adapters.ports import BaseRef, GitInvocation, StepSink, WorktreeOutcome
     from workspace_realizer.context import Realizer
     from workspace_realizer.planning import BaseCheckout
+    from workspace_realizer.steps import StepRecorder
 
 __all__ = ["Realization", "RealizeRequest", "realize"]
 
@@ -62,7 +69,11 @@ async def realize(
             request.agent_id,
         )
         if plan.reuse is not None:
-            return await _reuse(ctx, plan, plan.reuse, operation_id)
+            # The archive saga and reopen hold ``workspace:<id>``: hold it too, and re-check
+            # (open, same generation) under it before any host work.
+            async with ctx.locks.hold(f"workspace:{plan.reuse.id}"):
+                reuse = await ctx.store(current_reusable, ctx.app, plan.reuse)
+                return await _reuse(ctx, plan, reuse, operation_id)
         return await _create(ctx, plan, operation_id)
 
 
@@ -131,9 +142,49 @@ async def _create(ctx: Realizer, plan: RealizePlan, operation_id: str | None) ->
     branch = render_branch(strategy.branch_template, _template_values(plan, plan.base))
     parent = worktree_parent(strategy, home=ctx.home, project_workspace_id=plan.base.id)
     check_worktree_parent(parent, [Path(p) for p in plan.protected])
-    outcome = await ctx.ports.git.ensure_worktree(
-        repo_root=root, path=parent / branch, base=base, branch=branch, sink=sink
+    async with ctx.locks.hold(worktree_lock(str(parent / branch))):
+        return await _create_worktree(
+            ctx,
+            plan,
+            plan.base,
+            record,
+            (root, base, branch),
+            parent / branch,
+            warnings,
+            sink,
+            operation_id,
+        )
+
+
+async def _create_worktree(
+    ctx: Realizer,
+    plan: RealizePlan,
+    checkout: BaseCheckout,
+    record: dict[str, Any],
+    source: tuple[Path, BaseRef, str],
+    path: Path,
+    warnings: list[str],
+    sink: StepRecorder,
+    operation_id: str | None,
+) -> Realization:
+    root, base, branch = source
+    workspace_id = record["workspace_id"]
+    strategy = plan.resolution.strategy
+    await ctx.store(
+        check_unclaimed, ctx.app, path=str(path), branch=branch, project_workspace_id=checkout.id
     )
+    recorded = await ctx.store(path_recorded, ctx.app, str(path))
+    outcome = await ctx.ports.git.ensure_worktree(
+        repo_root=root, path=path, base=base, branch=branch, sink=sink
+    )
+    created, branch_created = (
+        outcome.created,
+        outcome.created and not outcome.reused_existing_branch,
+    )
+    if not created and not recorded and _unstarted(outcome, base):
+        # A worktree at the planned path, on the planned branch, still at its base, that no
+        # workspace records: an earlier attempt created it and stopped before recording it.
+        created = branch_created = True
     warnings += [*base.warnings, *outcome.warnings]
     record |= {
         "provider_type": "git_worktree",
@@ -143,16 +194,20 @@ async def _create(ctx: Realizer, plan: RealizePlan, operation_id: str | None) ->
         "base_ref": base.ref,
         "base_ref_sha": base.sha,
         "branch_name": outcome.branch,
-        "branch_created": outcome.created and not outcome.reused_existing_branch,
-        "created_worktree": outcome.created,
+        "branch_created": branch_created,
+        "created_worktree": created,
         "warnings": warnings,
     }
     await ctx.store(ctx.app.record_realized, record)
-    env = _env(plan, plan.base, root, outcome.path, outcome.branch, base, created=outcome.created)
+    env = _env(plan, checkout, root, outcome.path, outcome.branch, base, created=created)
     await _provision_if_created(
-        ctx, workspace_id, outcome.created, strategy.provision_command, env, sink, operation_id
+        ctx, workspace_id, created, strategy.provision_command, env, sink, operation_id
     )
     return Realization(workspace_id, True, warnings, sink.ids)
+
+
+def _unstarted(outcome: WorktreeOutcome, base: BaseRef) -> bool:
+    return outcome.refreshed_unstarted or (base.sha is not None and outcome.head_sha == base.sha)
 
 
 async def _reuse(
@@ -181,7 +236,9 @@ async def _reuse(
         warnings += [*base.warnings, *outcome.warnings]
         rebuilt = outcome.created
         env = _env(plan, plan.base, root, outcome.path, outcome.branch, base, created=rebuilt)
-        again = rebuilt or reuse.provision_state == "failed"
+        # ``none`` on a worktree: provisioning never finished (a crash or a cancel after the
+        # creation was recorded); ``failed``: it failed. Both run it again.
+        again = rebuilt or reuse.provision_state in ("none", "failed")
         await _provision_if_created(
             ctx, reuse.id, again, reuse.config.get("provisionCommand"), env, sink, operation_id
         )

@@ -1,7 +1,8 @@
-"""Reopen (DECISIONS 12): rebuild a closed workspace's worktree on its branch, restore the newest
-rescue commit's changes as uncommitted and untracked files, run the provision command (the
-worktree was rebuilt), and mark it ``active`` with a five-minute reopen fence. A failure leaves it
-closed with ``cleanupReason: reopen_failed``."""
+"""Reopen (DECISIONS 12): rebuild a closed workspace's worktree on its branch, restore the rescue
+commit written by the archive being undone (none from an earlier archive) as uncommitted and
+untracked files, run the provision command (the worktree was rebuilt), and mark it ``active`` with
+a five-minute reopen fence. A failure leaves it closed with ``cleanupReason: reopen_failed``. It
+never rebuilds over a worktree path or branch another open workspace owns."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workspace_realizer.adapters.ports import RescueRef
+from workspace_realizer.claims import check_unclaimed, worktree_lock
 from workspace_realizer.clone import checkout_root
 from workspace_realizer.domain.errors import HostStepError, NotReopenableError
 from workspace_realizer.facts import gather
@@ -26,7 +28,20 @@ __all__ = ["reopen"]
 def _check(ctx: Realizer, access: Access, workspace_id: str, expected: int | None) -> CloseFacts:
     facts = gather(ctx.app, access, workspace_id)
     ctx.app.load(workspace_id).check_reopenable(expected)
+    _check_unclaimed(ctx, facts)
     return facts
+
+
+def _check_unclaimed(ctx: Realizer, facts: CloseFacts) -> None:
+    ws = facts.workspace
+    if ws.is_worktree and ws.path:
+        check_unclaimed(
+            ctx.app,
+            path=ws.path,
+            branch=ws.branch_name,
+            project_workspace_id=ws.project_workspace_id,
+            exclude=ws.id,
+        )
 
 
 async def reopen(
@@ -42,34 +57,43 @@ async def reopen(
     Raises:
         NotReopenableError: It is open or being archived, or it could not be rebuilt.
         FenceError: ``expected_generation`` is not the current generation.
+        StateConflictError: Another open workspace owns its worktree path or branch.
     """
     async with ctx.locks.hold(f"workspace:{workspace_id}"):
         facts = await ctx.store(_check, ctx, access, workspace_id, expected_generation)
-        generation = facts.workspace.generation
-        restored: dict[str, Any] | None = None
-        try:
-            restored = await _rebuild(ctx, facts, operation_id)
-        except Exception as error:
-            await ctx.store(
-                ctx.app.record_reopen,
-                workspace_id,
-                generation,
-                error=str(error),
-                restored_from=None,
-                operation_id=operation_id,
-            )
-            raise NotReopenableError(
-                f"The workspace could not be rebuilt: {error}", workspaceId=workspace_id
-            ) from error
+        async with ctx.locks.hold(worktree_lock(facts.workspace.path or workspace_id)):
+            # Under the path's lock (a realization creating there holds it too), check again.
+            facts = await ctx.store(_check, ctx, access, workspace_id, expected_generation)
+            return await _reopen(ctx, facts, operation_id)
+
+
+async def _reopen(ctx: Realizer, facts: CloseFacts, operation_id: str | None) -> str:
+    workspace_id = facts.workspace.id
+    generation = facts.workspace.generation
+    restored: dict[str, Any] | None = None
+    try:
+        restored = await _rebuild(ctx, facts, operation_id)
+    except Exception as error:
         await ctx.store(
             ctx.app.record_reopen,
             workspace_id,
             generation,
-            error=None,
-            restored_from=restored,
+            error=str(error),
+            restored_from=None,
             operation_id=operation_id,
         )
-        return workspace_id
+        raise NotReopenableError(
+            f"The workspace could not be rebuilt: {error}", workspaceId=workspace_id
+        ) from error
+    await ctx.store(
+        ctx.app.record_reopen,
+        workspace_id,
+        generation,
+        error=None,
+        restored_from=restored,
+        operation_id=operation_id,
+    )
+    return workspace_id
 
 
 async def _rebuild(
@@ -94,7 +118,9 @@ async def _rebuild(
     base = await ctx.ports.git.resolve_base_ref(
         repo_root=root, configured=ws.base_ref, auth=None, sink=sink
     )
-    newest = max(ws.rescue_refs, key=lambda r: r.get("generation", 0), default=None)
+    # Only the rescue written by the archive being undone (its generation is the current one):
+    # an older archive's rescue belongs to work that was since reopened and archived again.
+    newest = next((r for r in ws.rescue_refs if r.get("generation") == ws.generation), None)
     rescue = (
         RescueRef(ref=newest["ref"], sha=newest["sha"], file_count=newest.get("fileCount", 0))
         if newest

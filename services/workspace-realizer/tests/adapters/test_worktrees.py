@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from realizer_git_helpers import StepRecorder, commit, git, push_to_origin
 
 from workspace_realizer.adapters.hostgit import HostGit
-from workspace_realizer.adapters.ports import BaseRef, HostOperationError
+from workspace_realizer.adapters.ports import BaseRef, HostOperationError, WorktreeOutcome
 
 pytestmark = pytest.mark.integration
 
@@ -23,6 +25,33 @@ def worktree_paths(repo: Path) -> list[str]:
 
 async def base_of(host: HostGit, repo: Path, steps: StepRecorder, ref: str = "main") -> BaseRef:
     return await host.resolve_base_ref(repo_root=repo, configured=ref, auth=None, sink=steps)
+
+
+class Worktree(NamedTuple):
+    """A repository, its base and the worktree of branch ``b1`` made from it."""
+
+    repo: Path
+    base: BaseRef
+    path: Path
+    outcome: WorktreeOutcome
+
+
+async def worktree_b1(
+    host: HostGit,
+    make_repo: Callable[..., Path],
+    steps: StepRecorder,
+    home: Path,
+    *,
+    bare_origin: bool = False,
+) -> Worktree:
+    """A repository ``app`` and a new worktree of branch ``b1`` at ``home/worktrees/pw/b1``."""
+    repo = make_repo("app", bare_origin=bare_origin)
+    base = await base_of(host, repo, steps)
+    path = home / "worktrees" / "pw" / "b1"
+    outcome = await host.ensure_worktree(
+        repo_root=repo, path=path, branch="b1", base=base, sink=steps
+    )
+    return Worktree(repo, base, path, outcome)
 
 
 async def test_new_worktree_on_a_new_untracked_branch(
@@ -65,10 +94,7 @@ async def test_branch_with_slash_nests_directories(
 async def test_reuse_is_not_a_creation(
     host: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:
-    repo = make_repo("app")
-    base = await base_of(host, repo, steps)
-    path = home / "worktrees" / "pw" / "b1"
-    await host.ensure_worktree(repo_root=repo, path=path, branch="b1", base=base, sink=steps)
+    repo, base, path, _ = await worktree_b1(host, make_repo, steps, home)
     (path / "work.txt").write_text("in progress\n")
 
     again = await host.ensure_worktree(
@@ -101,10 +127,7 @@ async def test_case47_ordinary_directory_at_the_path_is_refused(
 async def test_worktree_on_another_branch_is_incoherent(
     host: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:
-    repo = make_repo("app")
-    base = await base_of(host, repo, steps)
-    path = home / "worktrees" / "pw" / "b1"
-    await host.ensure_worktree(repo_root=repo, path=path, branch="b1", base=base, sink=steps)
+    repo, base, path, _ = await worktree_b1(host, make_repo, steps, home)
     git(path, "checkout", "-q", "-b", "elsewhere")
     with pytest.raises(HostOperationError) as caught:
         await host.ensure_worktree(repo_root=repo, path=path, branch="b1", base=base, sink=steps)
@@ -137,10 +160,7 @@ async def test_case48_stale_branch_is_attached(
 async def test_registered_but_missing_worktree_is_pruned_and_rebuilt(
     host: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:
-    repo = make_repo("app")
-    base = await base_of(host, repo, steps)
-    path = home / "worktrees" / "pw" / "b1"
-    await host.ensure_worktree(repo_root=repo, path=path, branch="b1", base=base, sink=steps)
+    repo, base, path, _ = await worktree_b1(host, make_repo, steps, home)
     shutil.rmtree(path)
 
     outcome = await host.ensure_worktree(
@@ -178,10 +198,7 @@ async def test_invalid_branch_name_is_refused(
 async def test_case50_unstarted_worktree_is_refreshed_to_the_new_base(
     host: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:
-    repo = make_repo("app", bare_origin=True)
-    base = await base_of(host, repo, steps)
-    path = home / "worktrees" / "pw" / "b1"
-    await host.ensure_worktree(repo_root=repo, path=path, branch="b1", base=base, sink=steps)
+    repo, _, path, _ = await worktree_b1(host, make_repo, steps, home, bare_origin=True)
     upstream = push_to_origin(repo, {"upstream.txt": "new\n"})
     newer = await base_of(host, repo, steps)
     assert newer.sha == upstream
@@ -200,12 +217,7 @@ async def test_case50_unstarted_worktree_is_refreshed_to_the_new_base(
 async def test_case50_worktree_with_an_untracked_file_is_not_refreshed(
     host: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:
-    repo = make_repo("app", bare_origin=True)
-    base = await base_of(host, repo, steps)
-    path = home / "worktrees" / "pw" / "b1"
-    first = await host.ensure_worktree(
-        repo_root=repo, path=path, branch="b1", base=base, sink=steps
-    )
+    repo, _, path, first = await worktree_b1(host, make_repo, steps, home, bare_origin=True)
     (path / "scratch.txt").write_text("mine\n")
     push_to_origin(repo, {"upstream.txt": "new\n"})
     newer = await base_of(host, repo, steps)
@@ -250,10 +262,7 @@ async def test_twenty_concurrent_worktrees_on_one_repository(
 async def test_remove_worktree_is_verified(
     host: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:
-    repo = make_repo("app")
-    base = await base_of(host, repo, steps)
-    path = home / "worktrees" / "pw" / "b1"
-    await host.ensure_worktree(repo_root=repo, path=path, branch="b1", base=base, sink=steps)
+    repo, _, path, _ = await worktree_b1(host, make_repo, steps, home)
     (path / "dirty.txt").write_text("x")
 
     removed = await host.remove_worktree(repo_root=repo, path=path, sink=steps)
@@ -270,10 +279,7 @@ async def test_remove_worktree_is_verified(
 async def test_remove_of_a_missing_but_registered_worktree_prunes(
     host: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:
-    repo = make_repo("app")
-    base = await base_of(host, repo, steps)
-    path = home / "worktrees" / "pw" / "b1"
-    await host.ensure_worktree(repo_root=repo, path=path, branch="b1", base=base, sink=steps)
+    repo, _, path, _ = await worktree_b1(host, make_repo, steps, home)
     shutil.rmtree(path)
     assert await host.remove_worktree(repo_root=repo, path=path, sink=steps) is True
     assert str(path) not in worktree_paths(repo)

@@ -319,6 +319,11 @@ def commands() -> FakeCommands:
 
 
 @pytest.fixture
+def credentials() -> FakeCredentials:
+    return FakeCredentials()
+
+
+@pytest.fixture
 def pull_requests() -> FakePullRequests:
     return FakePullRequests()
 
@@ -330,10 +335,10 @@ def supervisor() -> FakeSupervisor:
 
 @pytest.fixture
 def realizer(app: WorkspaceRealizerApplication, executor: StoreExecutor, git: FakeGit,
-             commands: FakeCommands, pull_requests: FakePullRequests,
+             commands: FakeCommands, credentials: FakeCredentials, pull_requests: FakePullRequests,
              supervisor: FakeSupervisor, tmp_path: Path) -> Realizer:  # fmt: skip
     ports = HostPorts(
-        git=git, commands=commands, credentials=FakeCredentials(), pull_requests=pull_requests
+        git=git, commands=commands, credentials=credentials, pull_requests=pull_requests
     )
     return Realizer(app=app, store=executor.run, ports=ports, home=tmp_path / "home",
                     stop_services=supervisor.stop)  # fmt: skip

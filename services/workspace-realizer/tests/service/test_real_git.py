@@ -3,18 +3,19 @@ delivery, archive with branch deletion; rescue of undelivered work and reopen (D
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from realizer_git_helpers import clone_with_bare_origin, git, use_hermetic_git
 
+from workspace_realizer.access import Access
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.archive import archive
 from workspace_realizer.context import Realizer
 from workspace_realizer.facts import gather, inspect
 from workspace_realizer.host import default_ports
-from workspace_realizer.realize import RealizeRequest, realize
+from workspace_realizer.realize import Realization, RealizeRequest, realize
 from workspace_realizer.reopen import reopen
 
 pytestmark = pytest.mark.integration
@@ -24,12 +25,8 @@ POLICY = {"enabled": True, "defaultMode": "isolated_workspace",
                                 "provisionCommand": "echo provisioned > .provisioned"}}  # fmt: skip
 
 
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 def commit(cwd: Path, name: str, text: str, message: str) -> None:
+    """Write and commit one file (only that one: ``.provisioned`` stays out of the commit)."""
     (cwd / name).write_text(text)
     git(cwd, "add", name)
     git(cwd, "commit", "-q", "-m", message)
@@ -37,24 +34,12 @@ def commit(cwd: Path, name: str, text: str, message: str) -> None:
 
 @pytest.fixture(autouse=True)
 def hermetic_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = tmp_path / "gitconfig"
-    config.write_text("[init]\n\tdefaultBranch = main\n")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for role in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{role}_NAME", "Test")
-        monkeypatch.setenv(f"GIT_{role}_EMAIL", "test@example.com")
+    use_hermetic_git(tmp_path, monkeypatch)
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    seed = tmp_path / "seed"
-    seed.mkdir()
-    git(seed, "init", "-q", "-b", "main")
-    commit(seed, "README.md", "# web\n", "initial")
-    git(tmp_path, "clone", "-q", "--bare", str(seed), str(tmp_path / "origin.git"))
-    git(tmp_path, "clone", "-q", str(tmp_path / "origin.git"), str(tmp_path / "repo"))
-    return tmp_path / "repo"
+    return clone_with_bare_origin(tmp_path, "repo", {"README.md": "# web\n"})
 
 
 @pytest.fixture
@@ -67,16 +52,24 @@ def real(
                     stop_services=supervisor.stop)  # fmt: skip
 
 
-async def test_squash_merged_work_is_delivered_and_archived_with_its_branch(
-    real: Realizer, world: Any, repo: Path
-) -> None:
+async def realized(
+    real: Realizer, world: Any, repo: Path, title: str
+) -> tuple[Access, str, Realization, Path]:
+    """A company, a project with ``POLICY`` on ``repo``, an issue titled ``title`` realized:
+    ``(board, issue, realization, worktree path)``."""
     board = world.company()
     project = world.project(board, POLICY)
     real.app.create_project_workspace(board, project, {"name": "web", "cwd": str(repo)}, None)
-    issue = world.issue(board, project, title="Add login")
+    issue = world.issue(board, project, title=title)
     done = await realize(real, board, RealizeRequest(issue))
+    return board, issue, done, Path(real.app.workspaces[done.workspace_id].cwd or "")
+
+
+async def test_squash_merged_work_is_delivered_and_archived_with_its_branch(
+    real: Realizer, world: Any, repo: Path
+) -> None:
+    board, issue, done, path = await realized(real, world, repo, "Add login")
     ws = real.app.workspaces[done.workspace_id]
-    path = Path(ws.cwd or "")
     assert git(path, "branch", "--show-current") == "ACME-1-add-login" == ws.branch_name
     assert (path / ".provisioned").read_text() == "provisioned\n"
     # Two commits on the branch; the base moves on; the branch is squash-merged into it.
@@ -103,12 +96,7 @@ async def test_squash_merged_work_is_delivered_and_archived_with_its_branch(
 async def test_undelivered_work_is_rescued_and_reopen_brings_it_back(
     real: Realizer, world: Any, repo: Path
 ) -> None:
-    board = world.company()
-    project = world.project(board, POLICY)
-    real.app.create_project_workspace(board, project, {"name": "web", "cwd": str(repo)}, None)
-    issue = world.issue(board, project, title="Try something")
-    done = await realize(real, board, RealizeRequest(issue))
-    path = Path(real.app.workspaces[done.workspace_id].cwd or "")
+    board, issue, done, path = await realized(real, world, repo, "Try something")
     commit(path, "idea.py", "x = 1\n", "an idea")
     head = git(path, "rev-parse", "HEAD")
     (path / "notes.txt").write_text("keep me\n")
@@ -132,17 +120,11 @@ async def test_undelivered_work_is_rescued_and_reopen_brings_it_back(
 async def test_branch_reconcile_forward_and_quarantine(
     real: Realizer, world: Any, repo: Path
 ) -> None:
-    from workspace_realizer.access import Access
     from workspace_realizer.domain import ForbiddenError
     from workspace_realizer.domain.errors import BranchReconcileRefusedError
     from workspace_realizer.reconcile import reconcile_branch
 
-    board = world.company()
-    project = world.project(board, POLICY)
-    real.app.create_project_workspace(board, project, {"name": "web", "cwd": str(repo)}, None)
-    issue = world.issue(board, project, title="Rename me")
-    done = await realize(real, board, RealizeRequest(issue))
-    path = Path(real.app.workspaces[done.workspace_id].cwd or "")
+    board, _, done, path = await realized(real, world, repo, "Rename me")
     (path / ".provisioned").unlink()  # a clean tree
     # The agent renamed the branch and moved on (Paperclip PR #9117).
     git(path, "checkout", "-q", "-b", "feat/rename")

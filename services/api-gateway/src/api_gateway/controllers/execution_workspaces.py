@@ -197,7 +197,10 @@ class ExecutionWorkspaceController(Controller):
         operation_id="reconcileBranch",
         guards=[board_key],
         status_code=200,
-        responses=error_responses(*_ERRORS, "branch_reconcile_refused", "lifecycle_conflict"),
+        responses={
+            **error_responses(*_ERRORS, "branch_reconcile_refused", "lifecycle_conflict"),
+            **ACCEPTED,
+        },
     )
     async def reconcile_branch(
         self,
@@ -205,10 +208,11 @@ class ExecutionWorkspaceController(Controller):
         data: JSONBody[ReconcileBranchBody],
         gateway: NamedDependency[Gateway],
         principal: NamedDependency[Principal],
-    ) -> ReconcileResult:
+    ) -> Response[ReconcileResult]:
         """Reconcile the recorded branch with the checked-out one (board keys only): ``forward``
         (the live branch descends from the recorded one), ``override`` (needs a ``reason``),
-        ``quarantine_restore`` (rescue a dirty tree, then restore the recorded branch).
+        ``quarantine_restore`` (rescue a dirty tree, then restore the recorded branch). 202 with
+        an operation past 120 s.
 
         Errors: 400 (``override`` without ``reason``); 401; 403 (not a board key); 404; 409
         ``lifecycle_conflict``; 422 ``branch_reconcile_refused`` (the message says why).
@@ -222,4 +226,4 @@ class ExecutionWorkspaceController(Controller):
             principal=principal, workspace_id=workspace_id, mode=data.mode, reason=data.reason
         )
         subject = subjects.reconcile_branch(node_of(gateway))
-        return await fetch(gateway, subject, command, ReconcileResult)
+        return await perform(gateway, subject, command, ReconcileResult)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 from eventsourcing.domain import event
 
@@ -51,7 +52,8 @@ def check_source(cwd: str | None, repo_url: str | None) -> tuple[str | None, str
 
     Raises:
         PathRequiredError: Neither is given.
-        InvalidInputError: ``cwd`` is not an absolute path.
+        InvalidInputError: ``cwd`` is not an absolute path, or ``repoUrl`` carries credentials
+            or a query.
     """
     cwd, repo_url = _blank_to_none(cwd), _blank_to_none(repo_url)
     if cwd is None and repo_url is None:
@@ -61,7 +63,28 @@ def check_source(cwd: str | None, repo_url: str | None) -> tuple[str | None, str
         )
     if cwd is not None and not PurePosixPath(cwd).is_absolute():
         raise InvalidInputError(f"cwd {cwd!r} is not an absolute path.", field="cwd")
+    if repo_url is not None:
+        _check_no_credentials(repo_url)
     return cwd, repo_url
+
+
+def _check_no_credentials(repo_url: str) -> None:
+    """Refuse a URL carrying userinfo or a query: a token there would be stored, published and
+    written to git's argv and config (DECISIONS 9)."""
+    parts = urlsplit(repo_url) if "://" in repo_url else None
+    web = parts is not None and parts.scheme.lower() in ("http", "https")
+    if parts is not None and (parts.password or (web and "@" in parts.netloc)):
+        raise InvalidInputError(
+            "repoUrl must not carry a user name or token; store the token as the company secret "
+            "GITHUB_TOKEN (or GITLAB_TOKEN) and give the plain https URL.",
+            field="repoUrl",
+        )
+    if parts is not None and web and (parts.query or parts.fragment):
+        raise InvalidInputError(
+            "repoUrl must not carry a query string; put tokens in the company secrets "
+            "(GITHUB_TOKEN, GITLAB_TOKEN) and give the plain https URL.",
+            field="repoUrl",
+        )
 
 
 class ProjectWorkspace(CompanyScoped):

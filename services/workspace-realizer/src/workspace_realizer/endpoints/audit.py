@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -108,8 +109,9 @@ async def register_audit(e: Endpoints) -> None:
             if (version is None) == (q.at is None):
                 raise InvalidInputError("Give exactly one of version and at.", field="version")
             if q.at is not None:
+                at = q.at if q.at.tzinfo is not None else q.at.replace(tzinfo=UTC)
                 stored = app.events.get(UUID(q.workspace_id))
-                found = [ev for ev in stored if getattr(ev, "timestamp", q.at) <= q.at]
+                found = [ev for ev in stored if getattr(ev, "timestamp", at) <= at]
                 version = found[-1].originator_version if found else None
             if version is None or version < 1:
                 raise NotFoundError(

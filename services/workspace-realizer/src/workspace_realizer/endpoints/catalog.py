@@ -3,6 +3,7 @@ operation when it is created, or when its repository changes)."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -23,6 +24,7 @@ from contracts.workspace_commands import (
 from contracts.workspace_views import Deleted, Page
 from eventstore import acting
 from workspace_realizer.clone import ensure_checkout
+from workspace_realizer.domain.errors import CheckoutFailedError
 from workspace_realizer.endpoints.common import Endpoints, builtins, cause_of, changes
 from workspace_realizer.views import project_view, project_workspace_view
 
@@ -170,7 +172,8 @@ async def register_catalog(e: Endpoints) -> None:
 async def _checkout(
     e: Endpoints, principal: Principal, workspace_id: str, clone: bool, ctx: RequestContext
 ) -> ProjectWorkspace | Accepted:
-    """The workspace's view, after cloning it first (as a long operation) when asked to."""
+    """The workspace's view, after cloning it first (as a long operation) when asked to; a
+    failed clone answers the view with ``managedCheckout.state=failed``."""
 
     async def view() -> ProjectWorkspace:
         return await e.runtime.store(
@@ -181,7 +184,11 @@ async def _checkout(
         return await view()
 
     async def work(operation_id: str) -> ProjectWorkspace:
-        await ensure_checkout(e.realizer, workspace_id, operation_id)
+        # The record is saved already: a failed clone is an outcome (``managedCheckout.state``
+        # ``failed`` with its error; a later realize clones again), never an error reply that
+        # would make a client retry and create a duplicate.
+        with contextlib.suppress(CheckoutFailedError):
+            await ensure_checkout(e.realizer, workspace_id, operation_id)
         return await view()
 
     with acting(cause_of(principal, "managed clone")):

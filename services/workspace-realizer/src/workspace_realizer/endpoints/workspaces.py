@@ -75,6 +75,8 @@ async def register_workspaces(e: Endpoints) -> None:
             await e.read(principal, lambda a: app.issue_of(a, subject))
         else:
             await e.read(principal, lambda a: app.workspace_of(a, subject))
+        if kind in ("archive", "reopen"):
+            Access.of(principal).check_board(f"{kind} an execution workspace; agents may read it")
         with acting(cause_of(principal, kind)):
             return await e.runtime.operations.run(
                 kind, work, ctx=ctx, company_id=principal.company_id, subject_id=subject
@@ -132,6 +134,7 @@ async def register_workspaces(e: Endpoints) -> None:
         if "config" in patch:
             patch["config"] = builtins(patch["config"])
         current = await e.read(c.principal, lambda a: app.workspace_of(a, c.workspace_id).status)
+        Access.of(c.principal).check_board("change an execution workspace; agents may read it")
         closed = current in ("archived", "cleanup_failed")
         if c.status not in (msgspec.UNSET, "archived") and not (c.status == "active" and closed):
             patch["status"] = c.status

@@ -6,7 +6,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from workspace_realizer.domain import CompanyCopy, Project, ProjectWorkspace
-from workspace_realizer.domain.errors import DependentsError
+from workspace_realizer.domain.errors import DependentsError, InvalidInputError
+from workspace_realizer.policy import check_policy_strategy
+from workspace_realizer.usecases.catalog_checks import check_host_source
 from workspace_realizer.usecases.queries import Queries
 
 if TYPE_CHECKING:
@@ -38,6 +40,7 @@ class CatalogUseCases(Queries):
         """Create a project in the principal's company."""
         access.check_company(company_id, "company", company_id)
         access.check_board("create projects")
+        self._check_policy(company_id, None, policy)
         project = Project.create(company_id=company_id, name=name, policy=policy)
         self.save(project)
         return self.projects[str(project.id)]
@@ -46,18 +49,28 @@ class CatalogUseCases(Queries):
         self, access: Access, project_id: str, name: str | None, policy: dict[str, Any] | None
     ) -> Project:
         """Rename a project and/or replace its policy (None: unchanged)."""
-        self.project_of(access, project_id)
+        current = self.project_of(access, project_id)
         access.check_board("change projects")
+        if policy is not None:
+            self._check_policy(current.company_id, project_id, policy)
         project: Project = self.load(project_id)
         project.revise(name=name, policy=policy)
         self.save(project)
         return self.projects[project_id]
 
     def delete_project(self, access: Access, project_id: str) -> None:
-        """Delete a project that has no project workspaces and no open execution workspaces."""
-        self.project_of(access, project_id)
+        """Delete a project that has no project workspaces, no open execution workspaces and no
+        open (non-terminal) issues."""
+        current = self.project_of(access, project_id)
         access.check_board("delete projects")
-        self.check_no_dependents(project_id=project_id)
+        self.check_no_dependents(company_id=current.company_id, project_id=project_id)
+        for issue in self.issues.values():
+            if issue.project_id == project_id and not issue.deleted and not issue.terminal:
+                raise DependentsError(
+                    f"The issue {issue.identifier} of this project is still open; finish, cancel "
+                    "or delete it first.",
+                    issueId=str(issue.id),
+                )
         if any(
             not pw.deleted and pw.project_id == project_id
             for pw in self.project_workspaces.values()
@@ -82,6 +95,7 @@ class CatalogUseCases(Queries):
         """Add a project workspace (its runtime config validated); a primary one clears siblings."""
         project = self.project_of(access, project_id)
         access.check_board("add project workspaces")
+        check_host_source(fields.get("cwd"), fields.get("repo_url"))
         workspace = ProjectWorkspace.create(
             company_id=project.company_id,
             project_id=project_id,
@@ -103,6 +117,8 @@ class CatalogUseCases(Queries):
         """Change a project workspace; ``runtime_config`` is a 1-tuple when it is to be replaced."""
         self.project_workspace_of(access, project_id, workspace_id)
         access.check_board("change project workspaces")
+        if "cwd" in changes or "repo_url" in changes:
+            check_host_source(changes.get("cwd"), changes.get("repo_url"))
         workspace: ProjectWorkspace = self.load(workspace_id)
         workspace.revise(changes)
         if runtime_config is not None:
@@ -114,9 +130,9 @@ class CatalogUseCases(Queries):
 
     def delete_project_workspace(self, access: Access, project_id: str, workspace_id: str) -> None:
         """Delete the record (never the directory) when no open execution workspace uses it."""
-        self.project_workspace_of(access, project_id, workspace_id)
+        found = self.project_workspace_of(access, project_id, workspace_id)
         access.check_board("delete project workspaces")
-        self.check_no_dependents(project_workspace_id=workspace_id)
+        self.check_no_dependents(company_id=found.company_id, project_workspace_id=workspace_id)
         workspace: ProjectWorkspace = self.load(workspace_id)
         workspace.delete()
         self.save(workspace)
@@ -145,7 +161,8 @@ class CatalogUseCases(Queries):
     # -- helpers ---------------------------------------------------------------------------
 
     def check_no_dependents(self, **match: str) -> None:
-        """Raise ``DependentsError`` while an open (or closing) workspace matches ``match``."""
+        """Raise ``DependentsError`` while an open (or closing) workspace matches ``match`` (give
+        ``company_id`` too: another company's workspace is never a dependent, nor named)."""
         for workspace in self.workspaces.values():
             if (workspace.is_open or workspace.closing) and all(
                 getattr(workspace, key) == value for key, value in match.items()
@@ -155,6 +172,34 @@ class CatalogUseCases(Queries):
                     "it first.",
                     executionWorkspaceId=str(workspace.id),
                 )
+
+    def _check_policy(
+        self, company_id: str, project_id: str | None, policy: Mapping[str, Any] | None
+    ) -> None:
+        """Refuse a policy whose default project workspace is not a live one of this project, or
+        whose worktree parent cannot be resolved.
+
+        Raises:
+            InvalidInputError: Naming the field.
+        """
+        if not policy:
+            return
+        default = policy.get("defaultProjectWorkspaceId")
+        if default:
+            found = self.project_workspaces.get(str(default))
+            if (
+                found is None
+                or found.deleted
+                or found.company_id != company_id
+                or project_id is None
+                or found.project_id != project_id
+            ):
+                raise InvalidInputError(
+                    f"defaultProjectWorkspaceId {default} is not a project workspace of this "
+                    "project; add the workspace to the project first, then name it.",
+                    field="executionWorkspacePolicy.defaultProjectWorkspaceId",
+                )
+        check_policy_strategy(policy.get("workspaceStrategy"))
 
     def _clear_primary(self, project_id: str, keep: str, primary: bool) -> list[ProjectWorkspace]:
         """Siblings that lose their primary flag because ``keep`` became the primary one."""

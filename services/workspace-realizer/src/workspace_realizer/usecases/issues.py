@@ -52,6 +52,11 @@ class IssueUseCases(Queries):
         self._check_references(access, current.project_id, changes)
         if "settings" in changes:
             self._check_agent_settings(access, current.settings, changes["settings"])
+            if access.is_agent:
+                # An agent sends the mode; what the board set (commands, pins) stays.
+                mode = (changes["settings"] or {}).get("mode")
+                merged = {k: v for k, v in (current.settings or {}).items() if k != "mode"}
+                changes = {**changes, "settings": merged | ({"mode": mode} if mode else {})}
         issue: Issue = self.load(issue_id)
         issue.revise({k: v for k, v in changes.items() if k in _REVISABLE})
         if "status" in changes:
@@ -151,7 +156,7 @@ class IssueUseCases(Queries):
         def strip(settings: Mapping[str, Any] | None) -> dict[str, Any]:
             return {k: v for k, v in (settings or {}).items() if k != "mode" and v is not None}
 
-        if strip(before) != strip(after):
+        if strip(after) and strip(before) != strip(after):
             raise ForbiddenError(
                 "An agent may change only executionWorkspaceSettings.mode; a board key sets the "
                 "rest.",

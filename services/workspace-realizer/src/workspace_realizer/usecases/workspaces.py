@@ -7,7 +7,7 @@ The host work (git, commands) happens in the orchestrators (``realize.py``, ``ar
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from workspace_realizer.domain import ExecutionWorkspace, Issue, WorkspaceOperation
@@ -68,6 +68,7 @@ class WorkspaceUseCases(Queries):
         """Rename, move between open statuses, patch the config (board only), or schedule
         cleanup. ``changes``: ``name``, ``status``, ``config`` (a patch), ``cleanup_eligible_at``."""
         current = self.workspace_of(access, workspace_id)
+        access.check_board("change an execution workspace; agents may read it")
         if "config" in changes:
             access.check_board("change a workspace's commands or runtime config")
             config = _patched(current.config, changes["config"])
@@ -79,7 +80,7 @@ class WorkspaceUseCases(Queries):
         if "config" in changes:
             workspace.change_config(config)
         if "cleanup_eligible_at" in changes:
-            workspace.schedule_cleanup(changes["cleanup_eligible_at"])
+            workspace.schedule_cleanup(_aware(changes["cleanup_eligible_at"]))
         self.save(workspace)
         return self.workspaces[workspace_id]
 
@@ -178,6 +179,11 @@ class WorkspaceUseCases(Queries):
     def stamp(self) -> datetime:
         """The store's notion of now (for orchestrators that compare with stored times)."""
         return self.now()
+
+
+def _aware(at: datetime | None) -> datetime | None:
+    """A naive time is taken as UTC (the reaper compares it with aware times)."""
+    return at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
 
 
 def _patched(config: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:

@@ -231,7 +231,7 @@ async def test_history_by_version_and_by_time(bus: Bus, scene: Any) -> None:
     assert first["workspace"]["id"] == workspace
     then = await history(at=between)
     assert then["workspace"]["status"] == "active"
-    assert then["version"] < versions["ArchiveStarted"]
+    assert then["version"] < versions["workspace.archive_started.v1"]
     assert datetime.fromisoformat(then["occurredAt"]) <= between
     now = await history(at=datetime.now(UTC))
     assert (now["version"], now["workspace"]["status"]) == (latest, "archived")

@@ -10,6 +10,7 @@ from uuid import UUID
 import pytest
 
 from natsbus import default_error_mapper
+from workspace_realizer.access import Access
 from workspace_realizer.adapters.ports import HostOperationError
 from workspace_realizer.context import Realizer
 from workspace_realizer.realize import RealizeRequest, realize
@@ -25,6 +26,16 @@ def policy(**strategy: Any) -> dict[str, Any]:
     }
 
 
+def an_issue(
+    scene: Any, world: Any, repo: Path, title: str, **strategy: Any
+) -> tuple[Access, str, str]:
+    """A company's board, a project on ``repo`` with ``policy(**strategy)`` and an issue titled
+    ``title`` in it: ``(board, project, issue)``."""
+    board = world.company()
+    project = scene.project(board, policy(**strategy), repo)
+    return board, project, world.issue(board, project, title=title)
+
+
 def operations(real: Realizer, workspace_id: str) -> list[Any]:
     return [real.app.operations[i] for i in real.app.operations_by_workspace[workspace_id]]
 
@@ -38,9 +49,7 @@ async def test_case44_a_diverged_branch_fails_validation_and_nothing_is_repaired
     real: Realizer, scene: Any, world: Any
 ) -> None:
     repo = scene.repo()
-    board = world.company()
-    project = scene.project(board, policy(), repo)
-    issue = world.issue(board, project, title="Persisted work")
+    board, _, issue = an_issue(scene, world, repo, "Persisted work")
     done = await realize(real, board, RealizeRequest(issue))
     ws = real.app.workspaces[done.workspace_id]
     path = Path(ws.cwd or "")
@@ -130,9 +139,7 @@ async def test_case47_an_ordinary_directory_at_the_worktree_path_is_refused(
     real: Realizer, scene: Any, world: Any
 ) -> None:
     repo = scene.repo()
-    board = world.company()
-    project = scene.project(board, policy(), repo)
-    issue = world.issue(board, project, title="Blocked path")
+    board, project, issue = an_issue(scene, world, repo, "Blocked path")
     path = real.home / "worktrees" / scene.checkout_of(project) / "ACME-1-blocked-path"
     path.mkdir(parents=True)
     (path / "keep.txt").write_text("not a worktree\n")
@@ -153,9 +160,7 @@ async def test_case48_an_existing_branch_is_attached_and_never_claimed(
     real: Realizer, scene: Any, world: Any
 ) -> None:
     repo = scene.repo()
-    board = world.company()
-    project = scene.project(board, policy(), repo)
-    issue = world.issue(board, project, title="Stale branch")
+    board, _, issue = an_issue(scene, world, repo, "Stale branch")
     # A branch left behind by a killed run: it exists, and no worktree has it checked out.
     scene.git(repo, "checkout", "-q", "-b", "ACME-1-stale-branch")
     stale_tip = scene.commit(repo, {"stale.txt": "from a killed run\n"})
@@ -193,9 +198,7 @@ async def test_case49_the_base_is_origin_after_a_fetch(
     scene.commit(repo, {"unpushed.txt": "local only\n"}, "unpushed")
     upstream = scene.push_upstream(repo, {"upstream.txt": "new\n"})
     assert scene.git(repo, "rev-parse", "origin/main") != upstream  # not fetched yet
-    board = world.company()
-    project = scene.project(board, policy(), repo)
-    issue = world.issue(board, project, title="Fresh base")
+    board, _, issue = an_issue(scene, world, repo, "Fresh base")
 
     done = await realize(real, board, RealizeRequest(issue))
 
@@ -217,9 +220,7 @@ async def test_case49_a_local_base_without_origin_counterpart_warns(
     scene.git(repo, "checkout", "-q", "-b", "feature-base")
     local = scene.commit(repo, {"feature.txt": "local\n"})
     scene.git(repo, "checkout", "-q", "main")
-    board = world.company()
-    project = scene.project(board, policy(baseRef="feature-base"), repo)
-    issue = world.issue(board, project, title="On a local base")
+    board, _, issue = an_issue(scene, world, repo, "On a local base", baseRef="feature-base")
 
     done = await realize(real, board, RealizeRequest(issue))
 
@@ -235,9 +236,7 @@ async def test_case50_an_unstarted_worktree_is_reset_to_the_new_base_on_reuse(
     real: Realizer, scene: Any, world: Any
 ) -> None:
     repo = scene.repo()
-    board = world.company()
-    project = scene.project(board, policy(), repo)
-    issue = world.issue(board, project, title="Not started")
+    board, _, issue = an_issue(scene, world, repo, "Not started")
     done = await realize(real, board, RealizeRequest(issue))
     path = Path(real.app.workspaces[done.workspace_id].cwd or "")
     upstream = scene.push_upstream(repo, {"upstream.txt": "new\n"})
@@ -255,9 +254,7 @@ async def test_case50_a_worktree_with_an_untracked_file_is_not_reset(
     real: Realizer, scene: Any, world: Any
 ) -> None:
     repo = scene.repo()
-    board = world.company()
-    project = scene.project(board, policy(), repo)
-    issue = world.issue(board, project, title="Started")
+    board, _, issue = an_issue(scene, world, repo, "Started")
     done = await realize(real, board, RealizeRequest(issue))
     path = Path(real.app.workspaces[done.workspace_id].cwd or "")
     head = scene.git(path, "rev-parse", "HEAD")
@@ -280,9 +277,7 @@ async def test_case51_a_fetch_failure_is_a_masked_warning_and_realization_goes_o
     stale = scene.git(repo, "rev-parse", "origin/main")
     scene.git(repo, "remote", "set-url", "origin",
               "https://bob:pa55wordsecret@127.0.0.1:1/org/web.git?token=qtok99")  # fmt: skip
-    board = world.company()
-    project = scene.project(board, policy(), repo)
-    issue = world.issue(board, project, title="Offline")
+    board, _, issue = an_issue(scene, world, repo, "Offline")
 
     done = await realize(real, board, RealizeRequest(issue))
 
