@@ -1,5 +1,6 @@
 """Fixtures of the realizer's use-case, orchestration and handler tests: the in-memory store and
-hand-written fakes of the host ports (``adapters/ports.py``).
+hand-written fakes of the host ports (``adapters/ports.py``); for the tests on the host's real git,
+a repository with a bare origin and the realizer on the real adapters (``repo``, ``real``).
 
 The git fake keeps worktrees and branches in memory but creates and removes real directories,
 so the archive saga's on-disk verification is real.
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from eventsourcing.persistence import Tracking
+from realizer_git_helpers import clone_with_bare_origin, use_hermetic_git
 
 from contracts.base import Actor
 from eventstore import Cause, StoreExecutor, acting
@@ -36,7 +38,7 @@ from workspace_realizer.adapters.ports import (
 )
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.context import Realizer
-from workspace_realizer.host import HostPorts
+from workspace_realizer.host import HostPorts, default_ports
 
 
 def _now() -> datetime:
@@ -341,4 +343,21 @@ def realizer(app: WorkspaceRealizerApplication, executor: StoreExecutor, git: Fa
         git=git, commands=commands, credentials=credentials, pull_requests=pull_requests
     )
     return Realizer(app=app, store=executor.run, ports=ports, home=tmp_path / "home",
+                    stop_services=supervisor.stop)  # fmt: skip
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A clone of a bare origin on ``main`` (a README saying ``# web``); git made hermetic."""
+    use_hermetic_git(tmp_path, monkeypatch)
+    return clone_with_bare_origin(tmp_path, "repo", {"README.md": "# web\n"})
+
+
+@pytest.fixture
+def real(
+    app: WorkspaceRealizerApplication, executor: StoreExecutor, supervisor: FakeSupervisor,
+    home: Path,
+) -> Realizer:  # fmt: skip
+    """The realizer on the host's real git and shell adapters (``default_ports``)."""
+    return Realizer(app=app, store=executor.run, ports=default_ports(home), home=home,
                     stop_services=supervisor.stop)  # fmt: skip

@@ -10,13 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realizer_git_helpers import clone_with_bare_origin, git, use_hermetic_git
+from realizer_git_helpers import git
 
 from workspace_realizer.app import recovering
-from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.archive import archive
 from workspace_realizer.context import Realizer
-from workspace_realizer.host import default_ports
 from workspace_realizer.realize import RealizeRequest, realize
 from workspace_realizer.recovery import fail_interrupted_archives
 
@@ -26,22 +24,6 @@ WORKTREE = {"enabled": True, "defaultMode": "isolated_workspace",
                                   "teardownCommand": DESTROY}}  # fmt: skip
 SHARED = {"enabled": True, "defaultMode": "shared_workspace",
           "workspaceStrategy": {"type": "project_primary", "teardownCommand": DESTROY}}  # fmt: skip
-
-
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    use_hermetic_git(tmp_path, monkeypatch)
-    return clone_with_bare_origin(tmp_path, "repo", {"README.md": "# web\n"})
-
-
-@pytest.fixture
-def real(
-    app: WorkspaceRealizerApplication, executor: Any, supervisor: Any, tmp_path: Path
-) -> Realizer:
-    home = tmp_path / "home"
-    home.mkdir()
-    return Realizer(app=app, store=executor.run, ports=default_ports(home), home=home,
-                    stop_services=supervisor.stop)  # fmt: skip
 
 
 async def _realized(real: Realizer, world: Any, repo: Path, policy: dict[str, Any]) -> Any:

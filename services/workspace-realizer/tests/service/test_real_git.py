@@ -7,14 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from realizer_git_helpers import clone_with_bare_origin, git, use_hermetic_git
+from realizer_git_helpers import git
 
 from workspace_realizer.access import Access
-from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.archive import archive
 from workspace_realizer.context import Realizer
 from workspace_realizer.facts import gather, inspect
-from workspace_realizer.host import default_ports
 from workspace_realizer.realize import Realization, RealizeRequest, realize
 from workspace_realizer.reopen import reopen
 
@@ -30,26 +28,6 @@ def commit(cwd: Path, name: str, text: str, message: str) -> None:
     (cwd / name).write_text(text)
     git(cwd, "add", name)
     git(cwd, "commit", "-q", "-m", message)
-
-
-@pytest.fixture(autouse=True)
-def hermetic_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    use_hermetic_git(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return clone_with_bare_origin(tmp_path, "repo", {"README.md": "# web\n"})
-
-
-@pytest.fixture
-def real(
-    app: WorkspaceRealizerApplication, executor: Any, supervisor: Any, tmp_path: Path
-) -> Realizer:
-    home = tmp_path / "home"
-    home.mkdir()
-    return Realizer(app=app, store=executor.run, ports=default_ports(home), home=home,
-                    stop_services=supervisor.stop)  # fmt: skip
 
 
 async def realized(

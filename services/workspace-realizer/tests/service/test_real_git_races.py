@@ -10,11 +10,9 @@ from typing import Any
 import pytest
 from realizer_git_helpers import clone_with_bare_origin, git, init_repo, use_hermetic_git
 
-from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.archive import archive
 from workspace_realizer.clone import url_keyed_target
 from workspace_realizer.context import Realizer
-from workspace_realizer.host import default_ports
 from workspace_realizer.realize import RealizeRequest, realize
 
 pytestmark = pytest.mark.integration
@@ -27,21 +25,6 @@ POLICY = {"enabled": True, "defaultMode": "isolated_workspace",
 @pytest.fixture(autouse=True)
 def hermetic_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     use_hermetic_git(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return clone_with_bare_origin(tmp_path, "repo", {"README.md": "# web\n"})
-
-
-@pytest.fixture
-def real(
-    app: WorkspaceRealizerApplication, executor: Any, supervisor: Any, tmp_path: Path
-) -> Realizer:
-    home = tmp_path / "home"
-    home.mkdir()
-    return Realizer(app=app, store=executor.run, ports=default_ports(home), home=home,
-                    stop_services=supervisor.stop)  # fmt: skip
 
 
 def seed(real: Realizer, world: Any, repo: Path) -> tuple[Any, str, str, str]:
