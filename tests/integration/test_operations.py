@@ -159,7 +159,7 @@ async def test_finished_operations_are_published_for_waiting_services(
     received = await _finished_events(nc)
     async with AsyncExitStack() as stack:
         await start_service(SPEC, _settings(tmp_path, nats_server.url), stack, asyncio.Event())
-        slow = await _brew(BusClient(nc), seconds=0.6, timeout=0.5)
+        slow = await _brew(BusClient(nc), seconds=1.5, timeout=1.0)
         assert isinstance(slow, Accepted)
         finished = await asyncio.wait_for(received.get(), 10)
         assert isinstance(finished, OperationFinished)
@@ -192,7 +192,7 @@ async def test_an_operation_is_visible_to_its_company_and_operators_only(
     tmp_path: Path, nats_server: Any
 ) -> None:
     async with _running(tmp_path, nats_server.url) as bus:
-        slow = await _brew(bus, seconds=0.3, timeout=0.1)
+        slow = await _brew(bus, seconds=1.5, timeout=1.0)
         assert isinstance(slow, Accepted)
         # A board key of another company: "not found", as if there were no such operation.
         foreign = await bus.request(
@@ -218,7 +218,7 @@ async def test_a_failed_operation_tells_the_client_what_it_can_use(
     try:
         async with _running(tmp_path, nats_server.url) as bus:
             # A domain error after the reply was sent: the client reads the error's own message.
-            refused = await _brew(bus, seconds=0.3, fail=True, timeout=0.1)
+            refused = await _brew(bus, seconds=1.5, fail=True, timeout=1.0)
             assert isinstance(refused, Accepted)
             view = await _poll(bus, refused.operation_id)
             assert view.status == "failed"
@@ -227,7 +227,7 @@ async def test_a_failed_operation_tells_the_client_what_it_can_use(
                 "message": "the kettle is empty; fill it and try again",
             }
             # A bug: no internals, but the operation id to find the cause in the log.
-            crashed = await _brew(bus, seconds=0.3, crash=True, timeout=0.1)
+            crashed = await _brew(bus, seconds=1.5, crash=True, timeout=1.0)
             assert isinstance(crashed, Accepted)
             view = await _poll(bus, crashed.operation_id)
             assert view.error is not None
