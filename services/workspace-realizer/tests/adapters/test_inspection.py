@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -176,3 +177,21 @@ async def test_missing_directory_inspects_the_branch(host: HostGit, make_repo, h
     assert seen.ahead == 1
     assert seen.delivery.commits_ahead == 1
     assert seen.delivery.merged_by_ancestry is False
+
+
+async def test_inspection_does_not_wait_behind_other_git_work(
+    host: HostGit, make_repo, home: Path
+) -> None:
+    # A detail read must not wait for a long fetch or clone holding the repository's lock,
+    # and must leave no index.lock behind for the git work it runs beside.
+    repo = make_repo("app", {"a.txt": "a\n"})
+    wt = await worktree(host, repo, home, "b1")
+    (wt.path / "a.txt").write_text("changed\n")
+    lock = await host.git.repo_lock(repo)
+    async with lock:
+        seen = await asyncio.wait_for(
+            host.inspect(repo_root=repo, path=wt.path, branch="b1", base_ref="main"), 10
+        )
+    assert (seen.readable, seen.dirty_count) == (True, 1)
+    common = Path(git(wt.path, "rev-parse", "--git-dir"))
+    assert not (common / "index.lock").exists()

@@ -41,6 +41,9 @@ FIXED_ENV = {
     "PAGER": "cat",
     "LC_ALL": "C",
     "LANGUAGE": "C",
+    # Read-only commands (status) never take the index lock to refresh it, so inspections can run
+    # beside other git work on the repository without waiting for its lock or disturbing it.
+    "GIT_OPTIONAL_LOCKS": "0",
 }
 
 # Variables that would point git at another repository, index or config than the one asked for.

@@ -91,11 +91,16 @@ class HostGit:
     async def inspect(
         self, *, repo_root: Path, path: Path, branch: str | None, base_ref: str | None
     ) -> GitInspection:
-        """See :meth:`GitPort.inspect`."""
-        async with await self.git.repo_lock(repo_root):
-            return await inspection.inspect_worktree(
-                self.git, repo_root=repo_root, path=path, branch=branch, base_ref=base_ref
-            )
+        """See :meth:`GitPort.inspect`.
+
+        Read-only, so it takes no repository lock: a detail or close-readiness read never waits
+        behind a long fetch or clone (``GIT_OPTIONAL_LOCKS=0`` keeps ``git status`` from writing
+        the index). Decisions that destroy anything re-inspect under the lock
+        (``write_rescue_ref``, ``delete_branch``).
+        """
+        return await inspection.inspect_worktree(
+            self.git, repo_root=repo_root, path=path, branch=branch, base_ref=base_ref
+        )
 
     async def write_rescue_ref(
         self, *, repo_root: Path, path: Path, ref: str, message: str, sink: StepSink
