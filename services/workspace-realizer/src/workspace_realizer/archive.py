@@ -180,7 +180,12 @@ async def _cleanup(
             raise ArchiveFailure(
                 f"Could not write the rescue ref {ref}; nothing was removed: {error}"
             ) from error
-        if rescued is not None and _holds_undelivered(rescued, delivery):
+        if rescued is not None and not _holds_undelivered(rescued, delivery):
+            # Nothing undelivered after all: leave no ref behind that no one will ever list.
+            await ctx.ports.git.drop_rescue_ref(
+                repo_root=root, ref=rescued.ref, expected_sha=rescued.sha, sink=sink
+            )
+        elif rescued is not None:
             progress.rescue_ref = {
                 "ref": rescued.ref,
                 "sha": rescued.sha,

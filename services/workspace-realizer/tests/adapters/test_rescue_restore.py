@@ -207,3 +207,28 @@ async def test_case59_compare_and_delete(
         is True
     )
     assert git(repo, "show-ref", "--verify", "refs/heads/PAP-9-work", check=False) == ""
+
+
+async def test_a_rescue_ref_is_dropped_only_where_it_was_written(
+    host: HostGit, make_repo, home: Path
+) -> None:
+    # Compare-and-delete: a rescue ref that moved meanwhile is kept; one still at its commit goes.
+    repo = make_repo("app", {"a.txt": "a\n"})
+    steps = StepRecorder()
+    base = await host.resolve_base_ref(repo_root=repo, configured="main", auth=None, sink=steps)
+    wt = await host.ensure_worktree(
+        repo_root=repo, path=home / "wt" / "d1", branch="d1", base=base, sink=steps
+    )
+    (wt.path / "notes.txt").write_text("n\n")
+    ref = "refs/clipyard/rescue/ws-drop/1"
+    rescued = await host.write_rescue_ref(
+        repo_root=repo, path=wt.path, ref=ref, message="rescue", sink=steps
+    )
+    assert rescued is not None
+    assert rescued.sha != wt.head_sha
+    assert not await host.drop_rescue_ref(
+        repo_root=repo, ref=ref, expected_sha=wt.head_sha, sink=steps
+    )
+    assert git(repo, "rev-parse", ref) == rescued.sha
+    assert await host.drop_rescue_ref(repo_root=repo, ref=ref, expected_sha=rescued.sha, sink=steps)
+    assert git(repo, "for-each-ref", "refs/clipyard/") == ""

@@ -155,6 +155,14 @@ class FakeGit:
         await _step(sink, "workspace_rescue", f"git update-ref {ref} {rescue.sha}", path)
         return rescue
 
+    async def drop_rescue_ref(self, *, repo_root: Path, ref: str, expected_sha: str,
+                              sink: StepSink) -> bool:  # fmt: skip
+        self._enter("drop_rescue_ref", ref=ref)
+        rescued = self.rescues.get(ref)
+        if rescued is not None and rescued[0].sha == expected_sha:
+            del self.rescues[ref]
+        return ref not in self.rescues
+
     async def remove_worktree(self, *, repo_root: Path, path: Path, sink: StepSink) -> bool:
         self._enter("remove_worktree", path=path)
         if not self.keep_dir_on_remove:

@@ -90,6 +90,8 @@ async def test_a_clean_delivered_worktree_keeps_no_rescue_ref(
     await archive(real, board, workspace_id)
     ws = real.app.workspaces[workspace_id]
     assert (ws.status, ws.rescue_refs) == ("archived", [])
+    # Nor is a ref left behind in git that no one would ever list.
+    assert git(repo, "for-each-ref", "refs/clipyard/") == ""
 
 
 async def test_a_cancelled_archive_fails_at_its_generation_and_can_be_retried(

@@ -111,6 +111,15 @@ class HostGit:
                 self.git, repo_root=repo_root, path=path, ref=ref, message=message, sink=sink
             )
 
+    async def drop_rescue_ref(
+        self, *, repo_root: Path, ref: str, expected_sha: str, sink: StepSink
+    ) -> bool:
+        """See :meth:`GitPort.drop_rescue_ref`."""
+        async with await self.git.repo_lock(repo_root):
+            return await rescue.drop_rescue_ref(
+                self.git, repo_root=repo_root, ref=ref, expected_sha=expected_sha, sink=sink
+            )
+
     async def remove_worktree(self, *, repo_root: Path, path: Path, sink: StepSink) -> bool:
         """See :meth:`GitPort.remove_worktree`."""
         async with await self.git.repo_lock(repo_root):

@@ -248,6 +248,12 @@ class GitPort(Protocol):
         touching the worktree or the branch; None when there is nothing to rescue."""
         ...
 
+    async def drop_rescue_ref(
+        self, *, repo_root: Path, ref: str, expected_sha: str, sink: StepSink
+    ) -> bool:
+        """Compare-and-delete a rescue ref that turned out to hold nothing worth keeping."""
+        ...
+
     async def remove_worktree(self, *, repo_root: Path, path: Path, sink: StepSink) -> bool:
         """``git worktree remove --force``; True when the directory is gone and unregistered."""
         ...

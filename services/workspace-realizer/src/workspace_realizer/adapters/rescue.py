@@ -124,3 +124,27 @@ async def write_rescue_ref(
         sink=sink, check=True, metadata=meta | {"sha": sha, "fileCount": file_count},
     )  # fmt: skip
     return RescueRef(ref=ref, sha=sha, file_count=file_count)
+
+
+async def drop_rescue_ref(
+    git: GitRunner, *, repo_root: Path, ref: str, expected_sha: str, sink: StepSink
+) -> bool:
+    """Delete ``ref`` only while it still points at ``expected_sha`` (the caller holds the lock).
+
+    Returns:
+        True when the ref is gone (deleted now, or already absent).
+    """
+    await _check_ref(git, repo_root, ref)
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", expected_sha) or not expected_sha.strip("0"):
+        raise HostOperationError(
+            f"Cannot drop {ref}: {expected_sha!r} is not the commit it was written at",
+            code="validation_failed",
+        )
+    done = await git.run(
+        ["update-ref", "-m", "clipyard: nothing to rescue", "-d", ref, expected_sha],
+        cwd=repo_root, phase="workspace_rescue", sink=sink, metadata={"ref": ref},
+    )  # fmt: skip
+    if done.ok:
+        return True
+    still = await git.run(["rev-parse", "--verify", "--quiet", ref], cwd=repo_root)
+    return not still.ok

@@ -173,7 +173,9 @@ async def test_case59_a_branch_that_moved_after_the_check_is_kept_with_a_warning
     event = last_event(real, r["id"])
     assert (event.branch_deleted, event.worktree_removed) == (False, True)
     ops = [real.app.operations[i] for i in real.app.operations_by_workspace[r["id"]]]
-    deletes = [o for o in ops if o.command.startswith("git update-ref") and " -d " in o.command]
+    deletes = [
+        o for o in ops if o.command.startswith("git update-ref") and " -d refs/heads/" in o.command
+    ]
     assert [(o.status, o.command.split()[-1]) for o in deletes] == [("failed", checked)]
     assert not any(o.command.startswith("git branch -d") for o in ops)
 
@@ -193,7 +195,9 @@ async def test_case59_a_delivered_branch_is_deleted_by_compare_and_delete(
     assert real.app.workspaces[r["id"]].status == "archived"
     assert scene.git(r["repo"], "branch", "--list", r["branch"]) == ""
     ops = [real.app.operations[i] for i in real.app.operations_by_workspace[r["id"]]]
-    (delete,) = [o for o in ops if o.command.startswith("git update-ref") and " -d " in o.command]
+    (delete,) = [
+        o for o in ops if o.command.startswith("git update-ref") and " -d refs/heads/" in o.command
+    ]
     assert delete.status == "succeeded"
     assert delete.command.endswith(f"refs/heads/{r['branch']} {head}")
 
