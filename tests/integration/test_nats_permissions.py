@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import nats
 import nats.errors
 import nats.js.errors
 import pytest
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.js.api import StreamConfig
+from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from nats.js.client import JetStreamContext
 
 from api_gateway.bus import NatsBus
@@ -631,16 +632,23 @@ async def test_the_gateways_sse_and_the_cli_tail_read_the_stream(
 ) -> None:
     seq = await _company_event(events, "probe")
 
-    # The gateway's SSE feed: its own ephemeral ordered consumer (api_gateway.bus.NatsBus).
+    # The gateway's SSE feed: its own named ephemeral consumer (api_gateway.bus.NatsBus), gone
+    # once the feed is closed.
     gateway = await connect("gateway")
+    consumers = (await events.stream_info(EVENT_STREAM)).state.consumer_count
     bus = NatsBus(gateway.nc, gateway.nc.jetstream(), BusClient(gateway.nc))
     feed = bus.events(after_sequence=seq - 1)
     assert isinstance(feed, AsyncGenerator)
     try:
         streamed = await asyncio.wait_for(anext(feed), 5)
+        assert (await events.stream_info(EVENT_STREAM)).state.consumer_count == consumers + 1
+        later = await _company_event(events, "live")
+        followed = await asyncio.wait_for(anext(feed), 5)
     finally:
         await feed.aclose()
     assert (streamed.sequence, streamed.subject) == (seq, "ws.evt.company.created")
+    assert followed.sequence == later
+    assert (await events.stream_info(EVENT_STREAM)).state.consumer_count == consumers
     assert gateway.violations() == []
 
     # `clipyard events tail` as user cli.
@@ -657,6 +665,72 @@ async def test_the_gateways_sse_and_the_cli_tail_read_the_stream(
     assert line.split()[1:3] == ["company.created.v1", "co-1"]
     assert "actor=admin:op" in line
     assert "reason=probe" in line
+    assert (await events.stream_info(EVENT_STREAM)).state.consumer_count == consumers
+
+
+def _durables() -> list[str]:
+    return [f"inbox-{s}-{u}" for s in SERVICES for u in SERVICES if s != u]
+
+
+@pytest.mark.parametrize("user", ["gateway", "cli"])
+async def test_the_event_readers_cannot_create_or_alter_a_durable_inbox_consumer(
+    connect: OpenAs, events: JetStreamContext, user: str
+) -> None:
+    durable = "inbox-realizer-gateway"
+    realizer = await connect("realizer")
+    wanted = ConsumerConfig(
+        name=durable,
+        durable_name=durable,
+        filter_subjects=list(event_filters_of("gateway")),
+        ack_policy=AckPolicy.EXPLICIT,
+    )
+    await realizer.nc.jetstream().add_consumer(EVENT_STREAM, wanted)
+    reader = await connect(user)
+    js = reader.js()
+    # Rewriting its filter and giving it an inactivity timeout (the server would delete it), by
+    # every API: named (with and without a filter token), legacy durable, and the unnamed one
+    # that hides the name in the body.
+    hijack = ConsumerConfig(
+        name=durable,
+        durable_name=durable,
+        filter_subject="ws.evt.company.>",
+        ack_policy=AckPolicy.EXPLICIT,
+        inactive_threshold=1.0,
+    )
+    await _refused(js.add_consumer(EVENT_STREAM, hijack))
+    assert reader.violated(
+        "publish", f"$JS.API.CONSUMER.CREATE.WS_EVENTS.{durable}.ws.evt.company.>"
+    )
+    await _refused(js.add_consumer(EVENT_STREAM, hijack, filter_subject=None))
+    assert reader.violated("publish", f"$JS.API.CONSUMER.CREATE.WS_EVENTS.{durable}")
+    await _refused(js.add_consumer(EVENT_STREAM, hijack, name=None))
+    assert reader.violated("publish", f"$JS.API.CONSUMER.DURABLE.CREATE.WS_EVENTS.{durable}")
+    body = msgspec.json.encode({"stream_name": EVENT_STREAM, "config": hijack.as_dict()})
+    with pytest.raises(nats.errors.TimeoutError):
+        await reader.nc.request("$JS.API.CONSUMER.CREATE.WS_EVENTS", body, timeout=DENIED)
+    assert reader.violated("publish", "$JS.API.CONSUMER.CREATE.WS_EVENTS")
+    await _refused(js.delete_consumer(EVENT_STREAM, durable))
+    assert reader.violated("publish", f"$JS.API.CONSUMER.DELETE.WS_EVENTS.{durable}")
+
+    # Every durable inbox consumer (the gateway keeps creating and pulling its own) is denied.
+    foreign = [d for d in _durables() if not d.startswith(f"inbox-{user}-")]
+    probes = [f"$JS.API.CONSUMER.DELETE.WS_EVENTS.{d}" for d in _durables()]
+    for name in foreign:
+        probes += [
+            f"$JS.API.CONSUMER.CREATE.WS_EVENTS.{name}",
+            f"$JS.API.CONSUMER.CREATE.WS_EVENTS.{name}.ws.evt.>",
+            f"$JS.API.CONSUMER.MSG.NEXT.WS_EVENTS.{name}",
+        ]
+    for subject in probes:
+        await reader.nc.publish(subject, b"", reply=reader.nc.new_inbox())
+    await reader.nc.flush()
+    await asyncio.sleep(SETTLE)
+    assert [p for p in probes if not reader.violated("publish", p)] == []
+
+    state = await realizer.nc.jetstream().consumer_info(EVENT_STREAM, durable)
+    assert state.config.filter_subjects == list(event_filters_of("gateway"))
+    assert state.config.filter_subject is None
+    assert not state.config.inactive_threshold
 
 
 async def test_the_cli_requests_audit_but_publishes_no_event(connect: OpenAs) -> None:

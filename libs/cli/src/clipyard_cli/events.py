@@ -1,27 +1,34 @@
-"""``clipyard events tail``: follow ``WS_EVENTS`` with a JetStream ordered consumer.
+"""``clipyard events tail``: follow ``WS_EVENTS`` with a named ephemeral JetStream consumer.
 
 One line per event: stream sequence, type, aggregate id, company, actor, reason. Events are read
 as plain JSON envelopes, so a type this CLI does not know yet still prints. Before any service has
 created the stream, it says so (and how to fix it) instead of failing.
+
+The consumer is ``cli-tail-<uuid>``: nats.conf lets user ``cli`` create, pull from and delete only
+consumers of that prefix, through the named consumer API (the unnamed one carries the name in the
+body, where permissions cannot see it). It acknowledges nothing, is deleted when the tail ends, and
+the server drops it after ``_INACTIVE_THRESHOLD`` seconds without pulls (a killed CLI).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
+import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 import msgspec
 import nats.js.errors
-from nats.js.api import DeliverPolicy
-from nats.js.client import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from clipyard_cli.bus import connect_cli, login_from_env
 from contracts.subjects import EVENT_STREAM, EVENT_STREAM_SUBJECTS, SHARED_AGGREGATES, token
 
 __all__ = [
+    "TAIL_CONSUMER_PREFIX",
     "decode_event",
     "format_event",
     "matches_type",
@@ -29,6 +36,14 @@ __all__ = [
     "run_tail",
     "type_filter",
 ]
+
+TAIL_CONSUMER_PREFIX = "cli-tail-"
+"""Names of the consumers ``events tail`` reads with (the only ones user ``cli`` may touch)."""
+_INACTIVE_THRESHOLD = 30.0
+"""Seconds after which the server deletes a tail consumer nobody pulls from."""
+_PULL_WAIT = 0.5
+"""Seconds one pull waits before the tail looks at Ctrl-C again."""
+_PULL_BATCH = 256
 
 
 def type_filter(type_tag: str | None) -> str:
@@ -91,13 +106,6 @@ def no_stream_message(url: str) -> str:
     )
 
 
-async def _nothing_to_read(sub: JetStreamContext.PushSubscription) -> bool:
-    """True when the consumer has neither delivered nor still holds a matching message."""
-    info = await sub.consumer_info()
-    delivered = info.delivered.consumer_seq if info.delivered else 0
-    return not info.num_pending and not delivered
-
-
 async def run_tail(
     env: Mapping[str, str],
     out: TextIO | None = None,
@@ -129,34 +137,57 @@ async def run_tail(
         loop.add_signal_handler(sig, stopping.set)
     login = login_from_env(env)
     nc = await connect_cli(login)
+    js = nc.jetstream()
+    name = f"{TAIL_CONSUMER_PREFIX}{uuid.uuid4().hex}"
+    created = False
     try:
         try:
-            sub = await nc.jetstream().subscribe(
-                subject,
-                stream=EVENT_STREAM,
-                ordered_consumer=True,
-                deliver_policy=DeliverPolicy.ALL if from_start else DeliverPolicy.NEW,
+            info = await js.add_consumer(
+                EVENT_STREAM,
+                ConsumerConfig(
+                    name=name,
+                    deliver_policy=DeliverPolicy.ALL if from_start else DeliverPolicy.NEW,
+                    ack_policy=AckPolicy.NONE,
+                    filter_subject=subject,
+                    inactive_threshold=_INACTIVE_THRESHOLD,
+                    mem_storage=True,
+                    num_replicas=1,
+                ),
             )
         except nats.js.errors.NotFoundError:
             print(no_stream_message(login.url), file=err, flush=True)
             return 1
-        if not follow and await _nothing_to_read(sub):
+        created = True
+        if not follow and not info.num_pending:
             return 0
+        sub = await js.pull_subscribe_bind(name, stream=EVENT_STREAM)
+        delivered = 0
         while not stopping.is_set():
             try:
-                msg = await sub.next_msg(timeout=0.5)
+                msgs = await sub.fetch(_PULL_BATCH, timeout=_PULL_WAIT)
             except TimeoutError:
                 continue
-            event = decode_event(msg.data)
-            seq = msg.metadata.sequence.stream
-            if event is None:
-                print(f"{seq:>8}  (not a JSON event on {msg.subject})", file=out, flush=True)
-            elif matches_type(type_tag, event):
-                print(format_event(seq, event), file=out, flush=True)
-            if not follow and msg.metadata.num_pending == 0:
-                break
+            for msg in msgs:
+                meta = msg.metadata
+                if meta.sequence.consumer != delivered + 1:
+                    raise RuntimeError(
+                        f"events were lost: consumer sequence {meta.sequence.consumer} "
+                        f"after {delivered}"
+                    )
+                delivered = meta.sequence.consumer
+                event = decode_event(msg.data)
+                seq = meta.sequence.stream
+                if event is None:
+                    print(f"{seq:>8}  (not a JSON event on {msg.subject})", file=out, flush=True)
+                elif matches_type(type_tag, event):
+                    print(format_event(seq, event), file=out, flush=True)
+                if not follow and meta.num_pending == 0:
+                    return 0
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        if created:
+            with contextlib.suppress(Exception):  # inactivity removes it anyway
+                await js.delete_consumer(EVENT_STREAM, name)
         await nc.close()
     return 0

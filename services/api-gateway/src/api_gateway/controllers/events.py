@@ -1,12 +1,12 @@
 """``GET /api/companies/{companyId}/events/stream``: the company's events as Server-Sent Events.
 
-An ephemeral ordered consumer follows ``WS_EVENTS`` (``ws.evt.>``); only events whose envelope
-names the company pass (and, with ``?types=``, only those types). Each SSE message carries the
-stream sequence as ``id:``, so a reconnecting client resumes with ``Last-Event-ID``. A client that
-was sent nothing for ``sse_keepalive`` seconds gets a keep-alive comment (however busy other
-companies are). The key or session the stream was opened with is checked again every
-``sse_auth_recheck`` seconds (at most 1 s): once revoked, ended or expired, the stream ends. It
-also ends when the gateway stops.
+A named ephemeral consumer (``api_gateway.bus``) follows ``WS_EVENTS`` (``ws.evt.>``); only events
+whose envelope names the company pass (and, with ``?types=``, only those types). Each SSE message
+carries the stream sequence as ``id:``, so a reconnecting client resumes with ``Last-Event-ID``. A
+client that was sent nothing for ``sse_keepalive`` seconds gets a keep-alive comment (however busy
+other companies are). The key or session the stream was opened with is checked again every
+``sse_auth_recheck`` seconds (at most 1 s): once revoked, ended or expired, the stream ends. It also
+ends when the gateway stops.
 """
 
 from __future__ import annotations
