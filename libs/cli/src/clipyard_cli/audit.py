@@ -21,7 +21,8 @@ from natsbus.client import BusClient, BusRequestError
 
 __all__ = ["fetch_trail", "format_stored_event", "format_trail", "run_audit"]
 
-PAGE = 1000
+PAGE = 200
+"""Events asked for per page; halved while a page is too large for one bus message."""
 
 
 def format_stored_event(event: StoredEvent) -> str:
@@ -57,11 +58,18 @@ async def fetch_trail(
     client = BusClient(nc)
     subject = service_query(service, "audit")
     events: list[StoredEvent] = []
+    limit = PAGE
     while True:
         query = GetAuditTrail(
-            principal=CLI_PRINCIPAL, aggregate_id=aggregate_id, limit=PAGE, offset=len(events)
+            principal=CLI_PRINCIPAL, aggregate_id=aggregate_id, limit=limit, offset=len(events)
         )
-        page = await client.call(subject, query, AuditTrail, timeout=timeout)
+        try:
+            page = await client.call(subject, query, AuditTrail, timeout=timeout)
+        except BusRequestError as error:
+            if error.code != "message_too_large" or limit == 1:
+                raise
+            limit = max(1, limit // 2)  # large events: ask for fewer at a time
+            continue
         events.extend(page.events)
         if not page.events or len(events) >= page.total:
             return msgspec.structs.replace(page, events=events)
