@@ -68,14 +68,12 @@ async def register_workspaces(e: Endpoints) -> None:
         return await e.runtime.store(lambda: workspace_view(app, app.workspaces[workspace_id]))
 
     async def long(principal: Principal, kind: str, subject: str, ctx: RequestContext,
-                   work: Callable[[str], Awaitable[T]]) -> T | Accepted:  # fmt: skip
-        # Refuse what the principal may not see before any operation is recorded: a request
-        # for another company's issue or workspace writes nothing (404).
-        if kind == "realize":
-            await e.read(principal, lambda a: app.issue_of(a, subject))
-        else:
-            await e.read(principal, lambda a: app.workspace_of(a, subject))
-        if kind in ("archive", "reopen"):
+                   work: Callable[[str], Awaitable[T]], *, board_only: bool = False,
+                   visible: Callable[[Access], object] | None = None) -> T | Accepted:  # fmt: skip
+        # Refuse what the principal may not see or do before any operation is recorded: a
+        # request for another company's issue or workspace writes nothing (404).
+        await e.read(principal, visible or (lambda a: app.workspace_of(a, subject)))
+        if board_only:
             Access.of(principal).check_board(f"{kind} an execution workspace; agents may read it")
         with acting(cause_of(principal, kind)):
             return await e.runtime.operations.run(
@@ -90,7 +88,8 @@ async def register_workspaces(e: Endpoints) -> None:
             workspace = await view(done.workspace_id)
             return RealizeResult(workspace=workspace, created=done.created, warnings=done.warnings)
 
-        return await long(c.principal, "realize", c.issue_id, ctx, work)
+        return await long(c.principal, "realize", c.issue_id, ctx, work,
+                          visible=lambda a: app.issue_of(a, c.issue_id))  # fmt: skip
 
     async def archive_(c: ArchiveWorkspace, ctx: RequestContext) -> ExecutionWorkspace | Accepted:
         async def work(operation_id: str) -> ExecutionWorkspace:
@@ -98,7 +97,7 @@ async def register_workspaces(e: Endpoints) -> None:
                           expected_generation=c.expected_generation, operation_id=operation_id)  # fmt: skip
             return await view(c.workspace_id)
 
-        return await long(c.principal, "archive", c.workspace_id, ctx, work)
+        return await long(c.principal, "archive", c.workspace_id, ctx, work, board_only=True)
 
     async def reopen_(c: ReopenWorkspace, ctx: RequestContext) -> ExecutionWorkspace | Accepted:
         async def work(operation_id: str) -> ExecutionWorkspace:
@@ -106,7 +105,7 @@ async def register_workspaces(e: Endpoints) -> None:
                          expected_generation=c.expected_generation, operation_id=operation_id)  # fmt: skip
             return await view(c.workspace_id)
 
-        return await long(c.principal, "reopen", c.workspace_id, ctx, work)
+        return await long(c.principal, "reopen", c.workspace_id, ctx, work, board_only=True)
 
     async def reconcile(c: ReconcileBranch, ctx: RequestContext) -> ReconcileResult | Accepted:
         async def work(operation_id: str) -> ReconcileResult:
