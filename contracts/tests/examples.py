@@ -80,6 +80,7 @@ MESSAGES: list[Message] = [
     GetOperation(principal=PRINCIPAL, operation_id="7f3c5e1a-0b9d-4a4f-9c3d-5e6f7a8b9c0d"),
     StopAllRuntimeServices(principal=Principal(company_id=None, actor=SYSTEM), node="local"),
     *_load_sibling("workspace_examples").build(_envelope, PRINCIPAL),
+    *_load_sibling("credential_examples").build(_envelope, PRINCIPAL),
 ]
 
 REPLIES: list[Reply] = [

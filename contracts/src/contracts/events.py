@@ -5,6 +5,12 @@ from __future__ import annotations
 from typing import get_args
 
 from contracts.base import Event
+from contracts.credential_events import (
+    CredentialResolved,
+    SecretCreated,
+    SecretDeleted,
+    SecretRotated,
+)
 from contracts.execution_events import (
     WorkspaceArchived,
     WorkspaceArchiveStarted,
@@ -77,6 +83,10 @@ AnyEvent = (
     | WorkspaceConfigChanged
     | WorkspaceRenamed
     | WorkspaceCleanupScheduled
+    | SecretCreated
+    | SecretRotated
+    | SecretDeleted
+    | CredentialResolved
 )
 
 ALL_EVENT_TYPES: tuple[type[Event], ...] = get_args(AnyEvent)
