@@ -43,6 +43,7 @@ from clipyard_cli.stack import (
     stop_process,
 )
 from contracts.base import Struct
+from contracts.credential_subjects import GIT_INVOCATION, PULL_REQUEST_FACTS
 from contracts.subjects import (
     AGGREGATE_OWNERS,
     EVENT_STREAM,
@@ -300,6 +301,28 @@ async def test_a_service_serves_only_its_own_queries(
     await own.nc.flush()
     await asyncio.sleep(SETTLE)
     assert len(own.violations()) == 4, own.errors
+
+
+@pytest.mark.parametrize("subject", [GIT_INVOCATION, PULL_REQUEST_FACTS])
+async def test_only_the_realizer_may_ask_for_a_git_token(connect: OpenAs, subject: str) -> None:
+    credentials = await connect("credentials")
+    asked: list[str] = []
+
+    async def answer(msg: Msg) -> None:
+        asked.append(msg.subject)
+        await msg.respond(b'{"kind":"ok","result":null}')
+
+    await credentials.nc.subscribe(subject, queue="q", cb=answer)
+    await credentials.nc.flush()
+    realizer = await connect("realizer")
+    reply = await realizer.nc.request(subject, b"{}", timeout=2)
+    assert reply.data == b'{"kind":"ok","result":null}'
+    for user in ("gateway", "supervisor", "controller", "cli"):
+        other = await connect(user)
+        with pytest.raises(nats.errors.TimeoutError):
+            await other.nc.request(subject, b"{}", timeout=DENIED)
+        assert other.violated("publish", subject), (user, other.errors)
+    assert asked == [subject]
 
 
 @pytest.mark.parametrize("user", NATS_USERS)
