@@ -77,10 +77,16 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-async def stack(service_process: Any, clipyard_home: Path) -> Stack:
+def stack_env() -> dict[str, str]:
+    """Extra environment of every service of the ``stack`` (a test module overrides it)."""
+    return {}
+
+
+@pytest.fixture
+async def stack(service_process: Any, clipyard_home: Path, stack_env: dict[str, str]) -> Stack:
     """Start the five services (each a `python -m` process) and wait for a healthy API."""
     port = _free_port()
-    env = {"CLIPYARD_HTTP_PORT": str(port), "CLIPYARD_ADMIN_KEY": ADMIN_KEY}
+    env = {"CLIPYARD_HTTP_PORT": str(port), "CLIPYARD_ADMIN_KEY": ADMIN_KEY, **stack_env}
     started = await asyncio.gather(*(service_process(m, env=env) for m in MODULES))
     stack = Stack(
         api=f"http://127.0.0.1:{port}",

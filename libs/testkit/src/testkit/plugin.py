@@ -14,6 +14,12 @@ Fixtures:
 * ``service_process``: ``await service_process("workspace_realizer", env={...})`` starts
   ``python -m workspace_realizer`` with ``CLIPYARD_HOME`` and ``CLIPYARD_NATS_URL`` set and waits
   for its micro ping; at teardown each service must exit within 5 s of SIGTERM.
+* ``github_api``: a local HTTP server answering like GitHub's REST API for pull requests
+  (``.url`` for ``CLIPYARD_GITHUB_API_URL``, ``.token``, ``add_pull_request(...)``, failure
+  injection, ``.requests``); see :mod:`testkit.github_api`.
+* ``https_git_server``: ``git http-backend`` over TLS with Basic auth on 127.0.0.1 for this test
+  (``create_repo(name, files, branches=...)`` → clone URL, ``.ca_path`` for ``GIT_SSL_CAINFO``,
+  ``.token``, ``set_token()``, ``.request_log``, ``.host_port``); see :mod:`testkit.https_git`.
 
 A fixture that cannot get its real server fails the test; nothing is skipped.
 Servers are started lazily: a session that uses none of them starts none.
@@ -29,6 +35,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from testkit.github_api import FakeGitHubApi
+    from testkit.https_git import HttpsGitServer
     from testkit.nats_server import NatsServer
     from testkit.postgres import PostgresServer
     from testkit.service_factory import ServiceProcessFactory
@@ -36,6 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "clipyard_home",
+    "github_api",
+    "https_git_server",
     "nats_server",
     "pg_database",
     "postgres",
@@ -146,3 +156,36 @@ def service_process(
     problems = factory.stop_all()
     if problems:
         pytest.fail("\n\n".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def github_api() -> Iterator[FakeGitHubApi]:
+    """A fake GitHub REST API on 127.0.0.1 for this test (stopped afterwards)."""
+    from testkit.github_api import start_github_api
+
+    try:
+        api = start_github_api()
+    except Exception as error:
+        pytest.fail(f"no fake GitHub API for the tests: {error}", pytrace=False)
+    try:
+        yield api
+    finally:
+        api.stop()
+
+
+@pytest.fixture
+def https_git_server(tmp_path: Path) -> Iterator[HttpsGitServer]:
+    """Real git repositories over HTTPS with Basic auth for this test (stopped afterwards)."""
+    from testkit.https_git import HttpsGitServer
+
+    try:
+        server = HttpsGitServer(tmp_path / "https-git").start()
+    except Exception as error:
+        pytest.fail(f"no HTTPS git server for the tests: {error}", pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+    if server.errors:
+        details = "\n".join([*server.errors, *server.backend_log])
+        pytest.fail(f"HTTPS git server errors:\n{details}", pytrace=False)
