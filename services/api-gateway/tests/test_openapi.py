@@ -70,3 +70,43 @@ def test_bodies_are_the_contract_structs(client: Client) -> None:
     assert schema["required"] == ["name"]
     listing = document["paths"]["/api/companies"]["get"]["responses"]["200"]
     assert "X-Total-Count" in listing["headers"]
+
+
+def test_the_openapi_document_lists_the_secret_operations(client: Client) -> None:
+    document = client.get("/api/openapi.json").json()
+    paths = document["paths"]
+    operations = {
+        (path, method): op
+        for path, item in paths.items()
+        for method, op in item.items()
+        if "secret" in path
+    }
+    assert {op["operationId"] for op in operations.values()} == {
+        "createSecret",
+        "listSecrets",
+        "rotateSecret",
+        "deleteSecret",
+        "listSecretAccessEvents",
+    }
+    assert all(op["tags"] == ["secrets"] for op in operations.values())
+    assert "secrets" in [tag["name"] for tag in document["tags"]]
+    create = paths["/api/companies/{company_id}/secrets"]["post"]
+    assert {"201", "400", "401", "403", "404", "409", "413"} <= set(create["responses"])
+    assert "413" in paths["/api/secrets/{secret_id}"]["put"]["responses"]
+    assert "204" in paths["/api/secrets/{secret_id}"]["delete"]["responses"]
+    schemas = document["components"]["schemas"]
+    body_ref = create["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    body = schemas[body_ref.rsplit("/", 1)[1]]
+    assert set(body["properties"]) == {"name", "value"}
+    assert body["properties"]["value"]["maxLength"] == 65536
+    view_ref = create["responses"]["201"]["content"]["application/json"]["schema"]["$ref"]
+    assert set(schemas[view_ref.rsplit("/", 1)[1]]["properties"]) == {
+        "id",
+        "companyId",
+        "name",
+        "version",
+        "createdAt",
+        "updatedAt",
+    }
+    listing = paths["/api/companies/{company_id}/secret-access-events"]["get"]
+    assert "X-Total-Count" in listing["responses"]["200"]["headers"]

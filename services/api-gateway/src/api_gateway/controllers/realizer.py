@@ -3,7 +3,8 @@
 Projects, project workspaces, issues and execution workspaces belong to the workspace-realizer:
 each handler turns its HTTP call into one request to it. The realizer checks the principal's
 company again (a bug here cannot cross tenants); the gateway checks the key kind, the company in
-the path, and the shape of the request, so that a malformed request sends nothing.
+the path, and the shape of the request, so that a malformed request sends nothing. The secrets
+controller sends its calls to git-credentials through the same ``fetch`` and ``fetch_page``.
 """
 
 from __future__ import annotations
@@ -94,11 +95,11 @@ def parse_choices(raw: str | None, allowed: Sequence[str], param: str) -> list[s
     return values
 
 
-def _view(result: Any, view: type[T]) -> T:
+def _view(result: Any, view: type[T], subject: str) -> T:
     try:
         return msgspec.convert(result, view)
     except msgspec.ValidationError as exc:
-        message = f"The workspace-realizer answered something the gateway cannot read: {exc}."
+        message = f"The service answering {subject} sent something the gateway cannot read: {exc}."
         raise BusReplyError(ErrorReply(code="internal", message=message, status=502)) from exc
 
 
@@ -121,7 +122,7 @@ async def fetch(
     if isinstance(reply, Accepted):
         message_text = f"A query on {subject} answered with a long operation."
         raise BusReplyError(ErrorReply(code="internal", message=message_text, status=502))
-    return _view(reply.result, view)
+    return _view(reply.result, view, subject)
 
 
 async def fetch_page(
@@ -145,6 +146,6 @@ async def perform(
     reply = await _request(gateway, subject, message, None)
     if isinstance(reply, Accepted):
         return Response(Accepted202(operation_id=reply.operation_id), status_code=202)
-    result = _view(reply.result, view)
+    result = _view(reply.result, view, subject)
     status = status_code(result) if callable(status_code) else status_code
     return Response(result, status_code=status)
