@@ -8,7 +8,7 @@ from servicekit import ServiceRuntime, ServiceSpec, run_service
 from workspace_realizer import __version__
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.handlers import AppHolder, gateway_inbox, make_register
-from workspace_realizer.host import HostPorts, default_ports
+from workspace_realizer.host import HostPorts
 from workspace_realizer.publishing import to_contract
 from workspace_realizer.recovery import fail_interrupted_archives
 from workspace_realizer.settings import SERVICE_NAME, RealizerSettings, load_realizer_settings
@@ -34,7 +34,8 @@ def build_spec(
     settings: RealizerSettings | None = None, ports: HostPorts | None = None
 ) -> ServiceSpec:
     """The workspace-realizer as ``run_service`` runs it; tests rebuild it with other parts
-    (fake host ports, other settings)."""
+    (fake host ports, other settings). Without ``ports``, the register hook builds the real ones
+    (the host's git and shell, git-credentials over the runtime's bus)."""
     settings = settings or load_realizer_settings()
     holder = AppHolder()
     return ServiceSpec(
@@ -43,9 +44,7 @@ def build_spec(
         version=__version__,
         application_class=WorkspaceRealizerApplication,
         to_contract=to_contract,
-        register=recovering(
-            make_register(settings, ports or default_ports(settings.service.home), holder)
-        ),
+        register=recovering(make_register(settings, ports, holder)),
         upstreams={"gateway": gateway_inbox(holder)},
         description=__doc__ or SERVICE_NAME,
     )

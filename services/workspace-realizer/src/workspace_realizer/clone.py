@@ -16,6 +16,7 @@ from workspace_realizer.domain.errors import CheckoutFailedError
 from workspace_realizer.planning import base_checkout
 
 if TYPE_CHECKING:
+    from workspace_realizer.adapters.ports import GitInvocation
     from workspace_realizer.application import WorkspaceRealizerApplication
     from workspace_realizer.context import Realizer
     from workspace_realizer.planning import BaseCheckout
@@ -24,6 +25,7 @@ __all__ = [
     "checkout_root",
     "checkout_target",
     "ensure_checkout",
+    "remote_auth",
     "repo_name",
     "url_keyed_target",
 ]
@@ -47,6 +49,22 @@ def url_keyed_target(target: Path, repo_url: str) -> Path:
     clone of another origin is cloned instead."""
     key = repo_url.strip().rstrip("/").removesuffix(".git").lower()
     return target.with_name(f"{target.name}-{hashlib.sha256(key.encode()).hexdigest()[:8]}")
+
+
+async def remote_auth(
+    ctx: Realizer, base: BaseCheckout, operation_id: str | None
+) -> GitInvocation | None:
+    """How to authenticate git for the project workspace's repository in this run (or this
+    operation when no run is involved): asked of the credential port; None without a URL."""
+    if not base.repo_url:
+        return None
+    cause = current_cause()
+    return await ctx.ports.credentials.invocation_for(
+        remote_url=base.repo_url,
+        company_id=base.company_id,
+        run_id=cause.run_id if cause else None,
+        operation_id=operation_id,
+    )
 
 
 async def checkout_root(ctx: Realizer, base: BaseCheckout, operation_id: str | None) -> Path:
@@ -81,14 +99,8 @@ async def ensure_checkout(
         sink = ctx.recorder(
             company_id=base.company_id, project_workspace_id=base.id, operation_id=operation_id
         )
-        cause = current_cause()
         try:
-            auth = await ctx.ports.credentials.invocation_for(
-                remote_url=base.repo_url or "",
-                company_id=base.company_id,
-                run_id=cause.run_id if cause else None,
-                operation_id=operation_id,
-            )
+            auth = await remote_auth(ctx, base, operation_id)
             clone = await ctx.ports.git.managed_clone(
                 repo_url=base.repo_url or "",
                 repo_ref=base.repo_ref,

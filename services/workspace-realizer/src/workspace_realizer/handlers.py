@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -21,12 +22,14 @@ from contracts.execution_commands import (
     StopWorkspaceRuntimeServicesResult,
 )
 from contracts.gateway import CompanyCreated
+from workspace_realizer.adapters.credentials_bus import BusCredentials, BusPullRequests
 from workspace_realizer.context import Realizer
 from workspace_realizer.endpoints.audit import register_audit
 from workspace_realizer.endpoints.catalog import register_catalog
 from workspace_realizer.endpoints.common import Endpoints
 from workspace_realizer.endpoints.issues import register_issues
 from workspace_realizer.endpoints.workspaces import register_workspaces
+from workspace_realizer.host import default_ports
 from workspace_realizer.reaper import run_reaper
 from workspace_realizer.settings import SERVICE_NAME
 
@@ -38,7 +41,14 @@ if TYPE_CHECKING:
     from workspace_realizer.host import HostPorts
     from workspace_realizer.settings import RealizerSettings
 
-__all__ = ["AppHolder", "StopServicesError", "gateway_inbox", "make_register", "supervisor_stopper"]
+__all__ = [
+    "AppHolder",
+    "StopServicesError",
+    "bus_ports",
+    "gateway_inbox",
+    "make_register",
+    "supervisor_stopper",
+]
 
 STOP_TIMEOUT = 60.0
 """Seconds the archive saga waits for the supervisor to stop a workspace's services."""
@@ -111,10 +121,26 @@ def supervisor_stopper(runtime: ServiceRuntime) -> Callable[[str, str, int], Awa
     return stop
 
 
+def bus_ports(runtime: ServiceRuntime) -> HostPorts:
+    """The real host ports: the host's git and shell adapters, and git credentials and
+    pull-request facts asked of git-credentials over ``runtime.bus``."""
+    host = default_ports(runtime.settings.home)
+    return replace(
+        host, credentials=BusCredentials(runtime.bus), pull_requests=BusPullRequests(runtime.bus)
+    )
+
+
 def make_register(
-    settings: RealizerSettings, ports: HostPorts, holder: AppHolder
+    settings: RealizerSettings, ports: HostPorts | None, holder: AppHolder
 ) -> Callable[[ServiceRuntime], Awaitable[None]]:
-    """The ``register`` hook of the realizer's ``ServiceSpec``."""
+    """The ``register`` hook of the realizer's ``ServiceSpec``.
+
+    Args:
+        settings: The realizer's settings.
+        ports: The host ports (tests pass fakes); None builds the real ones (:func:`bus_ports`)
+            once the runtime, and so its bus, exists.
+        holder: Receives the running application.
+    """
 
     async def register(runtime: ServiceRuntime) -> None:
         app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
@@ -122,7 +148,7 @@ def make_register(
         realizer = Realizer(
             app=app,
             store=runtime.store,
-            ports=ports,
+            ports=ports if ports is not None else bus_ports(runtime),
             home=runtime.settings.home,
             stop_services=supervisor_stopper(runtime),
             node_id=runtime.settings.node_id,

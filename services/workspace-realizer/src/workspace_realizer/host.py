@@ -1,6 +1,6 @@
-"""The host ports the orchestrators use, and the defaults wired until later issues plug in theirs:
-no git credentials (ambient git behaviour) and a pull-request port that honestly answers
-``unknown`` (the git-credentials issue provides the real lookup; it needs a token)."""
+"""The host ports the orchestrators use, and defaults without a bus: no git credentials (ambient
+git behaviour) and a pull-request port that honestly answers ``unknown``. The running service
+asks git-credentials instead (``handlers.bus_ports``); these defaults serve tests and tools."""
 
 from __future__ import annotations
 

@@ -12,21 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from eventstore import current_cause
 from workspace_realizer.claims import (
     check_unclaimed,
     current_reusable,
     path_recorded,
     worktree_lock,
 )
-from workspace_realizer.clone import checkout_root
+from workspace_realizer.clone import checkout_root, remote_auth
 from workspace_realizer.planning import RealizePlan, WorkspaceSnapshot, plan_realization
 from workspace_realizer.policy import check_worktree_parent, render_branch, worktree_parent
 from workspace_realizer.provision import WorkspaceEnv, run_provision
 
 if TYPE_CHECKING:
     from workspace_realizer.access import Access
-    from workspace_realizer.adapters.ports import BaseRef, GitInvocation, StepSink, WorktreeOutcome
+    from workspace_realizer.adapters.ports import BaseRef, StepSink, WorktreeOutcome
     from workspace_realizer.context import Realizer
     from workspace_realizer.planning import BaseCheckout
     from workspace_realizer.steps import StepRecorder
@@ -77,20 +76,6 @@ async def realize(
         return await _create(ctx, plan, operation_id)
 
 
-async def _auth(
-    ctx: Realizer, base: BaseCheckout, operation_id: str | None
-) -> GitInvocation | None:
-    if not base.repo_url:
-        return None
-    cause = current_cause()
-    return await ctx.ports.credentials.invocation_for(
-        remote_url=base.repo_url,
-        company_id=base.company_id,
-        run_id=cause.run_id if cause else None,
-        operation_id=operation_id,
-    )
-
-
 def _template_values(plan: RealizePlan, base: BaseCheckout) -> dict[str, str]:
     return {
         "issue.id": plan.issue_id,
@@ -134,7 +119,7 @@ async def _create(ctx: Realizer, plan: RealizePlan, operation_id: str | None) ->
     if strategy.type != "git_worktree":
         await ctx.store(ctx.app.record_realized, _shared(record, plan, root, warnings))
         return Realization(workspace_id, True, warnings, sink.ids)
-    auth = await _auth(ctx, plan.base, operation_id)
+    auth = await remote_auth(ctx, plan.base, operation_id)
     configured = strategy.base_ref or plan.base.repo_ref
     base = await ctx.ports.git.resolve_base_ref(
         repo_root=root, configured=configured, auth=auth, sink=sink
@@ -226,7 +211,7 @@ async def _reuse(
         await checkout_root(ctx, plan.base, operation_id)  # a missing managed clone comes back
     if reuse.is_worktree and plan.base is not None and reuse.path and reuse.branch_name:
         root = await checkout_root(ctx, plan.base, operation_id)
-        auth = await _auth(ctx, plan.base, operation_id)
+        auth = await remote_auth(ctx, plan.base, operation_id)
         base = await ctx.ports.git.resolve_base_ref(
             repo_root=root, configured=reuse.base_ref, auth=auth, sink=sink
         )

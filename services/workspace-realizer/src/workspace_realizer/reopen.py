@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from workspace_realizer.adapters.ports import RescueRef
 from workspace_realizer.claims import check_unclaimed, worktree_lock
-from workspace_realizer.clone import checkout_root
+from workspace_realizer.clone import checkout_root, remote_auth
 from workspace_realizer.domain.errors import HostStepError, NotReopenableError
 from workspace_realizer.facts import gather
 from workspace_realizer.provision import WorkspaceEnv, run_provision
@@ -116,7 +116,10 @@ async def _rebuild(
         operation_id=operation_id,
     )
     base = await ctx.ports.git.resolve_base_ref(
-        repo_root=root, configured=ws.base_ref, auth=None, sink=sink
+        repo_root=root,
+        configured=ws.base_ref,
+        auth=await remote_auth(ctx, facts.base, operation_id),
+        sink=sink,
     )
     # Only the rescue written by the archive being undone (its generation is the current one):
     # an older archive's rescue belongs to work that was since reopened and archived again.

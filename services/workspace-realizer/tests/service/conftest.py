@@ -96,14 +96,14 @@ class FakeGit:
 
     async def managed_clone(self, *, repo_url: str, repo_ref: str | None, target: Path,
                             auth: GitInvocation | None, sink: StepSink) -> ManagedClone:  # fmt: skip
-        self._enter("managed_clone", repo_url=repo_url, target=target)
+        self._enter("managed_clone", repo_url=repo_url, target=target, auth=auth)
         (target / ".git").mkdir(parents=True, exist_ok=True)
         await _step(sink, "managed_clone", f"git clone {repo_url} {target}", target.parent)
         return ManagedClone(path=target, head_branch=repo_ref or "main", head_sha="c0", cloned=True)
 
     async def resolve_base_ref(self, *, repo_root: Path, configured: str | None,
                                auth: GitInvocation | None, sink: StepSink) -> BaseRef:  # fmt: skip
-        self._enter("resolve_base_ref", repo_root=repo_root, configured=configured)
+        self._enter("resolve_base_ref", repo_root=repo_root, configured=configured, auth=auth)
         ref = configured if configured and "/" in configured else f"origin/{configured or 'main'}"
         await _step(sink, "worktree_prepare", f"git fetch origin {ref}", repo_root)
         return BaseRef(ref=ref, sha=self.base_sha, warnings=self.base_warnings)
@@ -215,14 +215,18 @@ class FakeCommands:
 
 @dataclass
 class FakeCredentials:
-    """No credential; remembers who asked."""
+    """Answers ``answer`` (default: no credential); remembers who asked, and with what."""
 
+    answer: GitInvocation | None = None
     asked: list[str] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
 
     async def invocation_for(self, *, remote_url: str, company_id: str, run_id: str | None,
                              operation_id: str | None) -> GitInvocation | None:  # fmt: skip
         self.asked.append(remote_url)
-        return None
+        self.requests.append({"remote_url": remote_url, "company_id": company_id,
+                              "run_id": run_id, "operation_id": operation_id})  # fmt: skip
+        return self.answer
 
 
 @dataclass

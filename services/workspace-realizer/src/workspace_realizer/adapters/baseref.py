@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from workspace_realizer.adapters.auth_failure import describe_auth_failure
 from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.ports import BaseRef, GitInvocation, StepSink
 from workspace_realizer.adapters.probes import (
@@ -45,16 +46,10 @@ def remote_tracking(ref: str, remote_names: list[str]) -> RemoteTracking | None:
     return None
 
 
-def _auth_hint(auth: GitInvocation | None) -> str | None:
-    if auth is None:
-        return None
-    if auth.source == "server_env":
-        what = "the server-environment git credential"
-    elif auth.secret_name:
-        what = f"the {auth.secret_name} company-secret credential"
-    else:
-        what = "a configured git credential"
-    return f"The fetch authenticated with {what}, which may have been rejected."
+async def _provider_url(git: GitRunner, repo_root: Path, remote: str) -> str | None:
+    """The remote's URL, only to tell its provider (it may hold userinfo: never shown)."""
+    result = await git.run(["remote", "get-url", "--", remote], cwd=repo_root)
+    return result.out if result.ok else None
 
 
 async def _refresh(
@@ -84,14 +79,14 @@ async def _refresh(
         return []
     if missing_is_silent and "couldn't find remote ref" in result.stderr:
         return []
-    warnings = [
+    warning = (
         f"Could not refresh base ref {display_ref} before preparing the execution workspace: "
         f"{result.message()}"
-    ]
-    hint = _auth_hint(auth)
-    if hint:
-        warnings.append(hint)
-    return warnings
+    )
+    hint = describe_auth_failure(
+        result.stderr, auth, await _provider_url(git, repo_root, tracking.remote)
+    )
+    return [f"{warning} {hint}" if hint else warning]
 
 
 async def _default_branch(git: GitRunner, repo_root: Path) -> str:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from telemetry import scrub_url_secrets
 from workspace_realizer.adapters import fs
-from workspace_realizer.adapters.gitcli import GitRunner
+from workspace_realizer.adapters.auth_failure import describe_auth_failure
+from workspace_realizer.adapters.gitcli import GitResult, GitRunner
 from workspace_realizer.adapters.ports import (
     GitInvocation,
     HostOperationError,
@@ -48,6 +49,19 @@ def _failure(repo_url: str, target: Path, reason: str, **details: object) -> Hos
         code="unprocessable",
         details={"repoUrl": url, "path": str(target)} | details,
     )
+
+
+def _clone_failure(
+    repo_url: str, target: Path, result: GitResult, auth: GitInvocation | None
+) -> HostOperationError:
+    """The failed clone's error; an authentication failure says which credential was rejected or
+    which one to configure (reference §8.6)."""
+    hint = describe_auth_failure(result.stderr, auth, repo_url)
+    if hint is None:
+        return _failure(repo_url, target, result.message())
+    error = _failure(repo_url, target, f"{result.message()} {hint}")
+    error.details["reason"] = "git_auth_failed"
+    return error
 
 
 async def _reuse(git: GitRunner, *, repo_url: str, target: Path, cloned: bool) -> ManagedClone:
@@ -163,7 +177,7 @@ async def managed_clone(
             timeout=CLONE_TIMEOUT, metadata={"repoUrl": repo_url, "path": str(target)},
         )  # fmt: skip
         if not result.ok:
-            raise _failure(repo_url, target, result.message())
+            raise _clone_failure(repo_url, target, result, auth)
         if repo_ref:
             try:
                 await _check_out_ref(git, work, repo_ref, sink)
