@@ -1,0 +1,1 @@
+"""The git-credentials' bus endpoints, one module per group (secrets; credentials)."""

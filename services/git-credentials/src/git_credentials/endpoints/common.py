@@ -1,0 +1,96 @@
+"""What every endpoint group of the git-credentials shares: the running parts, running a use case
+on the store's thread (as the principal, stamping its cause), and who may manage secrets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from eventstore import Cause, acting
+from git_credentials.domain import ForbiddenError, InvalidSecretError
+
+if TYPE_CHECKING:
+    from contracts.base import Principal
+    from git_credentials.application import GitCredentialsApplication
+    from git_credentials.settings import CredentialsSettings
+    from natsbus import BusClient
+    from natsbus.service import Handler
+    from servicekit import ServiceRuntime
+
+__all__ = ["MAX_PAGE", "Endpoints", "cause_of", "check_page", "manager_scope"]
+
+T = TypeVar("T")
+
+MAX_PAGE = 200
+"""The largest page a list answers (API.md: ``limit`` 1..200)."""
+
+
+def cause_of(principal: Principal, reason: str) -> Cause:
+    """The cause of a change asked for by ``principal``."""
+    return Cause(
+        actor=principal.actor,
+        run_id=principal.run_id,
+        reason=reason,
+        company_id=principal.company_id,
+    )
+
+
+def manager_scope(principal: Principal) -> str | None:
+    """The company whose secrets ``principal`` may manage; None: any (an admin without company).
+
+    Raises:
+        ForbiddenError: An agent (agent key or run token): secrets are an operator matter.
+    """
+    if principal.actor.type == "agent":
+        raise ForbiddenError(
+            "Agents may not manage secrets; use a board key.", actorType=principal.actor.type
+        )
+    if principal.company_id is None and principal.actor.type == "admin":
+        return None
+    return principal.company_id or ""  # a non-admin without a company reaches nothing
+
+
+def check_page(limit: int, offset: int) -> None:
+    """Raise ``InvalidSecretError`` (``validation_failed``) for a page out of range."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidSecretError(f"limit must be 1..{MAX_PAGE}, not {limit}.", field="limit")
+    if offset < 0:
+        raise InvalidSecretError(f"offset must be 0 or more, not {offset}.", field="offset")
+
+
+class Endpoints:
+    """Helpers bound to one running git-credentials (handed to every endpoint group).
+
+    Attributes:
+        runtime: The running service (``runtime.bus`` asks other services).
+        app: The application: use cases such as ``secret_value`` and ``record_resolution``;
+            call them on the store's thread (:meth:`store`, :meth:`write`).
+        settings: The git-credentials' settings.
+        bus: ``runtime.bus``.
+    """
+
+    def __init__(
+        self,
+        runtime: ServiceRuntime,
+        app: GitCredentialsApplication,
+        settings: CredentialsSettings,
+    ) -> None:
+        self.runtime = runtime
+        self.app = app
+        self.settings = settings
+        self.bus: BusClient = runtime.bus
+
+    async def store(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the store's thread."""
+        result: T = await self.runtime.store(fn, *args)
+        return result
+
+    async def write(self, cause: Cause, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the store's thread, stamping ``cause`` on what it saves."""
+        with acting(cause):
+            result: T = await self.runtime.store(fn, *args)
+        return result
+
+    async def add(self, name: str, subject: str, handler: Handler[Any], request_type: Any) -> None:
+        """Add one endpoint to the service."""
+        await self.runtime.service.add_endpoint(name, subject, handler, request_type)
