@@ -149,6 +149,11 @@ class GitInvocation(Struct, frozen=True, kw_only=True):
     """The remote's provider; None for a URL that never gets a credential."""
     credential: GitCredential | None
     """None: run git with its ambient behaviour (prompts disabled)."""
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    """Environment the git process needs with or without a credential, never a token:
+    ``GIT_SSL_CAINFO`` for a self-managed GitLab host when ``CLIPYARD_GITLAB_CA_CERT_PATH`` is set
+    (so a host with a private CA is reachable, and a missing credential is then described as such
+    rather than as a certificate error)."""
 
 
 class PullRequestFact(Struct, frozen=True, kw_only=True):

@@ -210,3 +210,24 @@ async def test_case16_ours_the_token_is_in_exactly_one_env_value() -> None:
     assert not any(
         arg.startswith(("user.name", "user.email")) for arg in answer.credential.config_args
     )
+
+
+async def test_case13_ca_reaches_a_self_managed_host_even_without_a_credential() -> None:
+    # Without it a host behind a private CA fails on the certificate, and the missing secret is
+    # never described as missing.
+    resolver = make_resolver(
+        FakeSecrets({}), AuditLog(), gitlab_hosts=("gitlab.mycompany.com",), ca_cert_path="/ca.pem"
+    )
+    answers = {
+        url: await resolver.invocation(
+            company_id="c1", remote_url=url, run_id="r", operation_id=None
+        )
+        for url in ("https://gitlab.mycompany.com/g/r", "https://gitlab.com/g/r")
+    }
+    mine, saas = answers.values()
+    assert (mine.provider, mine.credential, mine.env) == (
+        "gitlab",
+        None,
+        {"GIT_SSL_CAINFO": "/ca.pem"},
+    )
+    assert (saas.provider, saas.credential, saas.env) == ("gitlab", None, {})

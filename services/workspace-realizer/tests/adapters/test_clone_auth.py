@@ -1,16 +1,21 @@
-"""Authenticated managed clones and base-ref fetches with real git against a real git server
+"""Authenticated managed clones and base-ref fetches with real git against a real HTTPS git server
 that requires Basic auth (reference §8.6, §8.8): the token works from the child's environment
-only; a rejected or missing credential is described; nothing is left behind; no token leaks."""
+only; a rejected or missing credential is described; nothing is left behind; no token leaks.
+
+The server is the testkit's ``https_git_server``; git trusts its throwaway CA through
+``GIT_SSL_CAINFO`` in the environment the adapter's git processes start from (so a clone without
+any credential still gets past TLS to the server's 401)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
 from pathlib import Path
 
 import pytest
-from auth_git_server import AuthGitServer, helper_config, serve_git
 from realizer_git_helpers import StepRecorder, git
 
+from testkit.git_repos import token_helper_args
+from testkit.https_git import HttpsGitServer
 from workspace_realizer.adapters.hostgit import HostGit
 from workspace_realizer.adapters.ports import GitInvocation, HostOperationError
 
@@ -23,7 +28,7 @@ WRONG = "glpat-" + "Wr0ng" * 5
 def secret(token: str) -> GitInvocation:
     """A company-secret GitLab credential as git-credentials would answer it (our own helper)."""
     return GitInvocation(
-        config_args=helper_config("oauth2"),
+        config_args=token_helper_args("oauth2"),
         env={"CLIPYARD_GIT_TOKEN": token, "GIT_TERMINAL_PROMPT": "0"},
         secret_name="GITLAB_TOKEN",
         source="company_secret",
@@ -33,10 +38,22 @@ def secret(token: str) -> GitInvocation:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[AuthGitServer]:
-    with serve_git(tmp_path / "served", TOKEN) as running:
-        running.create_repo("app", {"README.md": "hello\n"})
-        yield running
+def server(https_git_server: HttpsGitServer) -> HttpsGitServer:
+    """The HTTPS git server accepting ``TOKEN``, serving ``app`` (a README saying hello)."""
+    https_git_server.set_token(TOKEN)
+    https_git_server.create_repo("app", {"README.md": "hello\n"})
+    return https_git_server
+
+
+@pytest.fixture
+def host(home: Path, server: HttpsGitServer) -> HostGit:
+    """The adapter, its git processes trusting the server's CA (and nothing else added)."""
+    return HostGit(home=home, base_env={**os.environ, "GIT_SSL_CAINFO": str(server.ca_path)})
+
+
+def seen(server: HttpsGitServer) -> set[tuple[str | None, bool]]:
+    """Each request's username and whether it was let in."""
+    return {(r.username, r.auth_ok) for r in server.request_log}
 
 
 def no_partials(target: Path) -> None:
@@ -54,54 +71,58 @@ def leaks(token: str, *texts: str, root: Path | None = None) -> list[str]:
 
 
 async def test_the_right_token_clones_from_the_childs_environment_only(
-    host: HostGit, server: AuthGitServer, steps: StepRecorder, tmp_path: Path
+    host: HostGit, server: HttpsGitServer, steps: StepRecorder, tmp_path: Path
 ) -> None:
     target = tmp_path / "managed" / "app"
 
     clone = await host.managed_clone(
-        repo_url=server.url("app"), repo_ref=None, target=target, auth=secret(TOKEN), sink=steps
+        repo_url=server.repo_url("app"),
+        repo_ref=None,
+        target=target,
+        auth=secret(TOKEN),
+        sink=steps,
     )
 
     assert clone.cloned
     assert (target / "README.md").read_text() == "hello\n"
-    assert ("oauth2", True) in server.seen
+    assert ("oauth2", True) in seen(server)
     assert leaks(TOKEN, steps.text(), root=target) == []
     assert "credential" not in (target / ".git" / "config").read_text()
 
 
 async def test_a_rejected_token_names_the_secret_and_leaves_nothing(
-    host: HostGit, server: AuthGitServer, steps: StepRecorder, tmp_path: Path
+    host: HostGit, server: HttpsGitServer, steps: StepRecorder, tmp_path: Path
 ) -> None:
     target = tmp_path / "managed" / "app"
 
     with pytest.raises(HostOperationError) as caught:
         await host.managed_clone(
-            repo_url=server.url("app"), repo_ref=None, target=target, auth=secret(WRONG),
+            repo_url=server.repo_url("app"), repo_ref=None, target=target, auth=secret(WRONG),
             sink=steps,
         )  # fmt: skip
 
     message = str(caught.value)
-    assert message.startswith(f'Failed to prepare managed checkout for "{server.url("app")}"')
+    assert message.startswith(f'Failed to prepare managed checkout for "{server.repo_url("app")}"')
     assert "Authentication failed" in message
     assert message.endswith(
         "The operation authenticated with the GITLAB_TOKEN company-secret GitLab credential, "
         "which was rejected or lacks access to this repository."
     )
     assert caught.value.details["reason"] == "git_auth_failed"
-    assert ("oauth2", False) in server.seen
+    assert ("oauth2", False) in seen(server)
     no_partials(target)
     assert leaks(WRONG, message, repr(caught.value.details), steps.text()) == []
 
 
 async def test_no_credential_for_a_gitlab_remote_says_which_secret_to_add(
-    host: HostGit, server: AuthGitServer, steps: StepRecorder, tmp_path: Path
+    host: HostGit, server: HttpsGitServer, steps: StepRecorder, tmp_path: Path
 ) -> None:
     target = tmp_path / "managed" / "app"
     credential_less = GitInvocation(provider="gitlab", provider_label="GitLab")
 
     with pytest.raises(HostOperationError) as caught:
         await host.managed_clone(
-            repo_url=server.url("app"), repo_ref=None, target=target, auth=credential_less,
+            repo_url=server.repo_url("app"), repo_ref=None, target=target, auth=credential_less,
             sink=steps,
         )  # fmt: skip
 
@@ -116,13 +137,13 @@ async def test_no_credential_for_a_gitlab_remote_says_which_secret_to_add(
 
 
 async def test_an_unanswered_resolution_is_named_instead_of_a_missing_secret(
-    host: HostGit, server: AuthGitServer, steps: StepRecorder, tmp_path: Path
+    host: HostGit, server: HttpsGitServer, steps: StepRecorder, tmp_path: Path
 ) -> None:
     target = tmp_path / "managed" / "app"
 
     with pytest.raises(HostOperationError) as caught:
         await host.managed_clone(
-            repo_url=server.url("app"), repo_ref=None, target=target,
+            repo_url=server.repo_url("app"), repo_ref=None, target=target,
             auth=GitInvocation(unanswered="no answer within 15 s"), sink=steps,
         )  # fmt: skip
 
@@ -148,11 +169,15 @@ async def test_a_credential_is_not_blamed_for_an_unreachable_server(
 
 
 async def test_a_rejected_fetch_of_the_base_ref_is_described_in_its_warning(
-    host: HostGit, server: AuthGitServer, steps: StepRecorder, tmp_path: Path
+    host: HostGit, server: HttpsGitServer, steps: StepRecorder, tmp_path: Path
 ) -> None:
     target = tmp_path / "managed" / "app"
     await host.managed_clone(
-        repo_url=server.url("app"), repo_ref=None, target=target, auth=secret(TOKEN), sink=steps
+        repo_url=server.repo_url("app"),
+        repo_ref=None,
+        target=target,
+        auth=secret(TOKEN),
+        sink=steps,
     )
     known = git(target, "rev-parse", "origin/main")
 

@@ -1,13 +1,15 @@
 """The realizer as ``run_service`` builds it (``build_spec`` without ports) asks git-credentials
-over the real bus: a managed clone from a real git server requiring Basic auth with the answered
-credential, a rejected one described, no answer at all described as such; ``merged_via_pr`` from
-the pull-request facts it answers (reference §3.4). git-credentials itself is played by a
-responder on its subjects."""
+over the real bus: a managed clone from a real HTTPS git server requiring Basic auth with the
+answered credential, a rejected one described, no answer at all described as such;
+``merged_via_pr`` from the pull-request facts it answers (reference §3.4). git-credentials itself
+is played by a responder on its subjects. The git server is the testkit's ``https_git_server``;
+the realizer's git processes trust its throwaway CA through ``GIT_SSL_CAINFO`` in the service's
+environment (so a clone without any credential still gets past TLS to the server's 401)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,7 +19,6 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from auth_git_server import AuthGitServer, helper_config, serve_git
 from realizer_git_helpers import clone_with_bare_origin, git, use_hermetic_git
 
 import contracts.credential_subjects as credential_subjects
@@ -43,6 +44,8 @@ from contracts.workspace_commands import (
 from contracts.workspace_config import ExecutionWorkspacePolicy, WorkspaceStrategy
 from natsbus import BusClient
 from servicekit import ServiceSettings, start_service
+from testkit.git_repos import token_helper_args
+from testkit.https_git import HttpsGitServer
 from testkit.nats_server import start_nats_server
 from workspace_realizer.adapters.credentials_bus import BusPullRequests
 from workspace_realizer.app import build_spec
@@ -85,7 +88,7 @@ def gitlab_secret(token: str) -> GitInvocation:
     return GitInvocation(
         provider="gitlab",
         credential=GitCredential(
-            config_args=list(helper_config("oauth2")),
+            config_args=list(token_helper_args("oauth2")),
             env={"CLIPYARD_GIT_TOKEN": token, "GIT_TERMINAL_PROMPT": "0"},
             secret_name="GITLAB_TOKEN",
             source="company_secret",
@@ -109,15 +112,21 @@ class Stack:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[AuthGitServer]:
-    with serve_git(tmp_path / "served", TOKEN) as running:
-        running.create_repo("app", {"README.md": "private\n"})
-        yield running
+def server(https_git_server: HttpsGitServer) -> HttpsGitServer:
+    """The HTTPS git server accepting ``TOKEN``, serving ``app`` (a README saying private)."""
+    https_git_server.set_token(TOKEN)
+    https_git_server.create_repo("app", {"README.md": "private\n"})
+    return https_git_server
 
 
 @pytest.fixture
-async def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Stack]:
-    use_hermetic_git(tmp_path, monkeypatch)  # before the real host ports read the environment
+async def stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, https_git_server: HttpsGitServer
+) -> AsyncIterator[Stack]:
+    # Both before the real host ports read the environment: a hermetic git that trusts the test
+    # git server's CA.
+    use_hermetic_git(tmp_path, monkeypatch)
+    monkeypatch.setenv("GIT_SSL_CAINFO", str(https_git_server.ca_path))
     nats_server = start_nats_server(store_dir=tmp_path / "nats")
     env = {
         "CLIPYARD_HOME": str(tmp_path / "home"),
@@ -168,7 +177,7 @@ def checkout_dirs(home: Path) -> list[str]:
 
 
 async def test_managed_clones_authenticate_through_git_credentials(
-    stack: Stack, server: AuthGitServer, tmp_path: Path
+    stack: Stack, server: HttpsGitServer, tmp_path: Path
 ) -> None:
     s = stack
     home = tmp_path / "home"
@@ -181,7 +190,7 @@ async def test_managed_clones_authenticate_through_git_credentials(
 
     def workspace(name: str) -> CreateProjectWorkspace:
         return CreateProjectWorkspace(
-            principal=BOARD, project_id=project["id"], name=name, repo_url=server.url("app")
+            principal=BOARD, project_id=project["id"], name=name, repo_url=server.repo_url("app")
         )
 
     cloned = await s.ok(create, workspace("good"))
@@ -190,13 +199,13 @@ async def test_managed_clones_authenticate_through_git_credentials(
     assert checkout["state"] == "ready", checkout
     assert (Path(checkout["path"]) / "README.md").read_text() == "private\n"
     [asked] = s.credentials.resolutions
-    assert (asked.company_id, asked.remote_url) == (COMPANY, server.url("app"))
+    assert (asked.company_id, asked.remote_url) == (COMPANY, server.repo_url("app"))
     assert asked.operation_id == checkout["operationId"]
     assert (asked.principal.actor.type, asked.principal.actor.id) == (
         "system",
         "workspace-realizer",
     )
-    assert ("oauth2", True) in server.seen
+    assert ("oauth2", True) in {(r.username, r.auth_ok) for r in server.request_log}
 
     answer["token"] = WRONG
     rejected = await s.ok(create, workspace("rejected"))

@@ -21,6 +21,7 @@ __all__ = [
     "TOKEN_ENV",
     "USERNAMES",
     "build_credential",
+    "ca_env",
     "helper_script",
     "ssh_rewrite_args",
 ]
@@ -83,6 +84,13 @@ def ssh_rewrite_args() -> list[str]:
     return args
 
 
+def ca_env(remote: Remote, ca_cert_path: str | None) -> dict[str, str]:
+    """``GIT_SSL_CAINFO`` for a self-managed GitLab host when a CA path is set, else nothing
+    (never for gitlab.com or GitHub; a blank path is unset: reference case 13)."""
+    ca_path = (ca_cert_path or "").strip()
+    return {"GIT_SSL_CAINFO": ca_path} if remote.self_managed and ca_path else {}
+
+
 def build_credential(
     remote: Remote, token: ResolvedToken, ca_cert_path: str | None
 ) -> GitCredential:
@@ -103,10 +111,7 @@ def build_credential(
         config_args += ["-c", f"credential.https://{host}.helper={script}"]
     if remote.ssh_rewrite:
         config_args += ssh_rewrite_args()
-    env = {TOKEN_ENV: token.token, "GIT_TERMINAL_PROMPT": "0"}
-    ca_path = (ca_cert_path or "").strip()
-    if remote.self_managed and ca_path:
-        env["GIT_SSL_CAINFO"] = ca_path
+    env = {TOKEN_ENV: token.token, "GIT_TERMINAL_PROMPT": "0", **ca_env(remote, ca_cert_path)}
     return GitCredential(
         config_args=config_args,
         env=env,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from contracts.credentials import CredentialSource, GitInvocation, GitProvider
 from git_credentials.resolution.chain import ResolvedToken, SecretLookup, resolve_token
 from git_credentials.resolution.hosts import classify_remote, parse_gitlab_hosts
-from git_credentials.resolution.invocation import build_credential
+from git_credentials.resolution.invocation import build_credential, ca_env
 from git_credentials.resolution.memo import ResolutionMemo
 
 __all__ = ["CredentialResolver", "ResolutionRecord"]
@@ -88,10 +88,11 @@ class CredentialResolver:
             run_id=run_id,
             operation_id=operation_id,
         )
+        env = ca_env(remote, self._ca_cert_path)
         if token is None:
-            return GitInvocation(provider=remote.provider, credential=None)
+            return GitInvocation(provider=remote.provider, credential=None, env=env)
         credential = build_credential(remote, token, self._ca_cert_path)
-        return GitInvocation(provider=remote.provider, credential=credential)
+        return GitInvocation(provider=remote.provider, credential=credential, env=env)
 
     async def token_for(
         self,

@@ -105,10 +105,12 @@ def _invocation(answer: wire.GitInvocation) -> GitInvocation | None:
     if credential is None:
         if answer.provider is None:
             return None
-        return GitInvocation(provider=answer.provider, provider_label=_LABELS[answer.provider])
+        return GitInvocation(
+            env=dict(answer.env), provider=answer.provider, provider_label=_LABELS[answer.provider]
+        )
     return GitInvocation(
         config_args=tuple(credential.config_args),
-        env=dict(credential.env),
+        env={**answer.env, **credential.env},
         secret_name=credential.secret_name,
         source=credential.source,
         provider=answer.provider,
