@@ -28,6 +28,13 @@ GRANT CONNECT, CREATE ON DATABASE :"DBNAME" TO :"role";
 SQL
 done
 
+# git-credentials' key vault lives in a schema of its own (so it can forget: VACUUM FULL after a
+# secret's keys are destroyed), owned by git-credentials' role and closed to everyone else.
+psql -v ON_ERROR_STOP=1 --no-psqlrc --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" <<'SQL'
+CREATE SCHEMA IF NOT EXISTS git_credentials_vault AUTHORIZATION clipyard_credentials;
+REVOKE ALL ON SCHEMA git_credentials_vault FROM PUBLIC;
+SQL
+
 # Nobody but the owner creates anything in the public schema (PostgreSQL 15's default, made explicit).
 psql -v ON_ERROR_STOP=1 --no-psqlrc --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" \
     -c 'REVOKE CREATE ON SCHEMA public FROM PUBLIC'

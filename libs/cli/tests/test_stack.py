@@ -32,7 +32,18 @@ BASE = {
     "CLIPYARD_NATS_PASSWORD_GATEWAY": "leaked",
     "CLIPYARD_NATS_PASSWORD": "leaked-too",
     "CLIPYARD_SECRET_KEY": "vault-key",
+    "CLIPYARD_SECRET_KEY_PREVIOUS": "old-vault-key",
+    "GITHUB_TOKEN": "ghp-server",
+    "GH_TOKEN": "gh-server",
+    "GITLAB_TOKEN": "glpat-server",
 }
+CREDENTIAL_ONLY = (
+    "CLIPYARD_SECRET_KEY",
+    "CLIPYARD_SECRET_KEY_PREVIOUS",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITLAB_TOKEN",
+)
 
 
 def launch(token: str):  # type: ignore[no-untyped-def]
@@ -83,8 +94,16 @@ def test_only_git_credentials_gets_the_vault_key(tmp_path: Path) -> None:
     env = service_env(
         BASE, launch("credentials"), home=tmp_path, nats_url="u", password="p", admin_key="k"
     )
-    assert env["CLIPYARD_SECRET_KEY"] == "vault-key"
+    assert {name: env[name] for name in CREDENTIAL_ONLY} == {
+        name: BASE[name] for name in CREDENTIAL_ONLY
+    }
     assert "CLIPYARD_ADMIN_KEY" not in env
+
+
+@pytest.mark.parametrize("token", ["gateway", "realizer", "supervisor", "controller"])
+def test_no_other_service_gets_a_vault_key_or_a_git_token(tmp_path: Path, token: str) -> None:
+    env = service_env(BASE, launch(token), home=tmp_path, nats_url="u", password="p", admin_key="k")
+    assert [name for name in CREDENTIAL_ONLY if name in env] == []
 
 
 def test_nats_gets_every_password_quoted_and_the_store_folder(tmp_path: Path) -> None:

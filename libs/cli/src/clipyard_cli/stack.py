@@ -42,7 +42,15 @@ __all__ = [
 MIN_NATS_VERSION: Final = (2, 10)
 STOP_TIMEOUT: Final = 5.0
 _CONFIG_PARTS: Final = ("deploy", "nats", "nats.conf")
-_SECRET_SETTINGS: Final = frozenset({"CLIPYARD_ADMIN_KEY", "CLIPYARD_SECRET_KEY"})
+_CREDENTIAL_SETTINGS: Final = (
+    "CLIPYARD_SECRET_KEY",
+    "CLIPYARD_SECRET_KEY_PREVIOUS",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITLAB_TOKEN",
+)
+"""The vault's keys and the server-environment git tokens: git-credentials' alone."""
+_SECRET_SETTINGS: Final = frozenset({"CLIPYARD_ADMIN_KEY", *_CREDENTIAL_SETTINGS})
 
 
 class StackError(RuntimeError):
@@ -185,7 +193,9 @@ def service_env(
     """A service's environment: the caller's, minus other secrets, plus its own settings.
 
     Each service gets only its own NATS password; only the gateway gets the admin key and only
-    git-credentials the secret vault's key (``CLIPYARD_SECRET_KEY``, when the caller set one).
+    git-credentials the vault's keys (``CLIPYARD_SECRET_KEY``, ``CLIPYARD_SECRET_KEY_PREVIOUS``)
+    and the server-environment git tokens (``GITHUB_TOKEN``, ``GH_TOKEN``, ``GITLAB_TOKEN``),
+    when the caller set them.
     """
     env = _without_secrets(base)
     env.update(
@@ -199,13 +209,14 @@ def service_env(
     )
     if launch.token == "gateway":
         env["CLIPYARD_ADMIN_KEY"] = admin_key
-    if launch.token == "credentials" and base.get("CLIPYARD_SECRET_KEY"):
-        env["CLIPYARD_SECRET_KEY"] = base["CLIPYARD_SECRET_KEY"]
+    if launch.token == "credentials":
+        env.update({name: base[name] for name in _CREDENTIAL_SETTINGS if base.get(name)})
     return env
 
 
 def _without_secrets(base: Mapping[str, str]) -> dict[str, str]:
-    """``base`` without any Clipyard secret (NATS passwords, the admin and vault keys)."""
+    """``base`` without any Clipyard secret (NATS passwords, the admin and vault keys, git
+    tokens)."""
     return {
         k: v
         for k, v in base.items()
