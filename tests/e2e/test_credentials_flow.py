@@ -30,6 +30,10 @@ def stack_env(https_git_server: Any, github_api: Any) -> dict[str, str]:
         "CLIPYARD_GITLAB_HOSTS": https_git_server.host_port,
         "CLIPYARD_GITLAB_CA_CERT_PATH": str(https_git_server.ca_path),
         "CLIPYARD_GITHUB_API_URL": github_api.url,
+        # The runner's own tokens must not answer for a missing secret.
+        "GITHUB_TOKEN": "",
+        "GH_TOKEN": "",
+        "GITLAB_TOKEN": "",
     }
 
 
@@ -106,6 +110,10 @@ async def _issue(board: Any, company_id: str, project_id: str, title: str) -> di
     return dict(issue.json())
 
 
+def _stores(home: Path) -> list[Path]:
+    return sorted((home / "data").glob("*.sqlite"))
+
+
 def _scanned(home: Path, tmp_path: Path, nats_store: Path) -> list[Path]:
     """The places the canary reads, after checking that each kind of place is really there:
     every service's store, the vault and its key file, the exported spans, the service logs,
@@ -131,7 +139,9 @@ def _scanned(home: Path, tmp_path: Path, nats_store: Path) -> list[Path]:
 async def test_authenticated_clone_and_fetch_with_a_company_secret_leave_no_token_anywhere(
     stack: Any, https_git_server: Any, github_api: Any, tmp_path: Path, nats_server: Any
 ) -> None:
-    with Canary(GITLAB_TOKEN, github_api.token) as canary:
+    helper = f"credential.https://{https_git_server.host_port}.helper"
+    with Canary(GITLAB_TOKEN, github_api.token, helper_fragment=helper) as canary:
+        https_git_server.on_authenticated = canary.sample_now
         repo_url = https_git_server.create_repo("acme/api", {"README.md": "hello\n"})
         company_id, key = await _company(canary, stack)
         async with canary.client(stack, key) as board:
@@ -179,8 +189,13 @@ async def test_authenticated_clone_and_fetch_with_a_company_secret_leave_no_toke
             keys = [(e["operationId"], e["runId"]) for e in events]
             assert len(keys) == len(set(keys))
             assert (checkout / ".git" / "config").read_text().count(https_git_server.host_port) == 1
+            # The token did travel: in the environment of the git processes given the helper.
+            assert canary.helper_processes > 0
+            assert canary.token_in_helper_env > 0
         canary.assert_clean(
-            _scanned(stack.home, tmp_path, Path(nats_server.store_dir)), min_files=20
+            _scanned(stack.home, tmp_path, Path(nats_server.store_dir)),
+            stores=_stores(stack.home),
+            min_files=20,
         )
 
 
@@ -217,13 +232,16 @@ async def test_a_rejected_or_missing_credential_is_described_and_leaves_no_parti
             assert "No GitLab credential is configured" in again.json()["error"]
             assert "GITLAB_TOKEN" in again.json()["error"]
         # No clone directory, finished or partial, was left behind.
+        assert not Path(checkout["path"]).exists(), checkout
         checkouts = stack.home / "checkouts"
         leftovers = [p for p in checkouts.rglob("*")] if checkouts.exists() else []
         assert [p for p in leftovers if p.is_file()] == [], leftovers
         assert not [p for p in leftovers if ".clone-" in p.name], leftovers
         assert all(not r.auth_ok for r in https_git_server.request_log)
         canary.assert_clean(
-            _scanned(stack.home, tmp_path, Path(nats_server.store_dir)), min_files=20
+            _scanned(stack.home, tmp_path, Path(nats_server.store_dir)),
+            stores=_stores(stack.home),
+            min_files=20,
         )
 
 
@@ -297,5 +315,7 @@ async def test_merged_via_pr_needs_the_branch_at_the_workspace_head(
             events = (await board.get(f"/api/companies/{company_id}/secret-access-events")).json()
             assert "GITHUB_TOKEN" in {e["secretName"] for e in events}
         canary.assert_clean(
-            _scanned(stack.home, tmp_path, Path(nats_server.store_dir)), min_files=20
+            _scanned(stack.home, tmp_path, Path(nats_server.store_dir)),
+            stores=_stores(stack.home),
+            min_files=20,
         )

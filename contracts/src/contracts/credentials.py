@@ -13,6 +13,7 @@ options and environment to give that one git process. The token is only in ``env
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -74,6 +75,11 @@ class _Hidden:
             for name in self.__struct_fields__  # type: ignore[attr-defined]
         )
         return f"{type(self).__name__}({shown})"
+
+    def __rich_repr__(self) -> Iterator[tuple[str, object]]:
+        """What ``rich`` prints: the same fields, hidden ones as ``***``."""
+        for name in self.__struct_fields__:  # type: ignore[attr-defined]
+            yield name, "***" if name in self.__hidden__ else getattr(self, name)
 
 
 # Inbound HTTP bodies (API.md "Secrets").

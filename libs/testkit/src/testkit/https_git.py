@@ -21,7 +21,7 @@ import ssl
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -125,6 +125,9 @@ class _GitHandler(BaseHTTPRequestHandler):
         with tempfile.TemporaryFile() as body:
             read_request_body(self, body, chunked=chunked)
             if auth_ok:
+                hook = owner.on_authenticated
+                if hook is not None:
+                    hook(self.path)  # the client is alive and waiting: tests look at it now
                 body.seek(0)
                 status = owner._run_backend(self, body, username or "")
             else:
@@ -172,6 +175,9 @@ class HttpsGitServer(BareRepositoryHost):
         """Server faults (handler exceptions, 5xx from the backend); the fixture fails on any."""
         self.backend_log: list[str] = []
         """``git http-backend``'s stderr, one entry per request that wrote some."""
+        self.on_authenticated: Callable[[str], None] | None = None
+        """Called with the request path (in the server's thread) after a request authenticated
+        and before it is answered, while the git client waits: a test can inspect it then."""
         self._log: list[RequestRecord] = []
         self._lock = threading.Lock()
         self._connections: set[ssl.SSLSocket] = set()

@@ -36,8 +36,8 @@ def make_register(settings: CredentialsSettings, keys: KeyRing) -> Register:
         runtime.exit_stack.push_async_callback(runtime.store, vault.close)
         await runtime.store(app.open_vault, SecretSealer(vault, keys))
         endpoints = Endpoints(runtime, app, settings)
-        await register_secrets(endpoints)
-        await register_credentials(endpoints)
+        resolver = await register_credentials(endpoints)
+        await register_secrets(endpoints, on_deleted=resolver.forget)
 
     return register
 

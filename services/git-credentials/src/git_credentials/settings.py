@@ -9,9 +9,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
+from urllib.parse import urlsplit
 
 from git_credentials.masterkey import parse_master_key, parse_previous_keys
 from servicekit import ServiceSettings, SettingsError
+from telemetry import scrub_url_secrets
 
 __all__ = [
     "DEFAULT_GITHUB_API_URL",
@@ -50,6 +52,23 @@ class CredentialsSettings:
     last links of the resolution chain); only those set and not blank."""
 
 
+_LOOPBACK: Final = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def _check_api_url(api_url: str) -> None:
+    """An https URL, or http on loopback only (a token never crosses a network in clear)."""
+    parts = urlsplit(api_url)
+    shown = scrub_url_secrets(api_url)
+    if parts.scheme == "https" and parts.hostname:
+        return
+    if parts.scheme == "http" and (parts.hostname or "") in _LOOPBACK:
+        return
+    raise SettingsError(
+        f"CLIPYARD_GITHUB_API_URL={shown!r} is not an https URL (plain http is allowed on "
+        f"loopback only, so a token never travels in clear); unset it for {DEFAULT_GITHUB_API_URL}"
+    )
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> ServiceSettings:
     """The service's common settings from ``env`` (default: the process environment)."""
     return ServiceSettings.from_env(SERVICE_NAME, env)
@@ -65,11 +84,7 @@ def load_credentials_settings(env: Mapping[str, str] | None = None) -> Credentia
     source = os.environ if env is None else env
     raw_key = source.get("CLIPYARD_SECRET_KEY", "")
     api_url = (source.get("CLIPYARD_GITHUB_API_URL") or "").strip() or DEFAULT_GITHUB_API_URL
-    if not api_url.startswith(("https://", "http://")):
-        raise SettingsError(
-            f"CLIPYARD_GITHUB_API_URL={api_url!r} is not an http(s) URL; unset it for "
-            f"{DEFAULT_GITHUB_API_URL}"
-        )
+    _check_api_url(api_url)
     return CredentialsSettings(
         service=load_settings(env),
         gitlab_hosts=source.get("CLIPYARD_GITLAB_HOSTS", "").strip(),

@@ -109,19 +109,41 @@ async def test_case6_another_run_resolves_again_and_sees_a_rotation() -> None:
     assert len(audit.records) == 2
 
 
-async def test_case6_operation_id_memoizes_when_no_run_and_neither_never_memoizes() -> None:
+async def test_case6_operation_id_memoizes_when_no_run_and_reads_share_a_short_window() -> None:
     secrets = FakeSecrets({("c1", "GITHUB_TOKEN"): "gh"})
     audit = AuditLog()
-    resolver = make_resolver(secrets, audit)
+    now = [0.0]
+    resolver = make_resolver(secrets, audit, memo=ResolutionMemo(clock=lambda: now[0]))
     url = "https://github.com/x/r.git"
 
     for _ in range(2):
         await resolver.invocation(company_id="c1", remote_url=url, run_id=None, operation_id="op")
-    for _ in range(2):
+    # Reads (neither run nor operation): one resolution per five minutes, however many reads.
+    for _ in range(3):
         await resolver.invocation(company_id="c1", remote_url=url, run_id=None, operation_id=None)
+    now[0] = 299.0
+    await resolver.invocation(company_id="c1", remote_url=url, run_id=None, operation_id=None)
+    now[0] = 300.0
+    await resolver.invocation(company_id="c1", remote_url=url, run_id=None, operation_id=None)
 
     assert secrets.names() == ["GITHUB_TOKEN"] * 3
     assert len(audit.records) == 3
+    assert [r.operation_id for r in audit.records] == ["op", None, None]
+
+
+async def test_deleting_a_secret_forgets_the_companys_resolutions() -> None:
+    secrets = FakeSecrets({("c1", "GITHUB_TOKEN"): "gh", ("c2", "GITHUB_TOKEN"): "other"})
+    memo = ResolutionMemo()
+    resolver = make_resolver(secrets, AuditLog(), memo=memo)
+    url = "https://github.com/x/r.git"
+    for company in ("c1", "c2"):
+        await resolver.invocation(company_id=company, remote_url=url, run_id="r", operation_id=None)
+    assert memo.forget("c1") == 1
+    del secrets.secrets[("c1", "GITHUB_TOKEN")]
+    gone = await resolver.invocation(company_id="c1", remote_url=url, run_id="r", operation_id=None)
+    kept = await resolver.invocation(company_id="c2", remote_url=url, run_id="r", operation_id=None)
+    assert gone.credential is None
+    assert kept.credential is not None
 
 
 async def test_case6_no_token_is_memoized_too_and_audits_nothing() -> None:

@@ -88,3 +88,25 @@ def test_an_invalid_previous_key_stops_the_start() -> None:
 def test_a_github_api_url_must_be_http() -> None:
     with pytest.raises(SettingsError, match="CLIPYARD_GITHUB_API_URL"):
         load_credentials_settings({"CLIPYARD_GITHUB_API_URL": "ftp://example.com"})
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://api.example.com",
+        "http://10.0.0.5:8080/api",
+        "https://",
+        "http://user:hunter2@github.internal/api?x=1",
+    ],
+)
+def test_the_github_api_url_is_https_or_loopback_http_and_shown_scrubbed(url: str) -> None:
+    with pytest.raises(SettingsError, match="loopback only") as refused:
+        load_credentials_settings({"CLIPYARD_GITHUB_API_URL": url})
+    assert "hunter2" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://api.github.com", "https://ghe.example.com/api/v3", "http://localhost:8080"]
+)
+def test_https_and_loopback_api_urls_are_accepted(url: str) -> None:
+    assert load_credentials_settings({"CLIPYARD_GITHUB_API_URL": url}).github_api_url == url

@@ -50,8 +50,9 @@ def _api_host(api_url: str) -> str:
     return (parts.netloc.rpartition("@")[2] or "api.github.com").lower()
 
 
-async def register_credentials(e: Endpoints) -> None:
-    """Add the git-invocation and pull-request endpoints."""
+async def register_credentials(e: Endpoints) -> CredentialResolver:
+    """Add the git-invocation and pull-request endpoints; returns their resolver (whose memo
+    forgets a company's tokens when one of its secrets is deleted)."""
     app = e.app
     settings = e.settings
 
@@ -109,3 +110,4 @@ async def register_credentials(e: Endpoints) -> None:
     await e.add(
         "pull_request_facts", subjects.PULL_REQUEST_FACTS, pull_request_facts, LookupPullRequests
     )
+    return resolver

@@ -8,6 +8,7 @@ comes out: every reply is a view of names, versions and dates.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from contracts import credential_subjects as subjects
@@ -65,8 +66,14 @@ def check_company(principal: Principal, company_id: str) -> None:
         raise NotFoundError(f"There is no company {company_id}.", companyId=company_id)
 
 
-async def register_secrets(e: Endpoints) -> None:
-    """Add the secret endpoints (create, rotate, delete, list) and the access-event list."""
+async def register_secrets(
+    e: Endpoints, *, on_deleted: Callable[[str], object] | None = None
+) -> None:
+    """Add the secret endpoints (create, rotate, delete, list) and the access-event list.
+
+    ``on_deleted(company_id)`` is called after a secret of that company was deleted (the
+    resolver forgets the company's memoized tokens, so a deleted token is never handed out).
+    """
     app = e.app
 
     async def create(c: CreateSecret, ctx: RequestContext) -> Secret:
@@ -84,7 +91,10 @@ async def register_secrets(e: Endpoints) -> None:
     async def delete(c: DeleteSecret, ctx: RequestContext) -> Deleted:
         scope = manager_scope(c.principal)
         cause = cause_of(c.principal, "delete secret")
+        record = await e.store(app.secret_in, scope, c.secret_id)
         await e.write(cause, lambda: app.delete_secret(c.secret_id, scope=scope))
+        if on_deleted is not None:
+            on_deleted(record.company_id)
         return Deleted(id=c.secret_id)
 
     async def list_secrets(q: ListSecrets, ctx: RequestContext) -> Page[Secret]:

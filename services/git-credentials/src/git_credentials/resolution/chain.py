@@ -7,11 +7,14 @@ skipped and the chain continues. GitHub names are never probed for GitLab and vi
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from contracts.credentials import CredentialSource, GitProvider
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "GITHUB_SECRET_NAMES",
@@ -94,6 +97,13 @@ async def resolve_token(
         try:
             value = await lookup(company_id, name)
         except SecretUnavailable:
+            # Said out loud: otherwise a master-key mix-up reads as "no credential configured".
+            log.warning(
+                "company secret %s of company %s cannot be read (a wrong master key, or its data "
+                "key was destroyed); skipped, the chain goes on",
+                name,
+                company_id,
+            )
             continue
         token = (value or "").strip()
         if token:

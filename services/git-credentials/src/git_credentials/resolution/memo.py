@@ -5,6 +5,12 @@ remotes of one provider in one run cause one resolution and one audit event. The
 as its own task: a caller that is cancelled does not cancel it for the others. Results (None
 included) are kept for a TTL (default 6 h) in a bounded memo (oldest evicted); a failed
 resolution is forgotten, so the next caller tries again. A rotation takes effect at the next run.
+
+Lookups with neither a run nor an operation (pull-request facts on a detail read, a reaper pass)
+share one entry per company and provider for a short TTL (default 5 minutes, the pull-request
+cache's), so repeated reads cause one resolution and one audit event per window, not one each.
+Deleting a secret forgets the company's entries (:meth:`ResolutionMemo.forget`): a deleted token
+is never handed out again, not even to a run that already resolved it.
 """
 
 from __future__ import annotations
@@ -18,25 +24,33 @@ from dataclasses import dataclass
 from contracts.credentials import GitProvider
 from git_credentials.resolution.chain import ResolvedToken
 
-__all__ = ["DEFAULT_MAX_ENTRIES", "DEFAULT_TTL_SECONDS", "MemoKey", "ResolutionMemo", "memo_key"]
+__all__ = [
+    "DEFAULT_MAX_ENTRIES",
+    "DEFAULT_READ_TTL_SECONDS",
+    "DEFAULT_TTL_SECONDS",
+    "MemoKey",
+    "ResolutionMemo",
+    "memo_key",
+]
 
 DEFAULT_TTL_SECONDS = 6 * 3600.0
+DEFAULT_READ_TTL_SECONDS = 300.0
 DEFAULT_MAX_ENTRIES = 10_000
 
 MemoKey = tuple[str, str, str, GitProvider]
-"""``(company_id, "run" | "operation", id, provider)``."""
+"""``(company_id, "run" | "operation" | "read", id, provider)``."""
 Resolve = Callable[[], Awaitable[ResolvedToken | None]]
 
 
 def memo_key(
     company_id: str, run_id: str | None, operation_id: str | None, provider: GitProvider
-) -> MemoKey | None:
-    """The memo key: per run, else per operation; None (never memoized) without either."""
+) -> MemoKey:
+    """The memo key: per run, else per operation, else the company's reads."""
     if run_id:
         return (company_id, "run", run_id, provider)
     if operation_id:
         return (company_id, "operation", operation_id, provider)
-    return None
+    return (company_id, "read", "", provider)
 
 
 @dataclass
@@ -52,6 +66,7 @@ class ResolutionMemo:
         self,
         *,
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        read_ttl_seconds: float = DEFAULT_READ_TTL_SECONDS,
         max_entries: int = DEFAULT_MAX_ENTRIES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -59,12 +74,14 @@ class ResolutionMemo:
 
         Args:
             ttl_seconds: How long a resolution is reused.
+            read_ttl_seconds: How long a resolution of reads (no run, no operation) is reused.
             max_entries: The most keys kept; the oldest is evicted beyond it.
             clock: Monotonic seconds (tests pass their own).
         """
-        if ttl_seconds <= 0 or max_entries <= 0:
-            raise ValueError("ttl_seconds and max_entries must be positive")
+        if ttl_seconds <= 0 or read_ttl_seconds <= 0 or max_entries <= 0:
+            raise ValueError("ttl_seconds, read_ttl_seconds and max_entries must be positive")
         self._ttl = ttl_seconds
+        self._read_ttl = read_ttl_seconds
         self._max_entries = max_entries
         self._clock = clock
         self._entries: OrderedDict[MemoKey, _Entry] = OrderedDict()
@@ -98,11 +115,12 @@ class ResolutionMemo:
             Exception: Whatever ``resolve`` raised (not cached).
         """
         key = memo_key(company_id, run_id, operation_id, provider)
-        if key is None:
-            return await resolve(), True
         now = self._clock()
         self._expire(now)
         entry = self._entries.get(key)
+        if entry is not None and key[1] == "read" and now - entry.created_at >= self._read_ttl:
+            del self._entries[key]
+            entry = None
         performed = entry is None
         if entry is None:
             entry = _Entry(asyncio.ensure_future(resolve()), now)
@@ -111,6 +129,13 @@ class ResolutionMemo:
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
         return await asyncio.shield(entry.task), performed
+
+    def forget(self, company_id: str) -> int:
+        """Drop every entry of ``company_id`` (a secret was deleted); returns how many."""
+        keys = [key for key in self._entries if key[0] == company_id]
+        for key in keys:
+            del self._entries[key]
+        return len(keys)
 
     def _expire(self, now: float) -> None:
         while self._entries:

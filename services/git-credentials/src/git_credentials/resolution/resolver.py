@@ -94,6 +94,10 @@ class CredentialResolver:
         credential = build_credential(remote, token, self._ca_cert_path)
         return GitInvocation(provider=remote.provider, credential=credential, env=env)
 
+    def forget(self, company_id: str) -> int:
+        """Forget the company's memoized resolutions (one of its secrets was deleted)."""
+        return self._memo.forget(company_id)
+
     async def token_for(
         self,
         *,

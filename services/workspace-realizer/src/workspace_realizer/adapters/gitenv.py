@@ -44,6 +44,8 @@ FIXED_ENV = {
     # Read-only commands (status) never take the index lock to refresh it, so inspections can run
     # beside other git work on the repository without waiting for its lock or disturbing it.
     "GIT_OPTIONAL_LOCKS": "0",
+    # A server-side trace (below, none is inherited) never prints an Authorization header.
+    "GIT_TRACE_REDACT": "1",
 }
 
 # Variables that would point git at another repository, index or config than the one asked for.
@@ -92,6 +94,8 @@ def hardening_args(hooks_dir: Path) -> list[str]:
 def _inherited(name: str) -> bool:
     if name == "GIT_CONFIG_GLOBAL":
         return True
+    if name.startswith("GIT_TRACE") or name == "GIT_CURL_VERBOSE":
+        return False  # traces could copy the credential exchange to stderr or a file
     return name not in _GIT_LOCATION_VARS and not name.startswith("GIT_CONFIG_")
 
 
