@@ -81,6 +81,7 @@ MESSAGES: list[Message] = [
     StopAllRuntimeServices(principal=Principal(company_id=None, actor=SYSTEM), node="local"),
     *_load_sibling("workspace_examples").build(_envelope, PRINCIPAL),
     *_load_sibling("credential_examples").build(_envelope, PRINCIPAL),
+    *_load_sibling("runtime_examples").build(_envelope, PRINCIPAL),
 ]
 
 REPLIES: list[Reply] = [

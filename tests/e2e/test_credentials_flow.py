@@ -10,13 +10,13 @@ requests only with the ``GITHUB_TOKEN`` secret.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.canary import Canary
+from tests.e2e.gitutil import git, make_repo
 
 pytestmark = pytest.mark.e2e
 
@@ -35,25 +35,6 @@ def stack_env(https_git_server: Any, github_api: Any) -> dict[str, str]:
         "GH_TOKEN": "",
         "GITLAB_TOKEN": "",
     }
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-        env={
-            "GIT_AUTHOR_NAME": "Dev",
-            "GIT_AUTHOR_EMAIL": "dev@example.com",
-            "GIT_COMMITTER_NAME": "Dev",
-            "GIT_COMMITTER_EMAIL": "dev@example.com",
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(cwd),
-        },
-    )
-    return done.stdout.strip()
 
 
 async def _company(canary: Canary, stack: Any) -> tuple[str, str]:
@@ -249,12 +230,7 @@ async def test_merged_via_pr_needs_the_branch_at_the_workspace_head(
     stack: Any, https_git_server: Any, github_api: Any, tmp_path: Path, nats_server: Any
 ) -> None:
     with Canary(GITLAB_TOKEN, github_api.token) as canary:
-        repo = tmp_path / "api"
-        repo.mkdir()
-        git(repo, "init", "-q", "-b", "main")
-        (repo / "README.md").write_text("hello\n")
-        git(repo, "add", "README.md")
-        git(repo, "commit", "-q", "-m", "initial")
+        repo = make_repo(tmp_path / "api")
         company_id, key = await _company(canary, stack)
         async with canary.client(stack, key) as board:
             secret = await board.post(

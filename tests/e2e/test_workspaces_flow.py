@@ -2,42 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.gitutil import git, make_repo
+
 pytestmark = pytest.mark.e2e
-
-
-def git(cwd: Path | str, *args: str) -> str:
-    """Run git as a user would (hooks and config of their own), returning stdout."""
-    done = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-        text=True,
-        env={
-            "GIT_AUTHOR_NAME": "Dev",
-            "GIT_AUTHOR_EMAIL": "dev@example.com",
-            "GIT_COMMITTER_NAME": "Dev",
-            "GIT_COMMITTER_EMAIL": "dev@example.com",
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(cwd),
-        },
-    )
-    return done.stdout.strip()
-
-
-def make_repo(path: Path) -> Path:
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("hello\n")
-    git(path, "add", "README.md")
-    git(path, "commit", "-q", "-m", "initial")
-    return path
 
 
 async def _board_key(stack: Any) -> tuple[str, dict[str, Any]]:

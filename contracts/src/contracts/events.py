@@ -26,6 +26,7 @@ from contracts.execution_events import (
     WorkspaceStatusChanged,
 )
 from contracts.gateway import ApiKeyCreated, ApiKeyRevoked, CompanyCreated
+from contracts.run_events import RunFinished, RunStarted
 from contracts.service import InboxMessageRejected, OperationFinished, OperationStarted
 from contracts.workspace_events import (
     IssueAssigned,
@@ -87,6 +88,8 @@ AnyEvent = (
     | SecretRotated
     | SecretDeleted
     | CredentialResolved
+    | RunStarted
+    | RunFinished
 )
 
 ALL_EVENT_TYPES: tuple[type[Event], ...] = get_args(AnyEvent)

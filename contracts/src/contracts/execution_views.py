@@ -77,7 +77,13 @@ class RuntimeProvisioning(Struct, frozen=True, kw_only=True):
 
 
 class RuntimeServiceBrief(Struct, frozen=True, kw_only=True):
-    """A runtime service as a workspace shows it (the supervisor's fact; extended additively)."""
+    """A runtime service as a workspace shows it (the supervisor's fact; extended additively).
+
+    ``status``: ``provisioning | starting | running | stopped | failed``; ``healthStatus``:
+    ``unknown | healthy | unhealthy``; ``desiredState``: ``running | stopped | manual`` of its
+    service index. A service that ended by itself carries ``exitCode`` or ``exitSignal`` and the
+    last output (DECISIONS 8).
+    """
 
     id: str
     service_name: str
@@ -86,6 +92,32 @@ class RuntimeServiceBrief(Struct, frozen=True, kw_only=True):
     port: int | None = None
     url: str | None = None
     health_status: str | None = None
+    company_id: str | None = None
+    execution_workspace_id: str | None = None
+    project_workspace_id: str | None = None
+    service_index: int | None = None
+    workspace_command_id: str | None = None
+    lifecycle: str | None = None
+    """``shared | ephemeral``."""
+    scope_type: str | None = None
+    """``project_workspace | execution_workspace | agent | run``."""
+    scope_id: str | None = None
+    reuse_key: str | None = None
+    command: str | None = None
+    cwd: str | None = None
+    provider: str = "local_process"
+    pid: int | None = None
+    stop_policy: dict[str, Any] | None = None
+    lease_run_ids: list[str] = msgspec.field(default_factory=list)
+    started_by_run_id: str | None = None
+    owner_agent_id: str | None = None
+    started_at: datetime | None = None
+    stopped_at: datetime | None = None
+    last_used_at: datetime | None = None
+    exit_code: int | None = None
+    exit_signal: int | None = None
+    last_error: str | None = None
+    last_output: str | None = None
 
 
 class ExecutionWorkspaceRow(Struct, frozen=True, kw_only=True):

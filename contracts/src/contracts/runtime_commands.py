@@ -1,0 +1,133 @@
+"""Bus commands and queries of runtime services and jobs (owner: runtime-supervisor).
+
+A target is an execution workspace (``workspaceId``) or a project workspace
+(``projectWorkspaceId``): exactly one of them. The supervisor checks that it belongs to
+``principal.companyId`` (another company's answers ``not_found``) and, for agent principals, the
+runtime-control lease (reference §6.8: ``workspace_runtime_lease_conflict``, 409). Long work (a
+start waiting for readiness, a job) answers ``accepted``; the operation's result is then the
+reply's ``ok`` value.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from contracts.base import Command, Query, Struct
+from contracts.execution_views import RuntimeProvisioning, RuntimeServiceBrief, WorkspaceOperation
+
+__all__ = [
+    "ControlRuntime",
+    "EnsureRunServices",
+    "GetRuntimeServiceLog",
+    "GetRuntimeState",
+    "RunServices",
+    "RuntimeAction",
+    "RuntimeControlResult",
+    "RuntimeLeaseOutcome",
+    "RuntimeServiceLog",
+    "RuntimeState",
+]
+
+RuntimeAction = Literal["start", "stop", "restart", "run"]
+
+
+class RuntimeLeaseOutcome(Struct, frozen=True, kw_only=True):
+    """What the runtime-control lease said (reference §6.8): ``bypassed`` for board and admin
+    actors, ``claimed``, ``renewed`` or ``reclaimed`` (with whom from and why) for agents."""
+
+    outcome: Literal["bypassed", "claimed", "renewed", "reclaimed"]
+    owner_key: str | None = None
+    reclaimed_from: dict[str, Any] | None = None
+    expires_at: datetime | None = None
+
+
+class RuntimeControlResult(Struct, frozen=True, kw_only=True):
+    """The answer to :class:`ControlRuntime`: the operation recorded for the action and the
+    target's runtime services after it (the gateway adds the re-read workspace)."""
+
+    operation: WorkspaceOperation
+    runtime_services: list[RuntimeServiceBrief] = msgspec.field(default_factory=list)
+    lease: RuntimeLeaseOutcome | None = None
+
+
+class RuntimeState(Struct, frozen=True, kw_only=True):
+    """A workspace's runtime facts: its effective services (inherited ones included), the lazy
+    provisioning state and the desired states per service index."""
+
+    runtime_services: list[RuntimeServiceBrief] = msgspec.field(default_factory=list)
+    runtime_provisioning: RuntimeProvisioning = msgspec.field(default_factory=RuntimeProvisioning)
+    desired_state: Literal["running", "stopped", "manual"] | None = None
+    service_states: dict[str, Literal["running", "stopped", "manual"]] = msgspec.field(
+        default_factory=dict
+    )
+
+
+class RuntimeServiceLog(Struct, frozen=True, kw_only=True):
+    """A slice of a service's log file: ``text`` from byte ``offset``, ``size`` of the file."""
+
+    text: str
+    offset: int
+    length: int
+    size: int
+
+
+class RunServices(Struct, frozen=True, kw_only=True):
+    """The answer to :class:`EnsureRunServices`: the run's services, each leased to the run."""
+
+    runtime_services: list[RuntimeServiceBrief] = msgspec.field(default_factory=list)
+    started: list[str] = msgspec.field(default_factory=list)
+    reused: list[str] = msgspec.field(default_factory=list)
+
+
+class ControlRuntime(Command, tag="runtime_service.control.v1", frozen=True, kw_only=True):
+    """Start, stop or restart runtime services, or run a job → ``RuntimeControlResult``.
+
+    ``workspaceCommandId`` names a configured command; ``runtimeServiceId`` a running row;
+    ``serviceIndex`` a service by its index among services. None of them: every service of the
+    target (start, stop, restart), or an error for ``run`` (a job must be named). A job with
+    start/stop/restart, or a service with run, answers ``unprocessable`` (422).
+    """
+
+    workspace_id: str | None = None
+    project_workspace_id: str | None = None
+    action: RuntimeAction
+    workspace_command_id: str | None = None
+    runtime_service_id: str | None = None
+    service_index: int | None = None
+
+
+class GetRuntimeState(Query, tag="runtime_service.get_state.v1", frozen=True, kw_only=True):
+    """A workspace's runtime facts → ``RuntimeState``; ``probeHealth`` re-probes every running
+    service first (detail reads)."""
+
+    workspace_id: str | None = None
+    project_workspace_id: str | None = None
+    probe_health: bool = False
+
+
+class GetRuntimeServiceLog(Query, tag="runtime_service.get_log.v1", frozen=True, kw_only=True):
+    """A service's log → ``RuntimeServiceLog``: the last ``tail`` lines, or ``length`` bytes from
+    ``offset`` (at most 256 KiB); neither: the last 64 KiB."""
+
+    workspace_id: str | None = None
+    project_workspace_id: str | None = None
+    service_id: str
+    tail: int | None = None
+    offset: int | None = None
+    length: int | None = None
+
+
+class EnsureRunServices(
+    Command, tag="runtime_service.ensure_for_run.v1", frozen=True, kw_only=True
+):
+    """Start (or reuse) every service of the workspace whose desired state is ``running``, each
+    leased to the run → ``RunServices`` (reference §6.6; DECISIONS 7: never ``manual`` or
+    ``stopped`` ones). A failure releases the leases taken so far."""
+
+    workspace_id: str
+    run_id: str
+    agent_id: str | None = None
+    issue_id: str | None = None

@@ -1,0 +1,28 @@
+"""Subjects of the runtime-supervisor's commands and queries, built with :mod:`contracts.subjects`.
+
+Host-bound commands (they start or stop processes of one node) take the node token. The
+supervisor's workspace operations, operation output and workspace events are served on its
+service-wide subjects (``ws.qry.supervisor.workspace_operations`` and so on, see
+:mod:`contracts.workspace_subjects`).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from contracts.subjects import command, query
+
+__all__ = ["RUNTIME_LOG", "RUNTIME_STATE", "ensure_run_services", "runtime_control"]
+
+RUNTIME_STATE: Final = query("runtime_service", "state")
+RUNTIME_LOG: Final = query("runtime_service", "log")
+
+
+def runtime_control(node: str) -> str:
+    """``ws.cmd.runtime_service.control.<node>``: start, stop, restart a service or run a job."""
+    return command("runtime_service", "control", node)
+
+
+def ensure_run_services(node: str) -> str:
+    """``ws.cmd.runtime_service.ensure_for_run.<node>``: a run's services, with leases for it."""
+    return command("runtime_service", "ensure_for_run", node)
