@@ -159,6 +159,8 @@ class ServiceSpec(Struct, frozen=True, kw_only=True):
     """Default ``shared``."""
     reuse_scope: Literal["project_workspace", "execution_workspace", "agent", "run"] | None = None
     stop_policy: StopPolicy | None = None
+    disabled_reason: str | None = None
+    """Shown on the command; a disabled command cannot be started or run."""
 
 
 class JobSpec(Struct, frozen=True, kw_only=True):
@@ -170,6 +172,8 @@ class JobSpec(Struct, frozen=True, kw_only=True):
     cwd: str | None = None
     env: dict[str, str] | None = None
     timeout_sec: float | None = None
+    disabled_reason: str | None = None
+    """Shown on the command; a disabled command cannot be started or run."""
 
 
 class RuntimeCommandSpec(Struct, frozen=True, kw_only=True):
@@ -187,6 +191,8 @@ class RuntimeCommandSpec(Struct, frozen=True, kw_only=True):
     reuse_scope: Literal["project_workspace", "execution_workspace", "agent", "run"] | None = None
     stop_policy: StopPolicy | None = None
     timeout_sec: float | None = None
+    disabled_reason: str | None = None
+    """Shown on the command; a disabled command cannot be started or run."""
 
 
 class RuntimeConfig(Struct, frozen=True, kw_only=True):
