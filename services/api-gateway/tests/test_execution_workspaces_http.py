@@ -241,9 +241,11 @@ def test_operations_list_detail_and_output(
 
 
 def test_an_unknown_operation_is_404(client: Client, bus: Any, board: dict[str, str]) -> None:
-    bus.replies["ws.qry.realizer.workspace_operation"] = ErrorReply(
-        code="not_found", message="There is no workspace operation x.", status=404
-    )
+    # Every source (realizer and supervisor) answers that it has none.
+    for source in ("realizer", "supervisor"):
+        bus.replies[f"ws.qry.{source}.workspace_operation"] = ErrorReply(
+            code="not_found", message="There is no workspace operation x.", status=404
+        )
     response = client.get("/api/workspace-operations/x", headers=board)
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"

@@ -90,6 +90,7 @@ def _openapi() -> OpenAPIConfig:
             Tag(name="project-workspaces"),
             Tag(name="issues"),
             Tag(name="execution-workspaces"),
+            Tag(name="runtime-services"),
             Tag(name="secrets"),
         ],
     )

@@ -80,8 +80,19 @@ SERVICE_ERROR_CODES: Final[dict[str, tuple[int, str]]] = {
     "managed_checkout_failed": (422, "the managed clone of the repository failed"),
     "branch_reconcile_refused": (422, "the branch cannot be reconciled now (the message says why)"),
     "unprocessable": (422, "well-formed but not allowed"),
+    "workspace_runtime_lease_conflict": (
+        409,
+        "another issue, run or agent holds the workspace's runtime-control lease "
+        "(details name the owner)",
+    ),
+    "workspace_runtime_port_allocation_exhausted": (
+        409,
+        "no free port for the service; retry the start or configure a different port",
+    ),
+    "port_conflict": (409, "the service's fixed port is held (details name the owner)"),
 }
-"""Codes the workspace-realizer answers with, for the OpenAPI descriptions (contracts.errors)."""
+"""Codes the workspace-realizer and the runtime-supervisor answer with, for the OpenAPI
+descriptions (contracts.errors)."""
 
 
 class BusReplyError(Exception):

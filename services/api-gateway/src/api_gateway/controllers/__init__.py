@@ -11,6 +11,7 @@ from api_gateway.controllers.issues import IssueController
 from api_gateway.controllers.operations import OperationController
 from api_gateway.controllers.project_workspaces import ProjectWorkspaceController
 from api_gateway.controllers.projects import ProjectController
+from api_gateway.controllers.runtime_services import RuntimeServiceController
 from api_gateway.controllers.secrets import SecretController
 from api_gateway.controllers.sessions import SessionController
 from api_gateway.controllers.workspace_audit import WorkspaceAuditController
@@ -29,5 +30,6 @@ CONTROLLERS = (
     IssueController,
     ExecutionWorkspaceController,
     WorkspaceAuditController,
+    RuntimeServiceController,
     SecretController,
 )

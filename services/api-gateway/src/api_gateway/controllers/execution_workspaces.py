@@ -20,19 +20,22 @@ from api_gateway.controllers.realizer import (
     InvalidRequestError,
     board_key,
     company_key,
-    fetch,
     fetch_page,
     node_of,
     parse_choices,
     perform,
+)
+from api_gateway.controllers.runtime_facts import (
+    WARNING_HEADERS,
+    close_readiness,
+    warned,
+    workspace_detail,
 )
 from api_gateway.dependencies import Gateway
 from api_gateway.security import check_company
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.execution_commands import (
-    GetCloseReadiness,
-    GetExecutionWorkspace,
     ListExecutionWorkspaces,
     ListExecutionWorkspaceSummaries,
     ReconcileBranch,
@@ -128,6 +131,7 @@ class ExecutionWorkspaceController(Controller):
     @get(
         "/execution-workspaces/{workspace_id:str}",
         operation_id="getExecutionWorkspace",
+        response_headers=WARNING_HEADERS,
         responses=error_responses(*_ERRORS),
     )
     async def get_execution_workspace(
@@ -135,13 +139,18 @@ class ExecutionWorkspaceController(Controller):
         workspace_id: FromPath[str],
         gateway: NamedDependency[Gateway],
         principal: NamedDependency[Principal],
-    ) -> ExecutionWorkspace:
-        """Read a workspace with its ``deliveryState`` and ``commitsAhead`` (git is asked now).
+    ) -> Response[ExecutionWorkspace]:
+        """Read a workspace with its ``deliveryState`` and ``commitsAhead`` (git is asked now),
+        and, from the runtime supervisor, its ``runtimeServices`` (health probed now) and
+        ``runtimeProvisioning``. If the supervisor does not answer, the rest is answered with no
+        runtime services and ``X-Clipyard-Warning`` says so.
 
         Errors: 401; 403; 404 (no such workspace, or another company's).
         """
-        query = GetExecutionWorkspace(principal=principal, workspace_id=workspace_id)
-        return await fetch(gateway, subjects.WORKSPACE_GET, query, ExecutionWorkspace)
+        workspace, warning = await workspace_detail(
+            gateway, principal, workspace_id, probe_health=True
+        )
+        return warned(workspace, warning)
 
     @patch(
         "/execution-workspaces/{workspace_id:str}",
@@ -178,6 +187,7 @@ class ExecutionWorkspaceController(Controller):
     @get(
         "/execution-workspaces/{workspace_id:str}/close-readiness",
         operation_id="getCloseReadiness",
+        response_headers=WARNING_HEADERS,
         responses=error_responses(*_ERRORS),
     )
     async def get_close_readiness(
@@ -185,12 +195,15 @@ class ExecutionWorkspaceController(Controller):
         workspace_id: FromPath[str],
         gateway: NamedDependency[Gateway],
         principal: NamedDependency[Principal],
-    ) -> CloseReadiness:
+    ) -> Response[CloseReadiness]:
         """What archiving would do, and whether it may: ``state`` (``ready``,
         ``ready_with_warnings``, ``blocked``), reasons, warnings, planned actions, delivery and git
-        facts, linked issues, runtime services. Errors: 401; 403; 404."""
-        query = GetCloseReadiness(principal=principal, workspace_id=workspace_id)
-        return await fetch(gateway, subjects.WORKSPACE_CLOSE_READINESS, query, CloseReadiness)
+        facts, linked issues, and the runtime services the supervisor runs for it (not
+        re-probed; ``X-Clipyard-Warning`` when the supervisor does not answer).
+
+        Errors: 401; 403; 404."""
+        readiness, warning = await close_readiness(gateway, principal, workspace_id)
+        return warned(readiness, warning)
 
     @post(
         "/execution-workspaces/{workspace_id:str}/reconcile-branch",

@@ -29,6 +29,7 @@ from contracts.workspace_views import Page
 __all__ = [
     "ACCEPTED",
     "InvalidRequestError",
+    "accepted",
     "board_key",
     "company_key",
     "fetch",
@@ -36,6 +37,7 @@ __all__ = [
     "node_of",
     "parse_choices",
     "perform",
+    "request_result",
 ]
 
 T = TypeVar("T")
@@ -133,6 +135,22 @@ async def fetch_page(
     return listing(page.items, page.total)
 
 
+async def request_result(
+    gateway: Gateway, subject: str, message: Any, view: type[T], *, timeout: float | None = None
+) -> T | Accepted:
+    """Send a command: its ``ok`` result read as ``view``, or ``Accepted`` for long work
+    (errors keep their status and code)."""
+    reply = await _request(gateway, subject, message, timeout)
+    if isinstance(reply, Accepted):
+        return reply
+    return _view(reply.result, view, subject)
+
+
+def accepted(reply: Accepted) -> Response[Accepted202]:
+    """The 202 answer of long work: ``{operationId, status: "running"}``."""
+    return Response(Accepted202(operation_id=reply.operation_id), status_code=202)
+
+
 async def perform(
     gateway: Gateway,
     subject: str,
@@ -143,9 +161,8 @@ async def perform(
 ) -> Response[Any]:
     """Send a command: its result as ``view`` with ``status_code`` (or the status the result
     calls for), or 202 ``{operationId, status: "running"}`` for long work."""
-    reply = await _request(gateway, subject, message, None)
-    if isinstance(reply, Accepted):
-        return Response(Accepted202(operation_id=reply.operation_id), status_code=202)
-    result = _view(reply.result, view, subject)
+    result = await request_result(gateway, subject, message, view)
+    if isinstance(result, Accepted):
+        return accepted(result)
     status = status_code(result) if callable(status_code) else status_code
     return Response(result, status_code=status)

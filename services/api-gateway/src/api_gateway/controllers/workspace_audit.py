@@ -1,14 +1,19 @@
 """A workspace's record: its operations (with output), its events and its history.
 
 Workspace operations and audit trails are stored by whichever service did the work
-(ARCHITECTURE §1); :data:`OPERATION_SOURCES` lists the services asked. Today that is the
-workspace-realizer; the runtime issue adds the supervisor (then lists are merged by start time).
+(ARCHITECTURE §1); :data:`OPERATION_SOURCES` lists the services asked: the workspace-realizer
+(git and shell steps) and the runtime-supervisor (runtime actions, jobs, runtime provisioning).
+Lists are merged by time; one operation is looked up in every source at once. The realizer owns
+the workspace, so its refusal (404 for another company's) is the answer; a source that does not
+answer (not running, too slow) leaves its rows out of a list, with ``X-Clipyard-Warning`` saying
+so, and makes a single lookup that nobody else answers 503 (it may hold the operation).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal, TypeVar
 
@@ -16,19 +21,14 @@ from litestar import Controller, Response, get
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, QueryParameter
 
-from api_gateway.controllers.common import (
-    TOTAL_COUNT,
-    Page,
-    error_responses,
-    listing,
-    provide_page,
-)
-from api_gateway.controllers.realizer import InvalidRequestError, company_key, fetch, fetch_page
+from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
+from api_gateway.controllers.realizer import InvalidRequestError, company_key, fetch
+from api_gateway.controllers.runtime_facts import WARNING_HEADER, WARNING_HEADERS
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import NotFoundError
 from api_gateway.errors import BusReplyError
 from contracts import workspace_subjects as subjects
-from contracts.base import Principal
+from contracts.base import ErrorReply, Principal
 from contracts.execution_commands import (
     GetWorkspaceEvents,
     GetWorkspaceHistory,
@@ -43,63 +43,117 @@ from contracts.execution_views import (
     WorkspaceOperationDetail,
     WorkspaceOperationOutput,
 )
-from contracts.subjects import ServiceToken
+from contracts.subjects import SERVICE_NAMES, ServiceToken
 from contracts.workspace_views import Page as RowPage
 
 __all__ = ["OPERATION_SOURCES", "WorkspaceAuditController"]
 
 T = TypeVar("T")
 
-OPERATION_SOURCES: Final[tuple[ServiceToken, ...]] = ("realizer",)
-"""The services that record workspace operations and workspace events (the supervisor joins
-with the runtime issue, the controller with the heartbeat issue)."""
+log = logging.getLogger(__name__)
+
+OPERATION_SOURCES: Final[tuple[ServiceToken, ...]] = ("realizer", "supervisor")
+"""The services that record workspace operations and workspace events (the controller joins
+with the heartbeat issue)."""
+WORKSPACE_OWNER: Final[ServiceToken] = "realizer"
+"""The source whose refusals are the answer (it owns the workspace and checks the company)."""
 
 MAX_OUTPUT_BYTES: Final = 256 * 1024
 _ERRORS = ("forbidden", "not_found", "timeout")
+_ABSENT: Final = frozenset({"not_found", "service_unavailable"})
+_SILENT: Final = frozenset({"service_unavailable", "timeout", "not_found"})
+"""What a source other than the owner may answer without failing a list (its rows are left out)."""
+_LIST_HEADERS: Final = [*TOTAL_COUNT, *WARNING_HEADERS]
+
+
+async def _ask_all(
+    gateway: Gateway, subject_of: Callable[[ServiceToken], str], message: Any, view: type[T]
+) -> list[tuple[ServiceToken, T | BusReplyError]]:
+    """Ask every source at once; each answer is its view or its error reply."""
+
+    async def ask(source: ServiceToken) -> tuple[ServiceToken, T | BusReplyError]:
+        try:
+            answer = await fetch(
+                gateway, subject_of(source), message, view, timeout=gateway.settings.query_timeout
+            )
+        except BusReplyError as exc:
+            return source, exc
+        return source, answer
+
+    return list(await asyncio.gather(*(ask(source) for source in OPERATION_SOURCES)))
 
 
 async def _first_found(
     gateway: Gateway, subject_of: Any, message: Any, view: type[T], what: str
 ) -> T:
-    """Ask every source; the first ``ok`` wins; 404 when none knows it."""
-    calls = [fetch(gateway, subject_of(source), message, view) for source in OPERATION_SOURCES]
-    answers = await asyncio.gather(*calls, return_exceptions=True)
-    for answer in answers:
-        if isinstance(answer, BusReplyError) and answer.reply.code == "not_found":
-            continue
-        if isinstance(answer, BaseException):
-            raise answer
-        return answer
+    """Ask every source; an ``ok`` wins; 404 when every source says it has none.
+
+    Raises:
+        BusReplyError: No source has it and one failed otherwise (its error), or one did not
+            answer (503: it may hold it, so "not found" would be a guess).
+        NotFoundError: Every source answered that it has none.
+    """
+    answers = await _ask_all(gateway, subject_of, message, view)
+    errors: list[tuple[ServiceToken, BusReplyError]] = []
+    for source, answer in answers:
+        if not isinstance(answer, BusReplyError):
+            return answer
+        errors.append((source, answer))
+    for _, error in errors:
+        if error.reply.code not in _ABSENT:
+            raise error
+    silent = [source for source, error in errors if error.reply.code != "not_found"]
+    if silent:
+        names = " and ".join(SERVICE_NAMES[source] for source in silent)
+        verb = "is" if len(silent) == 1 else "are"
+        raise BusReplyError(
+            ErrorReply(
+                code="service_unavailable",
+                message=f"The {what} may belong to {names}, which {verb} not answering; check "
+                "`clipyard status` and retry.",
+                status=503,
+                details={"services": [SERVICE_NAMES[source] for source in silent]},
+            )
+        )
     raise NotFoundError(f"There is no {what}.")
 
 
 async def _merged_page(
-    gateway: Gateway, principal: Principal, workspace_id: str, page: Page
-) -> Response[Sequence[WorkspaceOperation]]:
-    """One page of the operations of every source, ordered by start time."""
-    if len(OPERATION_SOURCES) == 1:
-        query = ListWorkspaceOperations(
-            principal=principal, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+    gateway: Gateway,
+    subject_of: Callable[[ServiceToken], str],
+    window: Any,
+    row: type[T],
+    page: Page,
+    key: Callable[[T], datetime],
+    what: str,
+) -> Response[Sequence[T]]:
+    """One page of the rows of every source, oldest first by ``key``.
+
+    ``window`` asks each source for its first ``offset + limit`` rows (each source keeps its rows
+    in ``key`` order), so the merged page is exact. The total is the sum of the sources' totals.
+    """
+    answers = await _ask_all(gateway, subject_of, window, RowPage[row])  # type: ignore[valid-type]
+    rows: list[T] = []
+    total = 0
+    missing: list[str] = []
+    for source, answer in answers:
+        if isinstance(answer, BusReplyError):
+            code = answer.reply.code
+            if source == WORKSPACE_OWNER or code not in _SILENT:
+                raise answer
+            if code != "not_found":
+                missing.append(f"{SERVICE_NAMES[source]} ({code})")
+                log.warning("%s of %s left out: %s", what, SERVICE_NAMES[source], answer)
+            continue
+        rows.extend(answer.items)
+        total += answer.total
+    rows.sort(key=key)
+    headers = {"X-Total-Count": str(total)}
+    if missing:
+        headers[WARNING_HEADER] = (
+            f"{' and '.join(missing)} did not answer: its {what} are not listed."
         )
-        subject = subjects.workspace_operations(OPERATION_SOURCES[0])
-        return await fetch_page(gateway, subject, query, WorkspaceOperation)
-    window = ListWorkspaceOperations(
-        principal=principal, workspace_id=workspace_id, limit=page.offset + page.limit, offset=0
-    )
-    pages = await asyncio.gather(
-        *(
-            fetch(
-                gateway,
-                subjects.workspace_operations(source),
-                window,
-                RowPage[WorkspaceOperation],
-                timeout=gateway.settings.query_timeout,
-            )
-            for source in OPERATION_SOURCES
-        )
-    )
-    rows = sorted((row for one in pages for row in one.items), key=lambda row: row.started_at)
-    return listing(rows[page.offset : page.offset + page.limit], sum(one.total for one in pages))
+    return Response(rows[page.offset : page.offset + page.limit], headers=headers)
 
 
 class WorkspaceAuditController(Controller):
@@ -113,7 +167,7 @@ class WorkspaceAuditController(Controller):
         "/execution-workspaces/{workspace_id:str}/workspace-operations",
         operation_id="listWorkspaceOperations",
         dependencies={"page": Provide(provide_page, sync_to_thread=False)},
-        response_headers=TOTAL_COUNT,
+        response_headers=_LIST_HEADERS,
         responses=error_responses(*_ERRORS),
     )
     async def list_workspace_operations(
@@ -123,12 +177,25 @@ class WorkspaceAuditController(Controller):
         principal: NamedDependency[Principal],
         page: NamedDependency[Page],
     ) -> Response[Sequence[WorkspaceOperation]]:
-        """The git and shell steps run against a workspace, oldest first: ``{id, phase, command,
-        cwd, status, exitCode, startedAt, finishedAt, runId, source}`` (no output on rows).
+        """The git and shell steps (realizer) and runtime actions and jobs (supervisor) run
+        against a workspace, merged oldest first by ``startedAt``: ``{id, phase, command, cwd,
+        status, exitCode, startedAt, finishedAt, runId, source}`` (no output on rows). A source
+        that does not answer is left out and named in ``X-Clipyard-Warning``.
 
         Errors: 400 (``limit``); 401; 403; 404.
         """
-        return await _merged_page(gateway, principal, workspace_id, page)
+        window = ListWorkspaceOperations(
+            principal=principal, workspace_id=workspace_id, limit=page.offset + page.limit
+        )
+        return await _merged_page(
+            gateway,
+            subjects.workspace_operations,
+            window,
+            WorkspaceOperation,
+            page,
+            lambda row: row.started_at,
+            "workspace operations",
+        )
 
     @get(
         "/workspace-operations/{operation_id:str}",
@@ -199,7 +266,7 @@ class WorkspaceAuditController(Controller):
         "/execution-workspaces/{workspace_id:str}/events",
         operation_id="listWorkspaceEvents",
         dependencies={"page": Provide(provide_page, sync_to_thread=False)},
-        response_headers=TOTAL_COUNT,
+        response_headers=_LIST_HEADERS,
         responses=error_responses(*_ERRORS),
     )
     async def list_workspace_events(
@@ -209,16 +276,25 @@ class WorkspaceAuditController(Controller):
         principal: NamedDependency[Principal],
         page: NamedDependency[Page],
     ) -> Response[Sequence[WorkspaceEventRow]]:
-        """The workspace's audit trail, oldest first: ``[{eventId, type, source, aggregateId,
-        aggregateVersion, occurredAt, actor, runId, reason, data}]``.
+        """The workspace's audit trail, oldest first by ``occurredAt``: its own events (realizer)
+        and those of its runtime services and jobs (supervisor), ``[{eventId, type, source,
+        aggregateId, aggregateVersion, occurredAt, actor, runId, reason, data}]``. A source that
+        does not answer is left out and named in ``X-Clipyard-Warning``.
 
         Errors: 400 (``limit``); 401; 403; 404.
         """
-        query = GetWorkspaceEvents(
-            principal=principal, workspace_id=workspace_id, limit=page.limit, offset=page.offset
+        window = GetWorkspaceEvents(
+            principal=principal, workspace_id=workspace_id, limit=page.offset + page.limit
         )
-        subject = subjects.workspace_events("realizer")
-        return await fetch_page(gateway, subject, query, WorkspaceEventRow)
+        return await _merged_page(
+            gateway,
+            subjects.workspace_events,
+            window,
+            WorkspaceEventRow,
+            page,
+            lambda row: row.occurred_at,
+            "workspace events",
+        )
 
     @get(
         "/execution-workspaces/{workspace_id:str}/history",
