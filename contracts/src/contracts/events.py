@@ -27,6 +27,21 @@ from contracts.execution_events import (
 )
 from contracts.gateway import ApiKeyCreated, ApiKeyRevoked, CompanyCreated
 from contracts.run_events import RunFinished, RunStarted
+from contracts.runtime_events import (
+    RuntimeProvisioningFailed,
+    RuntimeProvisioningStarted,
+    RuntimeProvisioningSucceeded,
+    RuntimeServiceAdopted,
+    RuntimeServiceDesiredStateChanged,
+    RuntimeServiceFailed,
+    RuntimeServiceHealthChanged,
+    RuntimeServiceLeaseAcquired,
+    RuntimeServiceLeaseReleased,
+    RuntimeServiceStarted,
+    RuntimeServiceStartFailed,
+    RuntimeServiceStarting,
+    RuntimeServiceStopped,
+)
 from contracts.service import InboxMessageRejected, OperationFinished, OperationStarted
 from contracts.workspace_events import (
     IssueAssigned,
@@ -90,6 +105,19 @@ AnyEvent = (
     | CredentialResolved
     | RunStarted
     | RunFinished
+    | RuntimeServiceStarting
+    | RuntimeServiceStarted
+    | RuntimeServiceStartFailed
+    | RuntimeServiceStopped
+    | RuntimeServiceFailed
+    | RuntimeServiceAdopted
+    | RuntimeServiceLeaseAcquired
+    | RuntimeServiceLeaseReleased
+    | RuntimeServiceHealthChanged
+    | RuntimeServiceDesiredStateChanged
+    | RuntimeProvisioningStarted
+    | RuntimeProvisioningSucceeded
+    | RuntimeProvisioningFailed
 )
 
 ALL_EVENT_TYPES: tuple[type[Event], ...] = get_args(AnyEvent)

@@ -1,20 +1,20 @@
-"""The runtime-supervisor's eventsourcing application: its use cases and read models."""
+"""The runtime-supervisor's eventsourcing application: its use cases and read models.
+
+Use cases are a few lines each (check, load, one aggregate command, save) and run on the store's
+thread; the process work (spawn, readiness, stop, jobs) happens in the orchestration around them.
+The decisions of the pure rules (desired-state patch, reuse key, lease) are taken there and
+recorded here.
+"""
 
 from __future__ import annotations
 
-from typing import Any
-
-from eventstore import ServiceApplication
+from runtime_supervisor.usecases.copies import CopyUseCases
+from runtime_supervisor.usecases.operations import OperationUseCases
+from runtime_supervisor.usecases.runtimes import RuntimeUseCases
 
 __all__ = ["RuntimeSupervisorApplication"]
 
 
-class RuntimeSupervisorApplication(ServiceApplication):
-    """Rebuilds the runtime-supervisor's read models from its own store; holds its use cases."""
-
-    def project(self, domain_event: Any) -> None:
-        """Apply one stored event to the read models (none yet in the skeleton)."""
-
-    def read_models(self) -> dict[str, Any]:
-        """The read models as plain data, compared by replay verification."""
-        return {}
+class RuntimeSupervisorApplication(CopyUseCases, RuntimeUseCases, OperationUseCases):
+    """Runtime services, target runtimes, the supervisor's workspace operations and its copies of
+    the realizer's and the controller's facts; the only writer of the supervisor's store."""

@@ -1,14 +1,157 @@
-"""The one place where the runtime-supervisor's stored domain events become public contracts."""
+"""The one place where the runtime-supervisor's stored domain events become public contracts.
+
+Public: the lives of runtime service instances (``runtime_service.*``), the desired-state
+changes of targets, and runtime provisioning (``runtime_provisioning.*``). Private (``None``):
+the copies of other services' facts, spawn details, use stamps, runtime-control leases, and
+workspace operations (queried, not published). Output never leaves in an event.
+"""
+
+# Event classes made by eventsourcing's ``@event`` decorator are invisible to mypy.
+# mypy: disable-error-code=attr-defined
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from contracts import runtime_events as rt
 from contracts.base import Event
+from eventstore.envelope import envelope
+from runtime_supervisor.domain import RuntimeService as S
+from runtime_supervisor.domain import WorkspaceRuntime as W
+from runtime_supervisor.settings import SERVICE_NAME
 
 __all__ = ["to_contract"]
 
+_SERVICE = "runtime_service"
+_PROVISIONING = "runtime_provisioning"
+
+
+def _env(e: Any, aggregate: str) -> dict[str, Any]:
+    fields: dict[str, Any] = envelope(
+        e, aggregate=aggregate, company_id=e.tenant_id, service=SERVICE_NAME
+    )
+    return fields
+
+
+def _target(e: Any) -> dict[str, Any]:
+    about = e.about or {}
+    return {
+        "execution_workspace_id": about.get("execution_workspace_id"),
+        "project_workspace_id": about.get("project_workspace_id"),
+    }
+
+
+def _named(e: Any) -> dict[str, Any]:
+    return {**_target(e), "service_name": (e.about or {}).get("service_name") or ""}
+
+
+def _port(e: Any) -> int | None:
+    port: int | None = (e.about or {}).get("port")
+    return port
+
+
+_MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
+    S.StartBegan: lambda e: rt.RuntimeServiceStarting(
+        **_env(e, _SERVICE),
+        execution_workspace_id=e.execution_workspace_id,
+        project_workspace_id=e.project_workspace_id,
+        service_name=e.service_name,
+        workspace_command_id=e.workspace_command_id,
+        service_index=e.service_index,
+        lifecycle=e.lifecycle,
+        scope_type=e.scope_type,
+        scope_id=e.scope_id,
+        reuse_key=e.reuse_key,
+        command=e.command,
+        cwd=e.cwd,
+        port=e.port,
+        stop_policy=dict(e.stop_policy) if e.stop_policy is not None else None,
+        started_by_run_id=e.started_by_run_id,
+        owner_agent_id=e.owner_agent_id,
+    ),
+    S.Started: lambda e: rt.RuntimeServiceStarted(
+        **_env(e, _SERVICE), **_named(e), pid=e.pid, port=_port(e), url=e.url, started_at=e.at
+    ),
+    S.StartFailed: lambda e: rt.RuntimeServiceStartFailed(
+        **_env(e, _SERVICE),
+        **_named(e),
+        error=e.error,
+        exit_code=e.exit_code,
+        exit_signal=e.exit_signal,
+        stopped_at=e.at,
+    ),
+    S.Stopped: lambda e: rt.RuntimeServiceStopped(
+        **_env(e, _SERVICE),
+        **_named(e),
+        stop_reason=e.stop_reason,
+        exit_code=e.exit_code,
+        exit_signal=e.exit_signal,
+        stopped_at=e.at,
+    ),
+    S.Failed: lambda e: rt.RuntimeServiceFailed(
+        **_env(e, _SERVICE),
+        **_named(e),
+        error=e.error,
+        exit_code=e.exit_code,
+        exit_signal=e.exit_signal,
+        stopped_at=e.at,
+    ),
+    S.Adopted: lambda e: rt.RuntimeServiceAdopted(
+        **_env(e, _SERVICE), **_named(e), pid=e.pid, port=_port(e)
+    ),
+    S.LeaseAcquired: lambda e: rt.RuntimeServiceLeaseAcquired(
+        **_env(e, _SERVICE),
+        **_target(e),
+        lease_run_id=e.lease_run_id,
+        lease_run_ids=list(e.lease_run_ids),
+    ),
+    S.LeaseReleased: lambda e: rt.RuntimeServiceLeaseReleased(
+        **_env(e, _SERVICE),
+        **_target(e),
+        lease_run_id=e.lease_run_id,
+        lease_run_ids=list(e.lease_run_ids),
+    ),
+    S.HealthChanged: lambda e: rt.RuntimeServiceHealthChanged(
+        **_env(e, _SERVICE),
+        **_target(e),
+        health_status=e.health_status,
+        previous_health_status=e.previous,
+    ),
+    W.DesiredStateChanged: lambda e: rt.RuntimeServiceDesiredStateChanged(
+        **_env(e, _SERVICE),
+        **_target(e),
+        desired_state=e.desired_state,
+        service_states=dict(e.service_states),
+    ),
+    W.ProvisioningStarted: lambda e: rt.RuntimeProvisioningStarted(
+        **_env(e, _PROVISIONING),
+        **_target(e),
+        operation_id=e.operation_id,
+        command=e.command,
+        started_at=e.at,
+    ),
+    W.ProvisioningSucceeded: lambda e: rt.RuntimeProvisioningSucceeded(
+        **_env(e, _PROVISIONING), **_target(e), operation_id=e.operation_id, provisioned_at=e.at
+    ),
+    W.ProvisioningFailed: lambda e: rt.RuntimeProvisioningFailed(
+        **_env(e, _PROVISIONING),
+        **_target(e),
+        operation_id=e.operation_id,
+        error=e.error,
+        failed_at=e.at,
+    ),
+}
+
 
 def to_contract(domain_event: Any) -> Event | None:
-    """The public event for a stored one, or ``None`` when it stays private."""
-    return None
+    """The public event for a stored one, or ``None`` when it stays private.
+
+    Args:
+        domain_event: A stored domain event of the supervisor.
+
+    Returns:
+        The contract event (with its envelope), or None.
+    """
+    mapper = _MAPPERS.get(type(domain_event))
+    return mapper(domain_event) if mapper is not None else None

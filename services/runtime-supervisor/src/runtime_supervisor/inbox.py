@@ -1,0 +1,258 @@
+"""The supervisor's inboxes: its read-only copies of the realizer's facts (workspaces' runtime
+config, cwd, node and status; project workspaces; issues) and of the controller's (runs).
+
+Each handler runs on the store's thread inside the inbox (``eventstore.Inbox``) and saves what it
+notes with the upstream position, in one transaction. Events this build does not map are left to
+the inbox, which records their position. A finished run also releases its leases in that same
+save; ``on_run_finished`` then hears which services it held (to stop an ephemeral or
+``on_run_finish`` one, or arm an idle timer). It is called on the store's thread and must only
+hand the work over (``loop.call_soon_threadsafe``); since it runs after the save, the
+orchestration also reconciles unleased services at start, in case the process died in between.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from contracts import execution_events as ee
+from contracts import run_events as re_
+from contracts import workspace_events as we
+
+if TYPE_CHECKING:
+    from eventsourcing.persistence import Tracking
+
+    from runtime_supervisor.application import RuntimeSupervisorApplication
+    from runtime_supervisor.domain import CopyKind
+    from runtime_supervisor.usecases.services import Release
+
+__all__ = [
+    "AppHolder",
+    "RunFinishedHook",
+    "apply_controller_event",
+    "apply_realizer_event",
+    "controller_inbox",
+    "realizer_inbox",
+]
+
+logger = logging.getLogger(__name__)
+
+RunFinishedHook = Callable[[str, "list[Release]"], None]
+"""``hook(run_id, releases)``: called on the store's thread after a finished run's leases were
+released and saved."""
+
+Note = tuple["CopyKind", dict[str, Any], tuple[str, ...]]
+"""What an upstream event says: the copy's kind, the fields to set, the counters to bump."""
+
+
+class AppHolder:
+    """Hands the running application to the inbox handlers, which ``ServiceSpec`` builds before
+    the application exists. The ``register`` hook must call :meth:`set` first thing: an inbox
+    message may already be waiting for it on the store's thread."""
+
+    def __init__(self) -> None:
+        self._app: RuntimeSupervisorApplication | None = None
+        self._ready = threading.Event()
+        self.on_run_finished: RunFinishedHook | None = None
+        """Called when a finished run's leases were released (set by the orchestration)."""
+
+    def set(
+        self, app: RuntimeSupervisorApplication, on_run_finished: RunFinishedHook | None = None
+    ) -> None:
+        """The application is running (and, optionally, who hears of finished runs)."""
+        self._app = app
+        if on_run_finished is not None:
+            self.on_run_finished = on_run_finished
+        self._ready.set()
+
+    def get(self, timeout: float = 30.0) -> RuntimeSupervisorApplication:
+        """The application (waits up to ``timeout`` seconds for :meth:`set`)."""
+        if not self._ready.wait(timeout) or self._app is None:
+            raise RuntimeError("the runtime-supervisor application is not running yet")
+        return self._app
+
+
+def _plain(value: Any) -> Any:
+    return None if value is None else msgspec.to_builtins(value)
+
+
+def _workspace(e: ee.WorkspaceRealized) -> dict[str, Any]:
+    return {
+        "project_id": e.project_id,
+        "project_workspace_id": e.project_workspace_id,
+        "source_issue_id": e.source_issue_id,
+        "mode": e.mode,
+        "strategy_type": e.strategy_type,
+        "name": e.name,
+        "status": e.status,
+        "closing": False,
+        "cwd": e.cwd,
+        "repo_url": e.repo_url,
+        "base_ref": e.base_ref,
+        "branch_name": e.branch_name,
+        "node_id": e.node_id,
+        "config": _plain(e.config),
+        "lifecycle_generation": e.lifecycle_generation,
+    }
+
+
+def _project_workspace(
+    e: we.ProjectWorkspaceCreated | we.ProjectWorkspaceUpdated,
+) -> dict[str, Any]:
+    return {
+        "project_id": e.project_id,
+        "name": e.name,
+        "cwd": e.cwd,
+        "repo_url": e.repo_url,
+        "repo_ref": e.repo_ref,
+        "is_primary": e.is_primary,
+        "deleted": False,
+    }
+
+
+def _issue(e: we.IssueCreated | we.IssueUpdated) -> dict[str, Any]:
+    return {
+        "project_id": e.project_id,
+        "identifier": e.identifier,
+        "title": e.title,
+        "project_workspace_id": e.project_workspace_id,
+    }
+
+
+def _realizer_note(e: Any) -> Note | None:
+    """What a realizer event says, or None for one the supervisor does not copy."""
+    if isinstance(e, ee.WorkspaceRealized):
+        return "workspace", _workspace(e), ()
+    if isinstance(e, ee.WorkspaceReused):
+        fields: dict[str, Any] = {"last_used_at": e.last_used_at}
+        return "workspace", fields, ("checkout_version",) if e.rebuilt else ()
+    if isinstance(e, ee.WorkspaceStatusChanged):
+        return (
+            "workspace",
+            {"status": e.to_status, "lifecycle_generation": e.lifecycle_generation},
+            (),
+        )
+    if isinstance(e, ee.WorkspaceConfigChanged):
+        return "workspace", {"config": _plain(e.config)}, ()
+    if isinstance(e, ee.WorkspaceArchiveStarted):
+        return "workspace", {"closing": True, "lifecycle_generation": e.lifecycle_generation}, ()
+    if isinstance(e, ee.WorkspaceArchived | ee.WorkspaceCleanupFailed):
+        status = "archived" if isinstance(e, ee.WorkspaceArchived) else "cleanup_failed"
+        fields = {
+            "status": status,
+            "closing": False,
+            "lifecycle_generation": e.lifecycle_generation,
+        }
+        return "workspace", fields, ()
+    if isinstance(e, ee.WorkspaceReopened):
+        fields = {"status": "active", "closing": False, "cwd": e.cwd, "branch_name": e.branch_name,
+                  "lifecycle_generation": e.lifecycle_generation}  # fmt: skip
+        return "workspace", fields, ("checkout_version",)
+    if isinstance(e, ee.WorkspaceReopenFailed):
+        return "workspace", {"lifecycle_generation": e.lifecycle_generation}, ()
+    if isinstance(e, ee.WorkspaceRenamed):
+        return "workspace", {"name": e.name}, ()
+    if isinstance(e, ee.WorkspaceBranchReconciled):
+        return "workspace", {"branch_name": e.branch_name, "name": e.name}, ()
+    return _catalog_note(e)
+
+
+def _catalog_note(e: Any) -> Note | None:
+    if isinstance(e, we.ProjectWorkspaceCreated):
+        fields = {**_project_workspace(e), "runtime_config": _plain(e.runtime_config),
+                  "managed_checkout": _plain(e.managed_checkout)}  # fmt: skip
+        return "project_workspace", fields, ()
+    if isinstance(e, we.ProjectWorkspaceUpdated):
+        return "project_workspace", _project_workspace(e), ()
+    if isinstance(e, we.ProjectWorkspaceRuntimeConfigChanged):
+        fields = {"project_id": e.project_id, "runtime_config": _plain(e.runtime_config)}
+        return "project_workspace", fields, ()
+    if isinstance(e, we.ProjectWorkspaceCheckoutChanged):
+        fields = {"project_id": e.project_id, "managed_checkout": _plain(e.managed_checkout)}
+        return "project_workspace", fields, ()
+    if isinstance(e, we.ProjectWorkspaceDeleted):
+        return "project_workspace", {"project_id": e.project_id, "deleted": True}, ()
+    if isinstance(e, we.IssueCreated):
+        fields = {**_issue(e), "status": e.status, "assignee_agent_id": e.assignee_agent_id,
+                  "deleted": False}  # fmt: skip
+        return "issue", fields, ()
+    if isinstance(e, we.IssueUpdated):
+        return "issue", _issue(e), ()
+    if isinstance(e, we.IssueStatusChanged):
+        return "issue", {"status": e.to_status}, ()
+    if isinstance(e, we.IssueAssigned):
+        return "issue", {"assignee_agent_id": e.assignee_agent_id}, ()
+    if isinstance(e, we.IssueWorkspaceLinked):
+        return "issue", {"execution_workspace_id": e.execution_workspace_id}, ()
+    if isinstance(e, we.IssueDeleted):
+        return "issue", {"identifier": e.identifier, "deleted": True}, ()
+    return None
+
+
+def apply_realizer_event(
+    app: RuntimeSupervisorApplication, event: Any, tracking: Tracking | None = None
+) -> bool:
+    """Note one realizer event in the copies (on the store's thread); return whether it is one
+    the supervisor copies."""
+    note = _realizer_note(event)
+    if note is None:
+        return False
+    kind, fields, increments = note
+    app.note_copy(
+        kind, event.aggregate_id, event.company_id, fields, tracking, increments=increments
+    )
+    return True
+
+
+def apply_controller_event(
+    app: RuntimeSupervisorApplication,
+    event: Any,
+    tracking: Tracking | None = None,
+    on_run_finished: RunFinishedHook | None = None,
+) -> bool:
+    """Note one controller event (on the store's thread); a finished run's leases are released
+    in the same save, then ``on_run_finished`` hears of them. Return whether it was a run
+    event."""
+    if isinstance(event, re_.RunStarted):
+        fields = {"agent_id": event.agent_id, "issue_id": event.issue_id,
+                  "workspace_id": event.workspace_id, "status": "running"}  # fmt: skip
+        app.note_copy("run", event.aggregate_id, event.company_id, fields, tracking)
+        return True
+    if isinstance(event, re_.RunFinished):
+        fields = {"agent_id": event.agent_id, "issue_id": event.issue_id,
+                  "workspace_id": event.workspace_id, "status": event.status,
+                  "error_code": event.error_code}  # fmt: skip
+        releases = app.note_run_finished(event.aggregate_id, event.company_id, fields, tracking)
+        if on_run_finished is not None:
+            try:
+                on_run_finished(event.aggregate_id, releases)
+            except Exception:  # saved already: a retry would skip it, so never fail here
+                logger.exception("on_run_finished failed", extra={"run_id": event.aggregate_id})
+        return True
+    return False
+
+
+def realizer_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
+    """The handler of the realizer's events (``ServiceSpec.upstreams["realizer"]``)."""
+
+    def handle(event: Any, tracking: Tracking) -> None:
+        apply_realizer_event(holder.get(), event, tracking)
+
+    return handle
+
+
+def controller_inbox(
+    holder: AppHolder, on_run_finished: RunFinishedHook | None = None
+) -> Callable[[Any, Tracking], None]:
+    """The handler of the controller's events (``ServiceSpec.upstreams["controller"]``); the
+    hook is ``on_run_finished``, else the holder's."""
+
+    def handle(event: Any, tracking: Tracking) -> None:
+        app = holder.get()
+        apply_controller_event(app, event, tracking, on_run_finished or holder.on_run_finished)
+
+    return handle

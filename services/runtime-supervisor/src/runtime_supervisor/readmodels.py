@@ -1,0 +1,145 @@
+"""The supervisor's read models: a current copy of every aggregate it owns, kept by projecting
+each stored event onto it with the aggregate's own logic, plus the indexes the queries need.
+
+Rebuilt from the notification log at start and kept current after each save
+(``ServiceApplication``); queries read these copies on the store thread, use cases load
+aggregates from the repository.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from eventstore import ServiceApplication
+from runtime_supervisor.domain import (
+    COPY_KINDS,
+    CopyKind,
+    RuntimeService,
+    SupervisorOperation,
+    UpstreamCopy,
+    WorkspaceRuntime,
+)
+
+__all__ = ["SupervisorReadModels", "aggregate_state"]
+
+_OWN_EVENTS = (
+    UpstreamCopy.Event,
+    RuntimeService.Event,
+    WorkspaceRuntime.Event,
+    SupervisorOperation.Event,
+)
+
+
+def aggregate_state(aggregate: Any) -> dict[str, Any]:
+    """An aggregate's state as plain data (its attributes plus id, version and times)."""
+    state = {key: value for key, value in vars(aggregate).items() if not key.startswith("_")}
+    return {
+        "id": str(aggregate.id),
+        "version": aggregate.version,
+        "created_on": aggregate.created_on,
+        "modified_on": aggregate.modified_on,
+        **state,
+    }
+
+
+class SupervisorReadModels(ServiceApplication):
+    """Projection of every supervisor aggregate, and the indexes the queries need."""
+
+    copies: dict[CopyKind, dict[str, UpstreamCopy]]
+    """Kind -> upstream id -> the copy."""
+    services: dict[str, RuntimeService]
+    runtimes: dict[str, WorkspaceRuntime]
+    """Target key -> the target's runtime record."""
+    operations: dict[str, SupervisorOperation]
+    services_by_target: dict[str, list[str]]
+    """Target key -> ids of the service instances started for it, oldest first."""
+    services_by_project_workspace: dict[str, list[str]]
+    """Project workspace id -> ids of the instances started for it or for one of its execution
+    workspaces (inheritance, reference §6.9)."""
+    services_by_run: dict[str, set[str]]
+    """Run id -> ids of the instances the run holds a lease on."""
+    operations_by_target: dict[str, list[str]]
+    _objects: dict[UUID, Any]
+    _leases: dict[str, frozenset[str]]
+
+    def init_read_models(self) -> None:
+        """Empty read models (before every rebuild)."""
+        self.copies = {kind: {} for kind in COPY_KINDS}
+        self.services = {}
+        self.runtimes = {}
+        self.operations = {}
+        self.services_by_target = {}
+        self.services_by_project_workspace = {}
+        self.services_by_run = {}
+        self.operations_by_target = {}
+        self._objects = {}
+        self._leases = {}
+
+    def project(self, domain_event: Any) -> None:
+        """Apply one stored event to the copy of its aggregate, then index it."""
+        if not isinstance(domain_event, _OWN_EVENTS):
+            return
+        current = self._objects.get(domain_event.originator_id)
+        aggregate = domain_event.mutate(current)
+        self._objects[domain_event.originator_id] = aggregate
+        self._index(aggregate, created=current is None)
+
+    def _index(self, aggregate: Any, *, created: bool) -> None:
+        key = str(aggregate.id)
+        if isinstance(aggregate, UpstreamCopy):
+            self.copies[aggregate.kind][aggregate.key] = aggregate
+        elif isinstance(aggregate, RuntimeService):
+            self.services[key] = aggregate
+            if created:
+                self.services_by_target.setdefault(aggregate.target_key, []).append(key)
+                if aggregate.project_workspace_id:
+                    ids = self.services_by_project_workspace.setdefault(
+                        aggregate.project_workspace_id, []
+                    )
+                    ids.append(key)
+            self._index_leases(key, frozenset(aggregate.lease_run_ids))
+        elif isinstance(aggregate, WorkspaceRuntime):
+            self.runtimes[aggregate.target_key] = aggregate
+        elif isinstance(aggregate, SupervisorOperation):
+            self.operations[key] = aggregate
+            if created:
+                self.operations_by_target.setdefault(aggregate.target_key, []).append(key)
+
+    def _index_leases(self, key: str, leases: frozenset[str]) -> None:
+        before = self._leases.get(key, frozenset())
+        for run_id in before - leases:
+            held = self.services_by_run.get(run_id, set())
+            held.discard(key)
+            if not held:
+                self.services_by_run.pop(run_id, None)
+        for run_id in leases - before:
+            self.services_by_run.setdefault(run_id, set()).add(key)
+        self._leases[key] = leases
+
+    def read_models(self) -> dict[str, Any]:
+        """The read models as plain data, for replay verification."""
+        return {
+            "copies": {
+                kind: {key: aggregate_state(copy) for key, copy in models.items()}
+                for kind, models in self.copies.items()
+            },
+            "services": {key: aggregate_state(s) for key, s in self.services.items()},
+            "runtimes": {key: aggregate_state(r) for key, r in self.runtimes.items()},
+            "operations": {key: aggregate_state(o) for key, o in self.operations.items()},
+            "services_by_target": {k: list(v) for k, v in self.services_by_target.items()},
+            "services_by_project_workspace": {
+                k: list(v) for k, v in self.services_by_project_workspace.items()
+            },
+            "services_by_run": {k: sorted(v) for k, v in self.services_by_run.items()},
+            "operations_by_target": {k: list(v) for k, v in self.operations_by_target.items()},
+        }
+
+    def copy_of(self, kind: CopyKind, key: str | None) -> UpstreamCopy | None:
+        """The copy of an upstream record, if its events arrived."""
+        return self.copies[kind].get(key) if key else None
+
+    def now(self) -> datetime:
+        """The current time (UTC); one place so tests may pin it."""
+        return datetime.now(UTC)

@@ -1,0 +1,256 @@
+"""Queries of the orchestration and the endpoints: service instances, a target's runtime state,
+and the supervisor's workspace operations, scoped to the asking company (``None``: everything)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from uuid import UUID
+
+from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
+from contracts.runtime_commands import RuntimeState
+from contracts.workspace_views import Page
+from runtime_supervisor.domain import (
+    InvalidInputError,
+    NotFoundError,
+    Provisioning,
+    RuntimeService,
+    RuntimeTarget,
+    ServiceRecord,
+    SupervisorOperation,
+    target_key,
+)
+from runtime_supervisor.leases import ControlLease
+from runtime_supervisor.usecases.lookups import Lookups, visible
+from runtime_supervisor.views import (
+    operation_detail,
+    operation_row,
+    provisioning_view,
+    service_brief,
+)
+
+__all__ = ["Queries", "owner_label"]
+
+
+class Queries(Lookups):
+    """The queries of the orchestration and the endpoints."""
+
+    def service_record(self, scope_company_id: str | None, service_id: str) -> ServiceRecord:
+        """One service instance, or ``NotFoundError`` (unknown or another company's)."""
+        found = self.services.get(service_id)
+        if found is None or not visible(found.company_id, scope_company_id):
+            raise NotFoundError(
+                f"There is no runtime service {service_id}.", runtimeServiceId=service_id
+            )
+        return found.record()
+
+    def services_of(
+        self,
+        target: RuntimeTarget,
+        *,
+        include_inherited: bool = True,
+        include_history: bool = False,
+    ) -> list[ServiceRecord]:
+        """The target's service instances, by service index then start.
+
+        With ``include_inherited`` (reference §6.9), a project workspace and a shared workspace
+        without its own config also see the ``project_workspace``-scoped instances started in
+        the project workspace's checkout. Without ``include_history``, only the live instances
+        and, for each configured service with none live, its latest ended one (its exit status
+        and last output stay visible).
+        """
+        ids = list(self.services_by_target.get(target.key, []))
+        if include_inherited and target.project_workspace_id and _shares_project_checkout(target):
+            seen = set(ids)
+            for sid in self.services_by_project_workspace.get(target.project_workspace_id, []):
+                if sid not in seen and self._project_scoped_in_checkout(self.services[sid]):
+                    ids.append(sid)
+                    seen.add(sid)
+        found = [self.services[sid] for sid in ids]
+        if not include_history:
+            found = _latest(found)
+        order = sorted(
+            found,
+            key=lambda s: (s.service_index is None, s.service_index or 0, s.created_at),
+        )
+        return [s.record() for s in order]
+
+    def _project_scoped_in_checkout(self, service: RuntimeService) -> bool:
+        if service.scope_type != "project_workspace":
+            return False
+        if service.execution_workspace_id is None:
+            return True
+        ws = self.copy_of("workspace", service.execution_workspace_id)
+        return ws is not None and ws.get("mode") == "shared_workspace"
+
+    def live_services(self) -> list[ServiceRecord]:
+        """Every ``starting`` or ``running`` instance (adoption at start, stop-all)."""
+        return [s.record() for s in self.services.values() if s.live]
+
+    def port_owners(self) -> dict[int, ServiceRecord]:
+        """Port → the live instance that reserved it."""
+        return {s.port: s.record() for s in self.services.values() if s.live and s.port}
+
+    def reserved_ports(self) -> dict[int, str]:
+        """Port → who holds it, named for an error (``execution workspace <id> (service web)``)."""
+        return {port: owner_label(record) for port, record in self.port_owners().items()}
+
+    def find_shared(self, reuse_key: str | None) -> ServiceRecord | None:
+        """The most recently started healthy running instance with this reuse key (reference
+        §6.4, §6.6), or None."""
+        if not reuse_key:
+            return None
+        found = [
+            s
+            for s in self.services.values()
+            if s.reuse_key == reuse_key and s.status == "running" and s.health_status == "healthy"
+        ]
+        return max(found, key=lambda s: s.created_at).record() if found else None
+
+    # -- the target's runtime --------------------------------------------------------------
+
+    def provisioning(self, target: RuntimeTarget) -> Provisioning | None:
+        """The target's last runtime provisioning, if any."""
+        runtime = self.runtimes.get(target.key)
+        return runtime.provisioning_record() if runtime is not None else None
+
+    def needs_provisioning(self, target: RuntimeTarget) -> bool:
+        """A runtime provision command is configured and has not succeeded in the current
+        checkout (DECISIONS 1)."""
+        state = provisioning_view(target, self.provisioning(target)).state
+        return bool(target.runtime_provision_command) and state != "provisioned"
+
+    def control_lease(self, target: RuntimeTarget) -> ControlLease | None:
+        """The target's runtime-control lease as recorded (the rule judges whether it is
+        stale)."""
+        runtime = self.runtimes.get(target.key)
+        return runtime.lease_record() if runtime is not None else None
+
+    def desired(self, target: RuntimeTarget) -> tuple[str | None, dict[str, str]]:
+        """The target's recorded desired state and per-index states (None, {}: never set)."""
+        runtime = self.runtimes.get(target.key)
+        if runtime is None:
+            return None, {}
+        return runtime.desired_state, dict(runtime.service_states)
+
+    def desired_of(self, record: ServiceRecord) -> str | None:
+        """The desired state of an instance's service index, in the target it was started for."""
+        runtime = self.runtimes.get(record.target_key)
+        if runtime is None or record.service_index is None:
+            return None
+        return runtime.service_states.get(str(record.service_index))
+
+    def runtime_state(self, target: RuntimeTarget) -> RuntimeState:
+        """The target's runtime facts (``GetRuntimeState``; health as last probed)."""
+        desired_state, service_states = self.desired(target)
+        return RuntimeState(
+            runtime_services=[
+                service_brief(record, self.desired_of(record))
+                for record in self.services_of(target)
+            ],
+            runtime_provisioning=provisioning_view(target, self.provisioning(target)),
+            desired_state=desired_state,  # type: ignore[arg-type]
+            service_states=service_states,  # type: ignore[arg-type]
+        )
+
+    def event_sources(self, target: RuntimeTarget) -> list[UUID]:
+        """The ids of the aggregates whose stored events are the target's runtime history (its
+        runtime record, its service instances, its operations), for ``GetWorkspaceEvents``."""
+        ids = [self.runtimes[target.key].id] if target.key in self.runtimes else []
+        ids += [self.services[i].id for i in self.services_by_target.get(target.key, [])]
+        ids += [self.operations[i].id for i in self.operations_by_target.get(target.key, [])]
+        return ids
+
+    # -- operations ------------------------------------------------------------------------
+
+    def list_operations(
+        self,
+        scope_company_id: str | None,
+        workspace_id: str | None = None,
+        project_workspace_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Page[WorkspaceOperation]:
+        """The operations the supervisor recorded against a target, oldest first (a workspace
+        the supervisor has no copy of may still have some; another company's is not found)."""
+        if (workspace_id is None) == (project_workspace_id is None):
+            raise InvalidInputError(
+                "Name exactly one of workspaceId and projectWorkspaceId.", field="workspaceId"
+            )
+        if workspace_id is not None:
+            key, copy = (
+                target_key("execution_workspace", workspace_id),
+                self.copy_of("workspace", workspace_id),
+            )
+        else:
+            assert project_workspace_id is not None
+            key, copy = (
+                target_key("project_workspace", project_workspace_id),
+                self.copy_of("project_workspace", project_workspace_id),
+            )
+        if copy is not None and not visible(copy.company_id, scope_company_id):
+            raise NotFoundError(
+                "There is no such workspace.",
+                workspaceId=workspace_id,
+                projectWorkspaceId=project_workspace_id,
+            )
+        rows = [
+            self.operations[i]
+            for i in self.operations_by_target.get(key, [])
+            if visible(self.operations[i].company_id, scope_company_id)
+        ]
+        return Page(
+            items=[operation_row(o) for o in rows[offset : offset + limit]], total=len(rows)
+        )
+
+    def operation(self, scope_company_id: str | None, operation_id: str) -> SupervisorOperation:
+        """A workspace operation the supervisor recorded, or ``NotFoundError``."""
+        found = self.operations.get(operation_id)
+        if found is None or not visible(found.company_id, scope_company_id):
+            raise NotFoundError(
+                f"There is no workspace operation {operation_id}.", operationId=operation_id
+            )
+        return found
+
+    def operation_view(
+        self, scope_company_id: str | None, operation_id: str
+    ) -> WorkspaceOperationDetail:
+        """``GetWorkspaceOperation``: the row plus its excerpts."""
+        return operation_detail(self.operation(scope_company_id, operation_id))
+
+
+def owner_label(record: ServiceRecord) -> str:
+    """Who holds a port, for errors: the target and the service's name."""
+    kind, _, target_id = record.target_key.partition(":")
+    return f"{kind.replace('_', ' ')} {target_id} (service {record.service_name})"
+
+
+def _shares_project_checkout(target: RuntimeTarget) -> bool:
+    return target.kind == "project_workspace" or (
+        target.mode == "shared_workspace" and target.own_runtime is None
+    )
+
+
+def _latest(services: Iterable[RuntimeService]) -> list[RuntimeService]:
+    """Live instances, plus the latest ended one of each service that has none live."""
+    services = list(services)
+    live_ids = {_identity(s) for s in services if s.live}
+    latest: dict[Any, RuntimeService] = {}
+    for s in services:
+        if s.live:
+            continue
+        ident = _identity(s)
+        if ident not in live_ids and (
+            ident not in latest or s.created_at >= latest[ident].created_at
+        ):
+            latest[ident] = s
+    kept = {id(s) for s in latest.values()}
+    return [s for s in services if s.live or id(s) in kept]
+
+
+def _identity(service: RuntimeService) -> Any:
+    if service.workspace_command_id:
+        return ("command", service.workspace_command_id)
+    if service.service_index is not None:
+        return ("index", service.service_index)
+    return ("name", service.service_name)
