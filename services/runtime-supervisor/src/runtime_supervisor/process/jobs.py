@@ -1,0 +1,224 @@
+"""Running a job once: ``sh -c`` in its own session, a timeout that kills its whole process group,
+stdout and stderr captured separately with the last ``cap`` bytes of each kept.
+
+As in the realizer's runner, the process is started with :class:`subprocess.Popen` and watched
+with event-loop readers (asyncio's subprocess transport can hang when cancelled while it connects
+the pipes in CPython 3.11). The leader's end is seen through a pidfd (or a thread calling
+``waitid(WNOWAIT)``) without reaping it, so the group is SIGKILLed while its id is still pinned:
+whatever the job left running in its group (``server &``) does not outlive the job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+__all__ = ["JOB_OUTPUT_CAP", "JobResult", "run_job"]
+
+JOB_OUTPUT_CAP = 256 * 1024
+_CHUNK = 64 * 1024
+_READS_PER_WAKEUP = 16
+_KILL_GRACE = 2.0
+_DRAIN = 2.0
+"""How long output may keep coming once the group is gone (a process that left the group)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobResult:
+    """How a job ended: ``exit_code`` or ``signal`` (both None if it never started: ``error``),
+    the tails of its output, their full sizes, and whether it was cut (``truncated``) or timed out."""
+
+    exit_code: int | None
+    signal: int | None
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+    truncated: bool
+    timed_out: bool
+    started_at: datetime
+    finished_at: datetime
+    error: str | None = None
+
+
+class _Tail:
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.data = bytearray()
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.data += chunk
+        if len(self.data) > self.cap:
+            del self.data[: len(self.data) - self.cap]
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+def _follow(
+    loop: asyncio.AbstractEventLoop, pipe: IO[bytes], tail: _Tail
+) -> tuple[asyncio.Future[None], Callable[[], None]]:
+    """Feed ``tail`` from ``pipe`` until its end; returns the end and the (idempotent) cleanup."""
+    fd, done = pipe.fileno(), loop.create_future()
+    os.set_blocking(fd, False)
+
+    def finish() -> None:
+        if done.done():  # once only: after the close the number may belong to another pipe
+            return
+        loop.remove_reader(fd)
+        pipe.close()
+        done.set_result(None)
+
+    def readable() -> None:
+        for _ in range(_READS_PER_WAKEUP):  # a chatty job must not starve the loop
+            try:
+                chunk = os.read(fd, _CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                finish()
+                return
+            tail.feed(chunk)
+
+    loop.add_reader(fd, readable)
+    return done, finish
+
+
+def _ended(
+    loop: asyncio.AbstractEventLoop, pid: int
+) -> tuple[asyncio.Future[None], Callable[[], None]]:
+    """A future resolved when ``pid`` ends, leaving it unreaped (a zombie) for the caller."""
+    done: asyncio.Future[None] = loop.create_future()
+
+    def resolve() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+
+        def wait() -> None:
+            with contextlib.suppress(ChildProcessError):
+                os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                loop.call_soon_threadsafe(resolve)
+
+        threading.Thread(target=wait, name=f"job-{pid}", daemon=True).start()
+        return done, lambda: None
+
+    def readable() -> None:  # a pidfd stays readable: stop watching at once
+        loop.remove_reader(pidfd)
+        resolve()
+
+    loop.add_reader(pidfd, readable)
+
+    def close() -> None:
+        loop.remove_reader(pidfd)
+        with contextlib.suppress(OSError):
+            os.close(pidfd)
+
+    return done, close
+
+
+def _kill_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _start(command: str, *, cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    """Fork ``sh -c`` in a new session (a millisecond in the loop's thread, as asyncio does)."""
+    return subprocess.Popen(
+        ["/bin/sh", "-c", command],
+        cwd=str(cwd),
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+async def run_job(
+    *,
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    cap: int = JOB_OUTPUT_CAP,
+) -> JobResult:
+    """Run ``command`` once with ``/bin/sh -c`` and collect its output.
+
+    Args:
+        command: The shell command.
+        cwd: Its working directory.
+        env: Its complete environment (the caller sanitizes it).
+        timeout: Seconds until the group gets SIGTERM, then SIGKILL 2 s later.
+        cap: Bytes kept of each stream (the last ones).
+
+    Returns:
+        The result; a job that could not start has ``error`` and no exit code.
+    """
+    started = datetime.now(UTC)
+    out, err = _Tail(cap), _Tail(cap)
+    try:
+        proc = _start(command, cwd=cwd, env=env)
+    except OSError as exc:
+        return JobResult(
+            exit_code=None, signal=None, stdout="", stderr=str(exc), stdout_bytes=0,
+            stderr_bytes=0, truncated=False, timed_out=False, started_at=started,
+            finished_at=datetime.now(UTC), error=f"cannot start the job in {cwd}: {exc}",
+        )  # fmt: skip
+    loop = asyncio.get_running_loop()
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    watchers = [_follow(loop, proc.stdout, out), _follow(loop, proc.stderr, err)]
+    exited, unwatch = _ended(loop, proc.pid)
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(asyncio.shield(exited), timeout)
+        except TimeoutError:
+            timed_out = True
+            _kill_group(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(exited), _KILL_GRACE)
+        # The leader has ended (or ignored SIGTERM) and is not reaped yet: its group id still
+        # names this job's group, so nothing else can be hit.
+        _kill_group(proc.pid, signal.SIGKILL)
+        await asyncio.wait([done for done, _ in watchers], timeout=_DRAIN)
+    except BaseException:
+        _kill_group(proc.pid, signal.SIGKILL)
+        raise
+    finally:
+        unwatch()
+        for _, finish in watchers:
+            finish()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5.0)
+    code = proc.returncode
+    return JobResult(
+        exit_code=code if code is not None and code >= 0 else None,
+        signal=-code if code is not None and code < 0 else None,
+        stdout=out.text(),
+        stderr=err.text(),
+        stdout_bytes=out.total,
+        stderr_bytes=err.total,
+        truncated=out.total > cap or err.total > cap,
+        timed_out=timed_out,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+    )

@@ -1,0 +1,161 @@
+"""Readiness of real services: http, tcp and log, a service that exits first (case 57), timeouts."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+from functools import partial
+
+import httpx
+import pytest
+
+from contracts.workspace_config import HttpReadiness, LogReadiness, TcpReadiness
+from runtime_supervisor.process import NotReady, read_status, stop_group, wait_ready
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _http_server(port: int, delay: float = 0.3) -> str:
+    return f"sleep {delay}; exec {sys.executable} -m http.server {port} --bind 127.0.0.1"
+
+
+@pytest.mark.parametrize("kind", ["http", "tcp"])
+async def test_an_http_server_becomes_ready_and_stops_with_its_port_released(
+    spawn, kind: str
+) -> None:
+    port = _free_port()
+    service = await spawn(_http_server(port))
+    url = f"http://127.0.0.1:{port}/"
+    readiness = HttpReadiness(url_template=url) if kind == "http" else TcpReadiness()
+    started = time.monotonic()
+    await wait_ready(
+        readiness, url=url, port=port, log_path=service.log_path, timeout=20,
+        exited=partial(read_status, service.run_dir),
+    )  # fmt: skip
+    assert time.monotonic() - started >= 0.3  # not before the server listened
+    async with httpx.AsyncClient(trust_env=False) as client:
+        assert (await client.get(url)).status_code == 200
+    outcome = await stop_group(service.pgid, grace=5)
+    assert outcome.outcome == "terminated"
+    status = read_status(service.run_dir)
+    assert status is not None
+    assert status.clean
+    assert _bindable(port)
+
+
+async def test_http_readiness_wants_2xx_or_3xx(spawn) -> None:
+    port = _free_port()
+    service = await spawn(_http_server(port, delay=0))
+    with pytest.raises(NotReady, match=r"^not ready after 1s$"):
+        await wait_ready(
+            HttpReadiness(url_template="x"), url=f"http://127.0.0.1:{port}/missing", port=port,
+            log_path=service.log_path, timeout=1, exited=partial(read_status, service.run_dir),
+        )  # fmt: skip
+    assert "404" in service.log_path.read_text()  # it was answering, with 404
+
+
+async def test_log_readiness_waits_for_the_pattern_in_new_output(spawn) -> None:
+    service = await spawn("sleep 0.3; echo 'server listening on 8080'; sleep 60", name="log")
+    started = time.monotonic()
+    await wait_ready(
+        LogReadiness(pattern=r"listening on \d+"), url=None, port=None,
+        log_path=service.log_path, timeout=10, exited=partial(read_status, service.run_dir),
+    )  # fmt: skip
+    assert time.monotonic() - started >= 0.3
+    await stop_group(service.pgid, grace=5)
+    # The same log file, appended by a second start: the old line must not count.
+    offset = service.log_path.stat().st_size
+    again = await spawn("sleep 60", name="log")
+    with pytest.raises(NotReady, match=r"^not ready after 0\.5s$"):
+        await wait_ready(
+            LogReadiness(pattern=r"listening on \d+"), url=None, port=None,
+            log_path=again.log_path, timeout=0.5, exited=partial(read_status, again.run_dir),
+            log_offset=offset,
+        )  # fmt: skip
+
+
+async def test_a_log_match_split_across_reads_is_found(spawn) -> None:
+    service = await spawn("printf 'ready'; sleep 0.3; printf ' now\\n'; sleep 60")
+    await wait_ready(
+        LogReadiness(pattern="ready now"), url=None, port=None, log_path=service.log_path,
+        timeout=5, interval=0.05, exited=partial(read_status, service.run_dir),
+    )  # fmt: skip
+
+
+async def test_a_service_that_exits_before_readiness_fails_with_its_last_output(spawn) -> None:
+    """Reference case 57."""
+    port = _free_port()
+    service = await spawn("echo 'fatal: DATABASE missing'; exit 3")
+    started = time.monotonic()
+    with pytest.raises(NotReady) as raised:
+        await wait_ready(
+            HttpReadiness(url_template="x"), url=f"http://127.0.0.1:{port}/", port=port,
+            log_path=service.log_path, timeout=30, exited=partial(read_status, service.run_dir),
+        )  # fmt: skip
+    assert raised.value.message == "service process exited before readiness (exit 3)"
+    assert "fatal: DATABASE missing" in raised.value.last_output
+    assert time.monotonic() - started < 5  # not the 30 s timeout
+
+
+async def test_timeout_names_its_length_and_keeps_the_output(spawn) -> None:
+    port = _free_port()
+    service = await spawn("echo 'still booting'; sleep 60")
+    started = time.monotonic()
+    with pytest.raises(NotReady) as raised:
+        await wait_ready(
+            TcpReadiness(), url=None, port=port, log_path=service.log_path, timeout=0.5,
+            exited=partial(read_status, service.run_dir),
+        )  # fmt: skip
+    assert raised.value.message == "not ready after 0.5s"
+    assert raised.value.last_output == "still booting\n"
+    assert 0.5 <= time.monotonic() - started < 3
+
+
+async def test_no_readiness_is_ready_once_spawned(spawn) -> None:
+    service = await spawn("sleep 60")
+    started = time.monotonic()
+    await wait_ready(
+        None, url=None, port=None, log_path=service.log_path, timeout=10,
+        exited=partial(read_status, service.run_dir),
+    )  # fmt: skip
+    assert time.monotonic() - started < 0.1
+
+
+async def test_readiness_polls_every_100_ms_by_default(spawn) -> None:
+    service = await spawn("sleep 0.5; echo up; sleep 60")
+    await wait_ready(
+        LogReadiness(pattern="up"), url=None, port=None, log_path=service.log_path, timeout=10,
+        exited=partial(read_status, service.run_dir),
+    )  # fmt: skip
+    written = service.log_path.stat().st_mtime
+    assert time.time() - written < 0.35  # seen within a few polls of 100 ms, not seconds
+
+
+async def test_misconfigured_readiness_is_a_value_error(tmp_path) -> None:
+    log = tmp_path / "output.log"
+    for readiness, message in [
+        (HttpReadiness(url_template="x"), "http readiness needs a URL"),
+        (TcpReadiness(), "tcp readiness needs a port"),
+        (LogReadiness(pattern="(unclosed"), "invalid log readiness pattern"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            await wait_ready(
+                readiness, url=None, port=None, log_path=log, timeout=1, exited=lambda: None
+            )
