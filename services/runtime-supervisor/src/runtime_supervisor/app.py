@@ -6,27 +6,36 @@ from collections.abc import Mapping
 
 from runtime_supervisor import __version__
 from runtime_supervisor.application import RuntimeSupervisorApplication
-from runtime_supervisor.handlers import register
+from runtime_supervisor.handlers import make_register
+from runtime_supervisor.inbox import AppHolder, controller_inbox, realizer_inbox
 from runtime_supervisor.publishing import to_contract
-from runtime_supervisor.settings import SERVICE_NAME, load_settings
+from runtime_supervisor.settings import (
+    SERVICE_NAME,
+    SupervisorSettings,
+    load_supervisor_settings,
+)
 from servicekit import ServiceSpec, run_service
 
 __all__ = ["build_spec", "main"]
 
 
-def build_spec() -> ServiceSpec:
-    """The runtime-supervisor as ``run_service`` runs it; tests rebuild it with other parts."""
+def build_spec(settings: SupervisorSettings | None = None) -> ServiceSpec:
+    """The runtime-supervisor as ``run_service`` runs it; tests rebuild it with other settings."""
+    settings = settings or load_supervisor_settings()
+    holder = AppHolder()
     return ServiceSpec(
         token="supervisor",
         name=SERVICE_NAME,
         version=__version__,
         application_class=RuntimeSupervisorApplication,
         to_contract=to_contract,
-        register=register,
+        register=make_register(settings, holder),
+        upstreams={"realizer": realizer_inbox(holder), "controller": controller_inbox(holder)},
         description=__doc__ or SERVICE_NAME,
     )
 
 
 async def main(env: Mapping[str, str] | None = None) -> None:
     """Run the runtime-supervisor until SIGTERM or SIGINT."""
-    await run_service(build_spec(), load_settings(env))
+    settings = load_supervisor_settings(env)
+    await run_service(build_spec(settings), settings.service)

@@ -1,51 +1,61 @@
-"""NATS endpoints of the runtime-supervisor: each decodes, calls the application, replies."""
+"""The ``register`` hook of the runtime-supervisor: the orchestration's context, the inbox's
+run-finished hook, adoption of the services a previous supervisor left running (DECISIONS 7),
+then the endpoints; on shutdown the supervisor's own tasks stop and every service keeps
+running (only ``stop_all`` stops them)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from contracts import subjects
-from contracts.execution_commands import (
-    StopWorkspaceRuntimeServices,
-    StopWorkspaceRuntimeServicesResult,
+from runtime_supervisor.adoption import adopt_all
+from runtime_supervisor.context import Supervisor
+from runtime_supervisor.endpoints import (
+    Endpoints,
+    register_audit,
+    register_runtime,
+    register_stops,
 )
-from contracts.service import StopAllRuntimeServices, StopAllRuntimeServicesResult
-from contracts.workspace_subjects import stop_workspace_runtime_services
+from runtime_supervisor.runs import run_finished_hook
 
 if TYPE_CHECKING:
-    from natsbus import RequestContext
+    from runtime_supervisor.application import RuntimeSupervisorApplication
+    from runtime_supervisor.inbox import AppHolder
+    from runtime_supervisor.settings import SupervisorSettings
     from servicekit import ServiceRuntime
 
-__all__ = ["register"]
+__all__ = ["make_register"]
+
+_CLOSE_SHARE = 0.5
+"""Seconds the supervisor's tasks get to end once cancelled at shutdown."""
 
 
-async def register(runtime: ServiceRuntime) -> None:
-    """Add the supervisor's endpoints to its micro service."""
-    node = runtime.settings.node_id
+def make_register(
+    settings: SupervisorSettings, holder: AppHolder
+) -> Callable[[ServiceRuntime], Awaitable[None]]:
+    """The ``register`` hook of the supervisor's ``ServiceSpec``.
 
-    async def stop_all(
-        request: StopAllRuntimeServices, ctx: RequestContext
-    ) -> StopAllRuntimeServicesResult:
-        # The skeleton supervises nothing yet (the runtime issue gives it services and slots),
-        # so it truthfully reports that it stopped none.
-        return StopAllRuntimeServicesResult(node=node, services_stopped=0, slots_stopped=0)
+    Args:
+        settings: The supervisor's settings.
+        holder: Hands the running application to the inbox handlers.
+    """
 
-    async def stop_workspace(
-        request: StopWorkspaceRuntimeServices, ctx: RequestContext
-    ) -> StopWorkspaceRuntimeServicesResult:
-        # The archive saga waits for this answer; until the runtime issue gives the supervisor
-        # services to run, no workspace has any, and that is the truthful answer.
-        return StopWorkspaceRuntimeServicesResult(workspace_id=request.workspace_id, stopped=0)
+    async def register(runtime: ServiceRuntime) -> None:
+        app: RuntimeSupervisorApplication = runtime.app  # type: ignore[assignment]
+        sup = Supervisor(
+            app=app, store=runtime.store, settings=settings, node_id=runtime.settings.node_id
+        )
+        # First: an inbox message may already be waiting for the application on the store thread.
+        holder.set(app, on_run_finished=run_finished_hook(sup, asyncio.get_running_loop()))
 
-    await runtime.service.add_endpoint(
-        "stop_workspace",
-        stop_workspace_runtime_services(node),
-        stop_workspace,
-        StopWorkspaceRuntimeServices,
-    )
-    await runtime.service.add_endpoint(
-        "stop_all",
-        subjects.command("runtime_service", "stop_all", node),
-        stop_all,
-        StopAllRuntimeServices,
-    )
+        async def close() -> None:
+            await sup.close(_CLOSE_SHARE)
+
+        runtime.exit_stack.push_async_callback(close)
+        await adopt_all(sup)
+        endpoints = Endpoints(runtime, sup)
+        for group in (register_runtime, register_stops, register_audit):
+            await group(endpoints)
+
+    return register

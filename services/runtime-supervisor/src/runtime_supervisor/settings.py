@@ -2,15 +2,80 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
-from servicekit import ServiceSettings
+from runtime_supervisor.process import parse_port_range
+from servicekit import ServiceSettings, SettingsError
 
-__all__ = ["SERVICE_NAME", "load_settings"]
+__all__ = ["SERVICE_NAME", "SupervisorSettings", "load_settings", "load_supervisor_settings"]
 
 SERVICE_NAME = "runtime-supervisor"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SupervisorSettings:
+    """The common service settings plus the supervisor's own."""
+
+    service: ServiceSettings
+    port_range: tuple[int, int] = (41000, 41999)
+    """``CLIPYARD_PORT_RANGE`` (``low-high``): where automatic service ports come from."""
+    stop_grace: float = 10.0
+    """``CLIPYARD_RUNTIME_STOP_GRACE``: seconds between SIGTERM and SIGKILL of a stop."""
+    ready_timeout: float = 30.0
+    """``CLIPYARD_RUNTIME_READY_TIMEOUT``: seconds a start waits for readiness (a service's own
+    ``readiness.timeoutSec`` wins)."""
+    job_timeout: float = 600.0
+    """``CLIPYARD_JOB_TIMEOUT``: seconds a job or the runtime provision command may run (a job's
+    own ``timeoutSec`` wins)."""
+
+    @property
+    def home(self) -> Path:
+        """``$CLIPYARD_HOME``."""
+        return self.service.home
+
+    def run_dir(self, service_id: str) -> Path:
+        """Where the wrapper of one service instance writes: ``$CLIPYARD_HOME/runtime/<id>``."""
+        return self.service.home / "runtime" / service_id
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> ServiceSettings:
     """The service's settings from ``env`` (default: the process environment)."""
     return ServiceSettings.from_env(SERVICE_NAME, env)
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw.strip().removesuffix("s"))
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise SettingsError(f"{name}={raw!r} is not a positive number of seconds; unset it for "
+                            f"{default:g}")  # fmt: skip
+    return value
+
+
+def load_supervisor_settings(env: Mapping[str, str] | None = None) -> SupervisorSettings:
+    """All of the supervisor's settings from ``env`` (default: the process environment).
+
+    Raises:
+        SettingsError: A value Clipyard cannot use, naming the variable.
+    """
+    source = os.environ if env is None else env
+    raw_range = source.get("CLIPYARD_PORT_RANGE") or "41000-41999"
+    try:
+        port_range = parse_port_range(raw_range)
+    except ValueError as exc:
+        raise SettingsError(f"CLIPYARD_PORT_RANGE: {exc}") from None
+    return SupervisorSettings(
+        service=load_settings(env),
+        port_range=port_range,
+        stop_grace=_seconds(source, "CLIPYARD_RUNTIME_STOP_GRACE", 10.0),
+        ready_timeout=_seconds(source, "CLIPYARD_RUNTIME_READY_TIMEOUT", 30.0),
+        job_timeout=_seconds(source, "CLIPYARD_JOB_TIMEOUT", 600.0),
+    )

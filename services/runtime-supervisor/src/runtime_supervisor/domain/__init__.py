@@ -11,7 +11,9 @@ from runtime_supervisor.domain.errors import (
     NotFoundError,
     PortConflictError,
     PortsExhaustedError,
+    ProvisioningFailedError,
     RuntimeSupervisorError,
+    StartFailedError,
     StateConflictError,
 )
 from runtime_supervisor.domain.operations import EXCERPT_BYTES, SupervisorOperation, excerpt
@@ -40,11 +42,13 @@ __all__ = [
     "PortConflictError",
     "PortsExhaustedError",
     "Provisioning",
+    "ProvisioningFailedError",
     "RunBrief",
     "RuntimeService",
     "RuntimeSupervisorError",
     "RuntimeTarget",
     "ServiceRecord",
+    "StartFailedError",
     "StateConflictError",
     "SupervisorOperation",
     "TargetKind",

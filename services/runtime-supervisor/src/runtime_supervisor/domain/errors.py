@@ -12,7 +12,9 @@ __all__ = [
     "NotFoundError",
     "PortConflictError",
     "PortsExhaustedError",
+    "ProvisioningFailedError",
     "RuntimeSupervisorError",
+    "StartFailedError",
     "StateConflictError",
 ]
 
@@ -70,3 +72,18 @@ class LeaseConflictError(RuntimeSupervisorError):
     """Another owner holds the target's runtime-control lease (reference §6.8, case 63)."""
 
     code = "workspace_runtime_lease_conflict"
+
+
+class StartFailedError(RuntimeSupervisorError):
+    """A runtime service did not start: spawn error, exit before readiness, readiness timeout
+    (reference §6.2 step 8, case 57); ``details`` name the instance, its exit status and last
+    output."""
+
+    code = "runtime_service_start_failed"
+
+
+class ProvisioningFailedError(RuntimeSupervisorError):
+    """The lazy runtime provision command failed, so no service started (DECISIONS 1);
+    ``details`` name the workspace operation that failed."""
+
+    code = "runtime_provisioning_failed"

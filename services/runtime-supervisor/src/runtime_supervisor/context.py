@@ -1,0 +1,117 @@
+"""What the orchestration of one running supervisor shares: the application and its store
+thread, the settings, the port allocator, keyed locks, and the background tasks (watchers of
+live services, idle timers, stops started by a finished run).
+
+The background tasks are the supervisor's own: a stop of the supervisor cancels them and leaves
+every service running (DECISIONS 7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from eventstore import acting, system_cause
+from runtime_supervisor.process import PortAllocator
+from runtime_supervisor.settings import SERVICE_NAME
+
+if TYPE_CHECKING:
+    from runtime_supervisor.application import RuntimeSupervisorApplication
+    from runtime_supervisor.settings import SupervisorSettings
+
+__all__ = ["KeyedLocks", "Store", "Supervisor", "as_system"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+Store = Callable[..., Awaitable[Any]]
+"""``await store(fn, *args, **kwargs)``: run a call on the store's thread."""
+
+
+def as_system(reason: str, run_id: str | None = None) -> contextlib.AbstractContextManager[Any]:
+    """Stamp what the supervisor does by itself (a watcher, a timer) with its own cause."""
+    return acting(system_cause(SERVICE_NAME, reason, run_id=run_id))
+
+
+class KeyedLocks:
+    """One ``asyncio.Lock`` per key, forgotten when nobody holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        """Hold the lock of ``key`` for the block."""
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users <= 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+@dataclass(kw_only=True)
+class Supervisor:
+    """The running supervisor's orchestration state (one per process)."""
+
+    app: RuntimeSupervisorApplication
+    store: Store
+    settings: SupervisorSettings
+    node_id: str = "local"
+    base_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    """The environment services and jobs start from (sanitized before use)."""
+    locks: KeyedLocks = field(default_factory=KeyedLocks)
+    allocator: PortAllocator = field(init=False)
+    stopping: set[str] = field(default_factory=set)
+    """Instances a stop of ours is ending: their watcher leaves the recording to the stop."""
+    watched: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    idle_timers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        low, high = self.settings.port_range
+        # Called on the store's thread only (inside the start's reservation), so the read models
+        # it reads are never read while being written.
+        self.allocator = PortAllocator(low, high, reserved=self.app.reserved_ports)
+
+    def spawn(self, work: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
+        """Run ``work`` in the background; its failure is logged, never lost."""
+        task = asyncio.create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            log.error("background task %s failed", task.get_name(), exc_info=error)
+
+    def cancel_idle_timer(self, service_id: str) -> None:
+        """Disarm the idle stop of an instance (a new lease arrived, or it ended)."""
+        timer = self.idle_timers.pop(service_id, None)
+        if timer is not None and timer is not asyncio.current_task():
+            timer.cancel()
+
+    async def close(self, timeout: float = 1.0) -> None:
+        """Cancel every background task (watchers, timers, stops in flight); services keep
+        running, to be adopted by the next supervisor (DECISIONS 7)."""
+        tasks = [t for t in self._tasks if not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+        self.watched.clear()
+        self.idle_timers.clear()

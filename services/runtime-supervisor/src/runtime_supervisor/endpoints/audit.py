@@ -1,0 +1,108 @@
+"""Endpoints of the supervisor's workspace operations (rows, detail, output byte ranges) and of a
+workspace's runtime audit trail, on ``ws.qry.supervisor.*`` with the contracts the realizer
+serves on ``ws.qry.realizer.*`` (the gateway merges both)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import contracts.workspace_subjects as subjects
+from contracts.base import Actor
+from contracts.execution_commands import (
+    GetWorkspaceEvents,
+    GetWorkspaceOperation,
+    GetWorkspaceOperationOutput,
+    ListWorkspaceOperations,
+)
+from contracts.execution_views import WorkspaceEventRow, WorkspaceOperationOutput
+from contracts.workspace_views import Page
+from eventstore import stored_event_view
+from runtime_supervisor.control import principal_scope
+from runtime_supervisor.domain import InvalidInputError
+from runtime_supervisor.outputs import MAX_OUTPUT_RANGE, read_output
+from runtime_supervisor.publishing import to_contract
+from servicekit.publishing import EVENT_ID_NAMESPACE
+
+if TYPE_CHECKING:
+    from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
+    from natsbus import RequestContext
+    from runtime_supervisor.endpoints.common import Endpoints
+
+__all__ = ["event_row", "register_audit"]
+
+
+def event_row(domain_event: Any) -> WorkspaceEventRow:
+    """One stored event of the supervisor as an audit row (its public type when it has one)."""
+    stored = stored_event_view(domain_event)
+    public = to_contract(domain_event)
+    event_type = type(public).__struct_config__.tag if public is not None else stored.type
+    return WorkspaceEventRow(
+        event_id=str(
+            uuid.uuid5(EVENT_ID_NAMESPACE, f"{stored.aggregate_id}:{stored.aggregate_version}")
+        ),
+        type=str(event_type),
+        source="supervisor",
+        aggregate_id=stored.aggregate_id,
+        aggregate_version=stored.aggregate_version,
+        occurred_at=stored.occurred_at,
+        actor=Actor(**stored.actor) if stored.actor else None,
+        run_id=stored.run_id,
+        reason=stored.reason,
+        data={k: v for k, v in stored.data.items() if k != "tenant_id"},
+    )
+
+
+async def register_audit(e: Endpoints) -> None:
+    """Add the workspace operation and workspace event queries (``ws.qry.supervisor.*``)."""
+    sup, app = e.sup, e.app
+
+    async def operations(
+        q: ListWorkspaceOperations, ctx: RequestContext
+    ) -> Page[WorkspaceOperation]:
+        found: Page[WorkspaceOperation] = await sup.store(
+            app.list_operations, principal_scope(q.principal), workspace_id=q.workspace_id,
+            limit=q.limit, offset=q.offset,
+        )  # fmt: skip
+        return found
+
+    async def operation(q: GetWorkspaceOperation, ctx: RequestContext) -> WorkspaceOperationDetail:
+        found: WorkspaceOperationDetail = await sup.store(
+            app.operation_view, principal_scope(q.principal), q.operation_id
+        )
+        return found
+
+    async def output(
+        q: GetWorkspaceOperationOutput, ctx: RequestContext
+    ) -> WorkspaceOperationOutput:
+        if q.offset < 0 or not 0 < q.length <= MAX_OUTPUT_RANGE:
+            raise InvalidInputError(
+                f"offset must be 0 or more and length 1-{MAX_OUTPUT_RANGE}.", field="length"
+            )
+        await sup.store(app.operation, principal_scope(q.principal), q.operation_id)
+        data, total = await asyncio.to_thread(
+            read_output, sup.settings.home, q.operation_id, q.stream, q.offset, q.length
+        )
+        return WorkspaceOperationOutput(data=data, offset=q.offset, total_bytes=total)
+
+    def events_page(q: GetWorkspaceEvents) -> Page[WorkspaceEventRow]:
+        target = app.target(principal_scope(q.principal), workspace_id=q.workspace_id)
+        rows = [
+            event_row(ev) for ident in app.event_sources(target) for ev in app.events.get(ident)
+        ]
+        rows.sort(key=lambda r: (r.occurred_at, r.aggregate_id, r.aggregate_version))
+        return Page(items=rows[q.offset : q.offset + q.limit], total=len(rows))
+
+    async def events(q: GetWorkspaceEvents, ctx: RequestContext) -> Page[WorkspaceEventRow]:
+        found: Page[WorkspaceEventRow] = await sup.store(events_page, q)
+        return found
+
+    await e.add("workspace_operations", subjects.workspace_operations("supervisor"), operations,
+                ListWorkspaceOperations)  # fmt: skip
+    await e.add("workspace_operation", subjects.workspace_operation("supervisor"), operation,
+                GetWorkspaceOperation)  # fmt: skip
+    await e.add("workspace_operation_output", subjects.workspace_operation_output("supervisor"),
+                output, GetWorkspaceOperationOutput)  # fmt: skip
+    await e.add("workspace_events", subjects.workspace_events("supervisor"), events,
+                GetWorkspaceEvents)  # fmt: skip

@@ -1,0 +1,113 @@
+"""Endpoints of runtime control and reads: ``ControlRuntime`` (long: answered in time or
+``accepted``), ``EnsureRunServices`` (long), ``GetRuntimeState`` (health re-probed on request)
+and ``GetRuntimeServiceLog``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contracts.runtime_commands import (
+    ControlRuntime,
+    EnsureRunServices,
+    GetRuntimeServiceLog,
+    GetRuntimeState,
+    RunServices,
+    RuntimeControlResult,
+    RuntimeServiceLog,
+    RuntimeState,
+)
+from contracts.runtime_subjects import (
+    RUNTIME_LOG,
+    RUNTIME_STATE,
+    ensure_run_services,
+    runtime_control,
+)
+from runtime_supervisor.control import execute, prepare, principal_scope
+from runtime_supervisor.domain import InvalidInputError, NotFoundError, ServiceRecord
+from runtime_supervisor.health import probe_running
+from runtime_supervisor.process import LogSlice, read_range, tail_bytes, tail_lines
+from runtime_supervisor.process.logs import MAX_READ
+from runtime_supervisor.runs import ensure_run_services as ensure_for_run
+
+if TYPE_CHECKING:
+    from contracts.base import Accepted
+    from natsbus import RequestContext
+    from runtime_supervisor.endpoints.common import Endpoints
+
+__all__ = ["read_log", "register_runtime"]
+
+
+def read_log(path: Path, tail: int | None, offset: int | None, length: int | None) -> LogSlice:
+    """A slice of a service's log: ``tail`` lines, a byte range, else its last 64 KiB."""
+    try:
+        if tail is not None:
+            if offset is not None or length is not None:
+                raise ValueError("give tail (lines) or offset/length (bytes), not both")
+            return tail_lines(path, tail)
+        if offset is not None or length is not None:
+            return read_range(path, offset or 0, length if length is not None else MAX_READ)
+        return tail_bytes(path)
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"Cannot read that part of the log: {exc}.", field="range"
+        ) from None
+
+
+async def register_runtime(e: Endpoints) -> None:
+    """Add the runtime control and read endpoints."""
+    sup, app, runtime = e.sup, e.app, e.runtime
+
+    async def control(c: ControlRuntime, ctx: RequestContext) -> RuntimeControlResult | Accepted:
+        with e.acting(c.principal, f"runtime {c.action}"):
+            plan = await prepare(sup, c)  # every refusal before any long work is recorded
+            return await runtime.operations.run(
+                f"runtime_{plan.selection.action}",
+                lambda operation_id: execute(sup, plan, operation_id),
+                ctx=ctx, company_id=plan.target.company_id, subject_id=plan.target.id,
+            )  # fmt: skip
+
+    async def ensure(c: EnsureRunServices, ctx: RequestContext) -> RunServices | Accepted:
+        with e.acting(c.principal, "run services", run_id=c.run_id):
+            target = await sup.store(app.target, principal_scope(c.principal), c.workspace_id)
+            return await runtime.operations.run(
+                "ensure_run_services",
+                lambda operation_id: ensure_for_run(sup, c, operation_id),
+                ctx=ctx, company_id=target.company_id, subject_id=c.workspace_id,
+            )  # fmt: skip
+
+    async def state(q: GetRuntimeState, ctx: RequestContext) -> RuntimeState:
+        target = await sup.store(app.target, principal_scope(q.principal), q.workspace_id,
+                                 q.project_workspace_id)  # fmt: skip
+        if q.probe_health:
+            records = await sup.store(app.services_of, target)
+            with e.acting(q.principal, "health probe"):
+                await probe_running(sup, records)
+        found: RuntimeState = await sup.store(app.runtime_state, target)
+        return found
+
+    def service_of(q: GetRuntimeServiceLog) -> ServiceRecord:
+        target = app.target(principal_scope(q.principal), q.workspace_id, q.project_workspace_id)
+        for record in app.services_of(target, include_history=True):
+            if record.id == q.service_id:
+                return record
+        raise NotFoundError(
+            f"There is no runtime service {q.service_id} in this workspace.",
+            runtimeServiceId=q.service_id,
+        )
+
+    async def log(q: GetRuntimeServiceLog, ctx: RequestContext) -> RuntimeServiceLog:
+        record: ServiceRecord = await sup.store(service_of, q)
+        if not record.run_dir:
+            return RuntimeServiceLog(text="", offset=0, length=0, size=0)
+        path = Path(record.run_dir) / "output.log"
+        found = await asyncio.to_thread(read_log, path, q.tail, q.offset, q.length)
+        return RuntimeServiceLog(
+            text=found.text, offset=found.offset, length=found.length, size=found.size
+        )
+
+    await e.add("runtime_control", runtime_control(e.node), control, ControlRuntime)
+    await e.add("runtime_ensure_for_run", ensure_run_services(e.node), ensure, EnsureRunServices)
+    await e.add("runtime_state", RUNTIME_STATE, state, GetRuntimeState)
+    await e.add("runtime_log", RUNTIME_LOG, log, GetRuntimeServiceLog)

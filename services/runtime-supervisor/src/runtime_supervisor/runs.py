@@ -1,0 +1,152 @@
+"""Runs and their services (reference §6.6, §6.7): a run's services started or reused with a
+lease for it, and what happens when a finished run's leases are released.
+
+When no run holds an instance any more: an ``ephemeral`` one, or one whose stop policy is
+``on_run_finish``, stops now; an ``idle_timeout`` one gets a timer (``idleSeconds``, default
+1800, at least 1) that stops it unless a run leased it again meanwhile; a shared ``manual`` one
+keeps running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from contracts.runtime_commands import EnsureRunServices, RunServices
+from runtime_supervisor.config.effective import effective_commands
+from runtime_supervisor.context import as_system
+from runtime_supervisor.desired import wanted_for_run
+from runtime_supervisor.runtime import Started, start_service
+from runtime_supervisor.stopping import stop_instance
+from runtime_supervisor.views import service_brief
+
+if TYPE_CHECKING:
+    from contracts.execution_views import RuntimeServiceBrief
+    from runtime_supervisor.context import Supervisor
+    from runtime_supervisor.domain import ServiceRecord
+    from runtime_supervisor.inbox import RunFinishedHook
+    from runtime_supervisor.usecases.services import Release
+
+__all__ = [
+    "DEFAULT_IDLE_SECONDS",
+    "after_release",
+    "ensure_run_services",
+    "run_finished_hook",
+    "unleased_policy",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_IDLE_SECONDS = 1800
+
+
+def unleased_policy(record: ServiceRecord) -> tuple[str, float]:
+    """What to do with a live instance no run holds: ``stop``, ``idle`` (with its seconds) or
+    ``keep`` (reference §6.7)."""
+    policy = record.stop_policy or {}
+    kind = policy.get("type") or "manual"
+    if record.lifecycle == "ephemeral" or kind == "on_run_finish":
+        return "stop", 0.0
+    if kind == "idle_timeout":
+        seconds = policy.get("idleSeconds") or DEFAULT_IDLE_SECONDS
+        return "idle", float(max(int(seconds), 1))
+    return "keep", 0.0
+
+
+async def _idle_stop(sup: Supervisor, record: ServiceRecord, delay: float) -> None:
+    await asyncio.sleep(delay)
+    current: ServiceRecord = await sup.store(sup.app.service_record, None, record.id)
+    if current.live and not current.lease_run_ids:
+        sup.idle_timers.pop(record.id, None)
+        with as_system("idle timeout"):
+            await stop_instance(sup, current, reason="idle timeout")
+
+
+def after_release(
+    sup: Supervisor, record: ServiceRecord, *, idle_from: datetime | None = None
+) -> None:
+    """Act on an instance no run holds any more (see the module's docstring).
+
+    Args:
+        sup: The supervisor.
+        record: The instance after the release.
+        idle_from: When it became idle (an adoption arms the timer for what is left of it);
+            default now.
+    """
+    if not record.live or record.lease_run_ids:
+        return
+    action, seconds = unleased_policy(record)
+    if action == "stop":
+        sup.spawn(_stop_released(sup, record), name=f"release-stop-{record.id}")
+    elif action == "idle":
+        if idle_from is not None:
+            seconds = max(seconds - (sup.app.now() - idle_from).total_seconds(), 0.0)
+        sup.cancel_idle_timer(record.id)
+        sup.idle_timers[record.id] = sup.spawn(_idle_stop(sup, record, seconds),
+                                               name=f"idle-{record.id}")  # fmt: skip
+
+
+async def _stop_released(sup: Supervisor, record: ServiceRecord) -> None:
+    with as_system("its run finished"):
+        await stop_instance(sup, record, reason="run finished")
+
+
+def run_finished_hook(sup: Supervisor, loop: asyncio.AbstractEventLoop) -> RunFinishedHook:
+    """The inbox's ``on_run_finished``: called on the store's thread, it only hands the releases
+    over to the event loop."""
+
+    def hook(run_id: str, releases: list[Release]) -> None:
+        def act() -> None:
+            for record, no_leases_left in releases:
+                if no_leases_left:
+                    after_release(sup, record)
+
+        loop.call_soon_threadsafe(act)
+
+    return hook
+
+
+async def ensure_run_services(sup: Supervisor, request: EnsureRunServices,
+                              operation_id: str | None = None) -> RunServices:  # fmt: skip
+    """Start or reuse every service of the workspace whose desired state is ``running``, each
+    leased to the run (reference §6.6; never a ``manual`` or ``stopped`` one, DECISIONS 7).
+
+    Raises:
+        StartFailedError, ...: A start failed; the leases taken so far were released first.
+    """
+    app = sup.app
+    target = await sup.store(app.target, request.principal.company_id, request.workspace_id)
+    effective = effective_commands(target.own_runtime, target.project_runtime)
+    desired, states = await sup.store(app.desired, target)
+    indexes = [s.service_index for s in effective.services if s.service_index is not None]
+    wanted = set(wanted_for_run(indexes, desired, states))
+    issue = await sup.store(app.issue, None, request.issue_id) if request.issue_id else None
+    taken: list[Started] = []
+    try:
+        for command in effective.services:
+            if command.service_index not in wanted or command.disabled_reason:
+                continue
+            taken.append(await start_service(
+                sup, target, command, run_id=request.run_id, agent_id=request.agent_id,
+                issue=issue, lease=True, operation_id=operation_id,
+            ))  # fmt: skip
+    except Exception:
+        for started in taken:
+            record, no_leases_left = await sup.store(app.release_lease, started.record.id,
+                                                     request.run_id)  # fmt: skip
+            if no_leases_left:
+                after_release(sup, record)
+        raise
+
+    def briefs_of() -> list[RuntimeServiceBrief]:
+        records = [app.service_record(None, s.record.id) for s in taken]
+        return [service_brief(r, app.desired_of(r)) for r in records]
+
+    briefs = await sup.store(briefs_of)
+    return RunServices(
+        runtime_services=briefs,
+        started=[s.record.id for s in taken if not s.reused],
+        reused=[s.record.id for s in taken if s.reused],
+    )

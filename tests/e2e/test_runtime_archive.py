@@ -1,0 +1,116 @@
+"""Archiving a workspace stops its runtime services before its directory is removed, through HTTP
+against the running stack.
+
+Two services run in the worktree: the issue's ``python3 -m http.server`` and a witness that, when
+it is sent SIGTERM, writes down whether the worktree still exists. After the archive the server's
+process is gone and its port released, the witness saw its directory, and the workspace's
+operations show the supervisor's stop finished before the realizer's ``git worktree remove``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import AsyncIterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.runtimeutil import (
+    alive,
+    find_server_pid,
+    http_service,
+    port_free,
+    reap,
+    rows_of,
+    runtime_board,
+    status_of,
+    wait_gone,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+async def reaper(stack: Any) -> AsyncIterator[None]:
+    """Whatever a failed test leaves running is killed (services outlive the supervisor)."""
+    yield
+    reap(stack.home)
+
+
+def _witness(worktree: Path, mark: Path) -> dict[str, Any]:
+    where, out = shlex.quote(str(worktree)), shlex.quote(str(mark))
+    command = (
+        f"trap 'if [ -d {where} ]; then echo present; else echo gone; fi > {out}; exit 0' TERM; "
+        "echo watching; while :; do sleep 0.2; done"
+    )
+    return {
+        "name": "witness",
+        "command": command,
+        "readiness": {"type": "log", "pattern": "watching"},
+    }
+
+
+def _at(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+async def test_archive_stops_services_before_removing_the_worktree(
+    stack: Any, tmp_path: Path, reaper: None
+) -> None:
+    mark = tmp_path / "witness.txt"
+    async with runtime_board(stack, tmp_path) as board:
+        issue, ws = await board.realize("Archive while serving")
+        worktree = Path(ws["cwd"])
+        config = {"services": [http_service("web"), _witness(worktree, mark)]}
+        await board.set_runtime(ws["id"], config)
+        started = await board.control(ws["id"], "start", settle=15)
+        assert started.status_code == 200, status_of(started)
+        workspace = started.json()["workspace"]
+        (web,) = rows_of(workspace, "service:web")
+        (witness,) = rows_of(workspace, "service:witness")
+        assert web["status"] == witness["status"] == "running", (web, witness)
+        assert web["cwd"] == witness["cwd"] == str(worktree)
+        server = find_server_pid(web["port"])
+        # The issue is done; archive.
+        done = await board.http.patch(f"/api/issues/{issue['id']}", json={"status": "done"})
+        assert done.status_code == 200, status_of(done)
+        archived = await board.http.patch(
+            f"/api/execution-workspaces/{ws['id']}", json={"status": "archived"}
+        )
+        assert archived.status_code == 200, status_of(archived)
+        assert archived.json()["status"] == "archived"
+        assert not worktree.exists()
+        # The services are gone and the port released; the witness saw its directory.
+        await wait_gone(server, 5)
+        assert not alive(witness["pid"])
+        assert port_free(web["port"])
+        assert mark.read_text().strip() == "present"
+        detail = (await board.detail(ws["id"])).json()
+        for command_id in ("service:web", "service:witness"):
+            statuses = [r["status"] for r in rows_of(detail, command_id)]
+            assert statuses == ["stopped"], (command_id, rows_of(detail, command_id))
+        # The operations: the supervisor's stop finished before the worktree's removal began.
+        operations = await board.operations(ws["id"])
+        removals = [
+            op
+            for op in operations
+            if op["source"] == "realizer" and "worktree remove" in op["command"]
+        ]
+        assert len(removals) == 1, [(op["source"], op["phase"], op["command"]) for op in operations]
+        removal_began = _at(removals[0]["startedAt"])
+        rows = rows_of(detail, "service:web") + rows_of(detail, "service:witness")
+        assert all(_at(r["stoppedAt"]) <= removal_began for r in rows), (rows, removals[0])
+        stops = [
+            op
+            for op in operations
+            if op["source"] == "supervisor"
+            and op["phase"] == "workspace_teardown"
+            and _at(op["startedAt"]) > _at(started.json()["operation"]["startedAt"])
+        ]
+        assert stops, [
+            (op["source"], op["phase"], op["command"], op["startedAt"]) for op in operations
+        ]
+        assert all(op["status"] == "succeeded" for op in stops), stops
+        assert max(_at(op["finishedAt"]) for op in stops) <= removal_began
