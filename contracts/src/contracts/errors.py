@@ -40,6 +40,8 @@ class ErrorCode(StrEnum):
     CONFIGURATION_INCOMPLETE = "configuration_incomplete"
     WORKSPACE_WORKTREE_REQUIRES_PROJECT = "workspace_worktree_requires_project"
     WORKSPACE_PROVISION_FAILED = "workspace_provision_failed"
+    RUNTIME_SERVICE_START_FAILED = "runtime_service_start_failed"
+    RUNTIME_PROVISIONING_FAILED = "runtime_provisioning_failed"
 
 
 DEFAULT_STATUS: Final[dict[ErrorCode, int]] = {
@@ -72,4 +74,6 @@ DEFAULT_STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.CONFIGURATION_INCOMPLETE: 422,
     ErrorCode.WORKSPACE_WORKTREE_REQUIRES_PROJECT: 422,
     ErrorCode.WORKSPACE_PROVISION_FAILED: 422,
+    ErrorCode.RUNTIME_SERVICE_START_FAILED: 409,
+    ErrorCode.RUNTIME_PROVISIONING_FAILED: 409,
 }

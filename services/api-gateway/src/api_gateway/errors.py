@@ -90,6 +90,14 @@ SERVICE_ERROR_CODES: Final[dict[str, tuple[int, str]]] = {
         "no free port for the service; retry the start or configure a different port",
     ),
     "port_conflict": (409, "the service's fixed port is held (details name the owner)"),
+    "runtime_service_start_failed": (
+        409,
+        "the service did not become ready (the message has the reason and its last output)",
+    ),
+    "runtime_provisioning_failed": (
+        409,
+        "the workspace's runtime-provision command failed (details name the operation)",
+    ),
 }
 """Codes the workspace-realizer and the runtime-supervisor answer with, for the OpenAPI
 descriptions (contracts.errors)."""
