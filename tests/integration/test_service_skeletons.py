@@ -86,7 +86,7 @@ async def test_service_serves_ping_audit_replay_and_stops_on_sigterm(
 async def test_supervisor_answers_stop_all_for_its_node(
     nats_server: Any, service_process: Any
 ) -> None:
-    # The skeleton supervises nothing yet and says so truthfully.
+    # A fresh supervisor on node-a runs nothing, and says so (services: tests/service, tests/e2e).
     await service_process("runtime_supervisor", env={"CLIPYARD_NODE_ID": "node-a"})
     nc = await nats.connect(nats_server.url)
     try:
@@ -113,7 +113,7 @@ async def test_supervisor_answers_stop_all_for_its_node(
 async def test_supervisor_answers_stop_workspace_for_the_archive_saga(
     nats_server: Any, service_process: Any
 ) -> None:
-    # The realizer's archive saga asks and waits; the skeleton runs no services, so it stops none.
+    # The archive saga asks and waits; a workspace the supervisor runs nothing for has none to stop.
     await service_process("runtime_supervisor")
     nc = await nats.connect(nats_server.url)
     try:
