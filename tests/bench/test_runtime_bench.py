@@ -32,17 +32,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.runtimeutil import (
-    HTTP_SERVER,
+from tests.e2e.hostfacts import (
     find_server_pid,
     free_port,
-    http_service,
     port_free,
     reap,
+)
+from tests.e2e.runtimeutil import (
+    HTTP_SERVER,
+    finished,
+    http_service,
     rows_of,
     runtime_board,
     status_of,
-    wait_until,
 )
 
 pytestmark = [pytest.mark.bench, pytest.mark.e2e]
@@ -212,23 +214,6 @@ async def _rss_median(pid: int, samples: int = 5) -> float:
     return float(statistics.median(values))
 
 
-async def _finished(board: Any, answer: Any) -> dict[str, Any]:
-    """The answer's body, waiting for the operation when the start answered 202."""
-    if answer.status_code != 202:
-        assert answer.status_code == 200, status_of(answer)
-        return dict(answer.json())
-    operation_id = answer.json()["operationId"]
-
-    async def done() -> dict[str, Any] | None:
-        read = await board.http.get(f"/api/operations/{operation_id}")
-        assert read.status_code == 200, status_of(read)
-        return read.json() if read.json()["status"] != "running" else None
-
-    operation = await wait_until(done, 600, f"operation {operation_id}", interval=1)
-    assert operation["status"] == "succeeded", operation
-    return dict(operation["result"])
-
-
 async def test_supervisor_memory_with_200_idle_services(
     stack: Any, tmp_path: Path, bench_report: Any
 ) -> None:
@@ -248,7 +233,7 @@ async def test_supervisor_memory_with_200_idle_services(
             assert (await board.control(ws["id"], "stop")).status_code == 200
             empty = await _rss_median(supervisor.pid)
             began = time.perf_counter()
-            body = await _finished(board, await board.control(ws["id"], "start"))
+            body = await finished(board, ws["id"], await board.control(ws["id"], "start"))
             start_all = time.perf_counter() - began
             running = [r for r in body["workspace"]["runtimeServices"] if r["status"] == "running"]
             assert len(running) == IDLE, len(running)
@@ -256,7 +241,7 @@ async def test_supervisor_memory_with_200_idle_services(
             detail = await board.detail(ws["id"])
             assert sum(r["status"] == "running" for r in detail.json()["runtimeServices"]) == IDLE
             began = time.perf_counter()
-            body = await _finished(board, await board.control(ws["id"], "stop"))
+            body = await finished(board, ws["id"], await board.control(ws["id"], "stop"))
             stop_all = time.perf_counter() - began
             assert all(r["status"] != "running" for r in body["workspace"]["runtimeServices"])
             after = await _rss_median(supervisor.pid)

@@ -1,44 +1,39 @@
-"""Runtime services end to end: a board, a project and git-worktree execution workspaces on a real
-repository, the supervisor's services driven through HTTP, and the host's own facts (``/proc``,
-sockets, HTTP to the services) checked beside what the API says.
+"""Runtime services end to end through HTTP: a board key, a project whose issues get execution
+workspaces (git worktrees by default) on a real local repository, the supervisor's services and
+jobs driven through the API, and long controls (202) followed to their end. The host's side
+(``/proc``, ports, leftovers) is in ``tests/e2e/hostfacts.py``.
 
-Shared by ``tests/e2e/test_runtime_*.py`` and ``tests/bench/test_runtime_bench.py``.
+Shared by ``tests/e2e/test_runtime_*.py``, ``tests/e2e/test_clipyard_up.py`` and
+``tests/bench/test_runtime_bench.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
-import os
-import signal
-import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
 from tests.e2e.gitutil import make_repo
+from tests.e2e.hostfacts import wait_until
 
 __all__ = [
     "HTTP_SERVER",
+    "ISOLATED",
+    "SHARED",
+    "ApiStack",
     "Board",
-    "alive",
-    "find_server_pid",
-    "free_port",
+    "finished",
     "http_service",
-    "port_free",
-    "reap",
     "rows_of",
     "runtime_board",
-    "start_time",
     "status_of",
-    "wait_gone",
-    "wait_until",
 ]
 
 HTTP_SERVER = "python3 -m http.server $PORT --bind 127.0.0.1"
@@ -56,126 +51,29 @@ def http_service(name: str, *, command: str = HTTP_SERVER, **extra: Any) -> dict
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# The host's facts
+ISOLATED: dict[str, Any] = {
+    "enabled": True,
+    "defaultMode": "isolated_workspace",
+    "allowIssueOverride": True,
+    "workspaceStrategy": {"type": "git_worktree", "baseRef": "main"},
+}
+"""A project policy giving each issue its own git worktree."""
+
+SHARED: dict[str, Any] = {"enabled": True, "defaultMode": "shared_workspace"}
+"""A project policy whose issues all work in the project's own checkout."""
 
 
-def free_port() -> int:
-    """A port free on 127.0.0.1 right now (the kernel's pick)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+class ApiStack(Protocol):
+    """What :func:`runtime_board` needs of a running stack (``tests/conftest.py``'s ``Stack``)."""
 
+    @property
+    def admin(self) -> httpx.AsyncClient:
+        """A client with the admin key."""
+        ...
 
-def port_free(port: int) -> bool:
-    """Whether a server could listen on 127.0.0.1:``port`` now (SO_REUSEADDR, as servers set it,
-    so a TIME_WAIT left by our own probes does not count as held)."""
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-            sock.listen(1)
-        except OSError:
-            return False
-        return True
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return []
-    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The name (field 2) may hold spaces and parentheses: split after its last ')'.
-    return text[text.rindex(")") + 2 :].split()
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` exists and is no zombie."""
-    fields = _stat_fields(pid)
-    return fields is not None and fields[0] not in ("Z", "X")
-
-
-def start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
-    fields = _stat_fields(pid)
-    return None if fields is None else int(fields[19])
-
-
-def _pids() -> list[int]:
-    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
-
-
-def find_server_pid(port: int) -> int:
-    """The ``python3 -m http.server <port>`` process: found by its command line and its port.
-
-    Raises:
-        AssertionError: None, or more than one, is running.
-    """
-    found = []
-    for pid in _pids():
-        args = _cmdline(pid)
-        if "http.server" in args and str(port) in args and alive(pid):
-            exe = os.path.basename(os.path.realpath(f"/proc/{pid}/exe")) if args else ""
-            if exe.startswith("python"):
-                found.append(pid)
-    assert len(found) == 1, f"expected one http.server on port {port}, found pids {found}"
-    return found[0]
-
-
-async def wait_gone(pid: int, timeout: float = 15.0) -> None:
-    """Wait until process ``pid`` has ended (gone or a zombie)."""
-    await wait_until(lambda: not alive(pid), timeout, f"process {pid} to end")
-
-
-async def wait_until(
-    check: Callable[[], Any | Awaitable[Any]], timeout: float, what: str, interval: float = 0.1
-) -> Any:
-    """Poll ``check`` (plain or async) until it returns something truthy, and return that.
-
-    Raises:
-        AssertionError: ``timeout`` seconds passed (the message says what was awaited).
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if inspect.isawaitable(value):
-            value = await value
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"waited {timeout:.0f} s for {what}")
-        await asyncio.sleep(interval)
-
-
-def reap(home: Path) -> list[int]:
-    """SIGKILL every runtime-service process group a test's stack left running.
-
-    Services outlive the supervisor by design (DECISIONS 7), so a test that fails midway would
-    leave them behind. Each runs under a wrapper whose command line names its run directory under
-    ``home``; the wrapper leads the service's session and process group. Returns the groups killed.
-    """
-    marker = str(home)
-    killed = []
-    for pid in _pids():
-        if pid == os.getpid() or not any(arg.startswith(marker) for arg in _cmdline(pid)[1:]):
-            continue
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if os.getpgid(pid) == pid:
-                os.killpg(pid, signal.SIGKILL)
-                killed.append(pid)
-    return killed
-
-
-# ---------------------------------------------------------------------------------------------
-# The API
+    def client(self, key: str | None = None) -> httpx.AsyncClient:
+        """A client of the API, authenticated with ``key``."""
+        ...
 
 
 def rows_of(workspace: Mapping[str, Any], command_id: str) -> list[dict[str, Any]]:
@@ -221,6 +119,16 @@ class Board:
         answer = await self.http.patch(
             f"/api/execution-workspaces/{workspace_id}",
             json={"config": {"workspaceRuntime": dict(config)}},
+        )
+        assert answer.status_code == 200, status_of(answer)
+        return dict(answer.json())
+
+    async def set_project_runtime(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """PATCH the primary project workspace's ``runtimeConfig`` (inherited by the execution
+        workspaces without one of their own)."""
+        answer = await self.http.patch(
+            f"/api/projects/{self.project['id']}/workspaces/{self.project_workspace['id']}",
+            json={"runtimeConfig": dict(config)},
         )
         assert answer.status_code == 200, status_of(answer)
         return dict(answer.json())
@@ -297,15 +205,17 @@ class Board:
 
 @contextlib.asynccontextmanager
 async def runtime_board(
-    stack: Any,
+    stack: ApiStack,
     tmp_path: Path,
     *,
     runtime_config: Mapping[str, Any] | None = None,
+    policy: Mapping[str, Any] = ISOLATED,
     name: str = "Acme",
     timeout: float = 60.0,
 ) -> AsyncIterator[Board]:
-    """A company with a board key, a project whose issues get git-worktree workspaces, and its
-    primary project workspace on a new repository under ``tmp_path`` (with ``runtimeConfig``)."""
+    """A company with a board key, a project with ``policy`` (:data:`ISOLATED`: a git worktree
+    per issue; :data:`SHARED`: the project's checkout), and its primary project workspace on a
+    new repository under ``tmp_path`` (with ``runtimeConfig``)."""
     repo = make_repo(tmp_path / f"repo-{uuid.uuid4().hex[:8]}")
     async with stack.admin as admin:
         company = (await admin.post("/api/companies", json={"name": name})).json()
@@ -318,15 +228,7 @@ async def runtime_board(
         http.timeout = httpx.Timeout(timeout)
         project = await http.post(
             f"/api/companies/{company['id']}/projects",
-            json={
-                "name": "Robot",
-                "executionWorkspacePolicy": {
-                    "enabled": True,
-                    "defaultMode": "isolated_workspace",
-                    "allowIssueOverride": True,
-                    "workspaceStrategy": {"type": "git_worktree", "baseRef": "main"},
-                },
-            },
+            json={"name": "Robot", "executionWorkspacePolicy": dict(policy)},
         )
         assert project.status_code == 201, status_of(project)
         body: dict[str, Any] = {"name": "main checkout", "cwd": str(repo), "isPrimary": True}
@@ -341,3 +243,38 @@ async def runtime_board(
             project_workspace=workspace.json(),
             repo=repo,
         )
+
+
+async def finished(
+    board: Board,
+    workspace_id: str,
+    answer: httpx.Response,
+    *,
+    timeout: float = 600.0,
+    interval: float = 1.0,
+) -> dict[str, Any]:
+    """A control's answer as a 200 gives it, ``{workspace, operation}``, however it answered.
+
+    A control still running past the gateway's deadline answers 202 ``{operationId, status:
+    "running"}``: the operation is polled (``GET /api/operations/{id}``) until it ends, and its
+    ``result`` (the supervisor's ``{operation, runtimeServices}``) is completed with the
+    workspace as it is read then, as the gateway does for a 200.
+
+    Raises:
+        AssertionError: Neither 200 nor 202, the operation failed, or it outran ``timeout``.
+    """
+    if answer.status_code != 202:
+        assert answer.status_code == 200, status_of(answer)
+        return dict(answer.json())
+    operation_id = answer.json()["operationId"]
+
+    async def done() -> dict[str, Any] | None:
+        read = await board.http.get(f"/api/operations/{operation_id}")
+        assert read.status_code == 200, status_of(read)
+        view: dict[str, Any] = read.json()
+        return view if view["status"] != "running" else None
+
+    operation = await wait_until(done, timeout, f"operation {operation_id}", interval=interval)
+    assert operation["status"] == "succeeded", operation
+    workspace = (await board.detail(workspace_id)).json()
+    return {"workspace": workspace, "operation": operation["result"]["operation"]}

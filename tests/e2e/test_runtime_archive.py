@@ -5,38 +5,37 @@ Two services run in the worktree: the issue's ``python3 -m http.server`` and a w
 it is sent SIGTERM, writes down whether the worktree still exists. After the archive the server's
 process is gone and its port released, the witness saw its directory, and the workspace's
 operations show the supervisor's stop finished before the realizer's ``git worktree remove``.
+
+Two shared workspaces (issues of a project working in its own checkout) share one directory:
+archiving one stops its own services only; the other's keeps running and answering.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from tests.e2e.runtimeutil import (
+from tests.e2e.hostfacts import (
     alive,
     find_server_pid,
-    http_service,
     port_free,
-    reap,
+    start_time,
+    wait_gone,
+)
+from tests.e2e.runtimeutil import (
+    SHARED,
+    http_service,
     rows_of,
     runtime_board,
     status_of,
-    wait_gone,
 )
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-async def reaper(stack: Any) -> AsyncIterator[None]:
-    """Whatever a failed test leaves running is killed (services outlive the supervisor)."""
-    yield
-    reap(stack.home)
 
 
 def _witness(worktree: Path, mark: Path) -> dict[str, Any]:
@@ -114,3 +113,54 @@ async def test_archive_stops_services_before_removing_the_worktree(
         ]
         assert all(op["status"] == "succeeded" for op in stops), stops
         assert max(_at(op["finishedAt"]) for op in stops) <= removal_began
+
+
+async def test_archiving_a_shared_workspace_stops_only_its_own_services(
+    stack: Any, tmp_path: Path, reaper: None
+) -> None:
+    # Two issues of a project whose issues share its checkout: two workspaces, one directory.
+    async with runtime_board(stack, tmp_path, policy=SHARED) as board:
+        first_issue, first = await board.realize("First in the checkout")
+        _, second = await board.realize("Second in the checkout")
+        assert first["id"] != second["id"]
+        assert first["mode"] == second["mode"] == "shared_workspace", (first, second)
+        assert first["cwd"] == second["cwd"] == str(board.repo), (first, second)
+        served = {}
+        for ws, name in ((first, "web-first"), (second, "web-second")):
+            await board.set_runtime(ws["id"], {"services": [http_service(name)]})
+            started = await board.control(ws["id"], "start", settle=15)
+            assert started.status_code == 200, status_of(started)
+            (row,) = rows_of(started.json()["workspace"], f"service:{name}")
+            assert row["status"] == "running", row
+            assert row["cwd"] == str(board.repo), row
+            served[ws["id"]] = (row, find_server_pid(row["port"]))
+        (mine, my_server), (theirs, their_server) = served[first["id"]], served[second["id"]]
+        born = start_time(their_server)
+        # The first issue is done; its workspace is archived (the checkout stays).
+        done = await board.http.patch(f"/api/issues/{first_issue['id']}", json={"status": "done"})
+        assert done.status_code == 200, status_of(done)
+        archived = await board.http.patch(
+            f"/api/execution-workspaces/{first['id']}", json={"status": "archived"}
+        )
+        assert archived.status_code == 200, status_of(archived)
+        assert archived.json()["status"] == "archived"
+        assert (board.repo / "README.md").is_file()
+        # Its own service is stopped, its port released.
+        await wait_gone(my_server, 5)
+        assert port_free(mine["port"])
+        detail = (await board.detail(first["id"])).json()
+        assert [r["status"] for r in rows_of(detail, "service:web-first")] == ["stopped"], detail
+        # The other workspace's service in the same directory runs on, untouched, and answers.
+        assert alive(their_server), f"the second workspace's service {theirs} was stopped"
+        assert start_time(their_server) == born
+        async with httpx.AsyncClient(timeout=5) as http:
+            answer = await http.get(theirs["url"])
+        assert answer.status_code == 200
+        shown = await board.row(second["id"], theirs["id"])
+        assert shown is not None
+        assert (shown["status"], shown["pid"]) == ("running", theirs["pid"]), shown
+        # And it stops when asked.
+        stopped = await board.control(second["id"], "stop")
+        assert stopped.status_code == 200, status_of(stopped)
+        await wait_gone(their_server, 5)
+        assert port_free(theirs["port"])

@@ -13,25 +13,26 @@ from __future__ import annotations
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.runtimeutil import (
+from tests.e2e.hostfacts import (
     alive,
     find_server_pid,
-    http_service,
+    parent_pid,
     port_free,
-    reap,
-    rows_of,
-    runtime_board,
     start_time,
-    status_of,
     wait_gone,
     wait_until,
+)
+from tests.e2e.runtimeutil import (
+    http_service,
+    rows_of,
+    runtime_board,
+    status_of,
 )
 
 pytestmark = pytest.mark.e2e
@@ -39,13 +40,6 @@ pytestmark = pytest.mark.e2e
 WEB = "service:web"
 PORT_RANGE = (41000, 41999)
 """The default ``CLIPYARD_PORT_RANGE``."""
-
-
-@pytest.fixture
-async def reaper(stack: Any) -> AsyncIterator[None]:
-    """Whatever a failed test leaves running is killed (services outlive the supervisor)."""
-    yield
-    reap(stack.home)
 
 
 async def _get(url: str) -> httpx.Response | None:
@@ -96,7 +90,7 @@ async def test_http_server_starts_answers_shows_logs_and_stops(
         assert shown["serviceName"] == "web"
         assert shown["serviceIndex"] == 0
         # The pid shown is the command's (`sh -c`, or the server itself when sh exec'd it).
-        assert shown["pid"] in (server, int(_stat(server)[1])), (shown["pid"], server)
+        assert shown["pid"] in (server, parent_pid(server)), (shown["pid"], server)
         assert os.getpgid(server) == os.getpgid(shown["pid"])
         # Its log: our own request, by its unique path, in the last 20 lines.
         probe = f"/e2e-probe-{uuid.uuid4().hex}"
@@ -123,12 +117,6 @@ async def test_http_server_starts_answers_shows_logs_and_stops(
         assert not alive(server)
         assert port_free(port)
         assert await _get(url) is None
-
-
-def _stat(pid: int) -> list[str]:
-    """``[state, ppid, pgrp, ...]`` of ``/proc/<pid>/stat`` after the name."""
-    text = Path(f"/proc/{pid}/stat").read_text()
-    return text[text.rindex(")") + 2 :].split()
 
 
 async def test_sigkill_from_outside_is_recorded_failed_with_signal_9(

@@ -7,21 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.runtimeutil import (
-    HTTP_SERVER,
+from tests.e2e.hostfacts import (
     alive,
     find_server_pid,
     free_port,
-    http_service,
     port_free,
-    reap,
+)
+from tests.e2e.runtimeutil import (
+    HTTP_SERVER,
+    finished,
+    http_service,
     rows_of,
     runtime_board,
     status_of,
@@ -30,13 +31,6 @@ from tests.e2e.runtimeutil import (
 pytestmark = pytest.mark.e2e
 
 CAP = 256 * 1024
-
-
-@pytest.fixture
-async def reaper(stack: Any) -> AsyncIterator[None]:
-    """Whatever a failed test leaves running is killed (services outlive the supervisor)."""
-    yield
-    reap(stack.home)
 
 
 def _fixed(port: int) -> dict[str, Any]:
@@ -110,16 +104,25 @@ async def test_fifty_concurrent_auto_port_starts_do_not_collide(
             probe = await board.control(ws["id"], "stop", settle=15, workspaceCommandId=last)
             assert probe.status_code == 200, status_of(probe)
 
-        async def start(w: int, s: int) -> httpx.Response:
-            return await board.control(
-                workspaces[w]["id"], "start", workspaceCommandId=f"service:s{s}"
-            )
+        async def control(w: int, action: str, **body: Any) -> dict[str, Any]:
+            # An action past the gateway's deadline answers 202: its operation is followed.
+            workspace_id = workspaces[w]["id"]
+            answer = await board.control(workspace_id, action, **body)
+            return await finished(board, workspace_id, answer, timeout=150, interval=0.5)
 
-        answers = await asyncio.gather(
-            *(start(w, s) for w in range(WORKSPACES) for s in range(PER_WORKSPACE))
+        outcomes = await asyncio.gather(
+            *(
+                control(w, "start", workspaceCommandId=f"service:s{s}")
+                for w in range(WORKSPACES)
+                for s in range(PER_WORKSPACE)
+            ),
+            return_exceptions=True,
         )
-        failures = [status_of(a) for a in answers if a.status_code != 200]
+        failures = [str(o) for o in outcomes if isinstance(o, BaseException)]
         assert failures == [], failures
+        for body in outcomes:
+            assert isinstance(body, dict)
+            assert body["operation"]["status"] == "succeeded", body["operation"]
         ports: dict[int, str] = {}
         for w, ws in enumerate(workspaces):
             detail = (await board.detail(ws["id"])).json()
@@ -133,8 +136,8 @@ async def test_fifty_concurrent_auto_port_starts_do_not_collide(
                 answer = await http.get(f"http://127.0.0.1:{port}/who.txt")
                 assert answer.status_code == 200, (port, who)
                 assert answer.text == who, f"port {port} serves {answer.text}, not {who}"
-        stops = await asyncio.gather(*(board.control(ws["id"], "stop") for ws in workspaces))
-        assert [a.status_code for a in stops] == [200] * WORKSPACES, [status_of(a) for a in stops]
+        stops = await asyncio.gather(*(control(w, "stop") for w in range(WORKSPACES)))
+        assert [b["operation"]["status"] for b in stops] == ["succeeded"] * WORKSPACES, stops
         assert [p for p in ports if not port_free(p)] == []
 
 

@@ -161,6 +161,10 @@ class ServiceSpec(Struct, frozen=True, kw_only=True):
     stop_policy: StopPolicy | None = None
     disabled_reason: str | None = None
     """Shown on the command; a disabled command cannot be started or run."""
+    desired_state: DesiredState | None = None
+    """The service index's desired state until one is recorded for it (default: the
+    workspace's, else ``running``); ``manual`` keeps it out of start/stop of all services and out
+    of runs (reference §6.5)."""
 
 
 class JobSpec(Struct, frozen=True, kw_only=True):
@@ -193,6 +197,9 @@ class RuntimeCommandSpec(Struct, frozen=True, kw_only=True):
     timeout_sec: float | None = None
     disabled_reason: str | None = None
     """Shown on the command; a disabled command cannot be started or run."""
+    desired_state: DesiredState | None = None
+    """A service's initial desired state, as :attr:`ServiceSpec.desired_state` (ignored for a
+    job)."""
 
 
 class RuntimeConfig(Struct, frozen=True, kw_only=True):

@@ -13,6 +13,7 @@ from nats.aio.client import Client
 
 from clipyard_cli.bus import CLI_PRINCIPAL, BusLogin, connect_cli, ping_service
 from clipyard_cli.home import CLI_USER
+from clipyard_cli.leftovers import stop_leftover_services
 from clipyard_cli.probes import (
     StackSettings,
     describe_exit,
@@ -130,6 +131,11 @@ class LocalStack:
             return
         self._say("stopping")
         await self._stop_all()
+        # Whatever the supervisor could not stop (it is dead, did not answer, or left
+        # survivors) is stopped here: Ctrl-C leaves nothing.
+        left = await asyncio.to_thread(stop_leftover_services, self.settings.home)
+        if left:
+            self._say(f"stopped {len(left)} runtime service(s) the supervisor left running")
         for launch in reversed(SERVICE_LAUNCHES):
             process = self.services.pop(launch.name, None)
             if process is not None:

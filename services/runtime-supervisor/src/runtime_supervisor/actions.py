@@ -83,6 +83,13 @@ def _describe(record: ServiceRecord, verb: str) -> str:
     return f"{verb} {record.service_name} (pid {record.pid}){where}"
 
 
+def _stop_line(record: ServiceRecord) -> str:
+    if record.status == "stopped":
+        return _describe(record, "stopped")
+    ended = record.last_error or record.status
+    return f"{record.service_name} (pid {record.pid}) had already ended: {ended}"
+
+
 async def stop_action(sup: Supervisor, plan: ControlPlan, outcome: ActionOutcome) -> None:
     """Stop the selected services (and, for ``stop``, patch the desired state first)."""
     if plan.selection.action == "stop":
@@ -92,7 +99,7 @@ async def stop_action(sup: Supervisor, plan: ControlPlan, outcome: ActionOutcome
     reason = "restart" if plan.selection.action == "restart" else "manual stop"
     stopped = await stop_many(sup, records, reason=reason)
     survivors = [s for s in stopped if s.survivors]
-    outcome.lines += [_describe(s.record, "stopped") for s in stopped if not s.survivors]
+    outcome.lines += [_stop_line(s.record) for s in stopped if not s.survivors]
     if not records:
         outcome.lines.append("no runtime service of the selection was running")
     if survivors:
@@ -124,8 +131,9 @@ async def start_action(sup: Supervisor, plan: ControlPlan, outcome: ActionOutcom
         fresh = [s.record for s in started if not s.reused]
         stopped = await stop_many(sup, fresh, reason="its start batch failed")
         outcome.lines += [_describe(s.record, "stopped") for s in stopped]
-        await sup.store(patch_desired, sup, target, plan.effective, "stop",
-                        selection.service_index)  # fmt: skip
+        if not sup.draining:  # a stop-all is no change of what the workspace wants
+            await sup.store(patch_desired, sup, target, plan.effective, "stop",
+                            selection.service_index)  # fmt: skip
         raise failures[0]
     await sup.store(patch_desired, sup, target, plan.effective, selection.action,
                     selection.service_index)  # fmt: skip

@@ -6,7 +6,9 @@ recorded with the status its wrapper wrote (``stopped`` for 0 or SIGTERM, else `
 what is left of its group is stopped. A ``starting`` one that was never recorded as spawned is
 ``failed`` (its wrapper, if it got that far, is stopped). Nothing is started. Finally the
 instances no run holds any more are handled as a run's release would have handled them (the
-inbox hears of a finished run after saving its releases, so a crash in between lost only that).
+inbox hears of a finished run after saving its releases, so a crash in between lost only that),
+and every unleased ``idle_timeout`` one, whoever started it, gets its idle timer again (for
+what is left of ``idleSeconds`` since it was last used): timers die with their supervisor.
 Workspace operations and runtime provisionings the previous supervisor left ``running`` are
 recorded ``failed``: nothing finishes them any more.
 """
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from runtime_supervisor.context import as_system
 from runtime_supervisor.domain import NotFoundError
+from runtime_supervisor.idle import unleased_policy
 from runtime_supervisor.process import alive, stop_group
 from runtime_supervisor.process.inspect import proc_stat
 from runtime_supervisor.runs import after_release
@@ -102,7 +105,9 @@ async def adopt_all(sup: Supervisor) -> Adoption:
                 if adopted.live:
                     watch(sup, adopted)
                     found.adopted.append(record.id)
-                    if adopted.started_by_run_id and not adopted.lease_run_ids:
+                    if not adopted.lease_run_ids and (
+                        adopted.started_by_run_id or unleased_policy(adopted)[0] == "idle"
+                    ):
                         after_release(sup, adopted, idle_from=adopted.last_used_at)
             elif record.pid is None:
                 await _never_spawned(sup, record)

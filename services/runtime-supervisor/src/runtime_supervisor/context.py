@@ -1,6 +1,7 @@
 """What the orchestration of one running supervisor shares: the application and its store
-thread, the settings, the port allocator, keyed locks, and the background tasks (watchers of
-live services, idle timers, stops started by a finished run).
+thread, the settings, the port allocator, keyed locks, the background tasks (watchers of
+live services, idle timers, stops started by a finished run), the starts in flight, and whether
+the node is stopping (a stop-all drains it: nothing starts any more).
 
 The background tasks are the supervisor's own: a stop of the supervisor cancels them and leaves
 every service running (DECISIONS 7).
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from eventstore import acting, system_cause
+from runtime_supervisor.domain import StateConflictError
 from runtime_supervisor.process import PortAllocator
 from runtime_supervisor.settings import SERVICE_NAME
 
@@ -76,6 +78,10 @@ class Supervisor:
     """Instances a stop of ours is ending: their watcher leaves the recording to the stop."""
     watched: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     idle_timers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    starts: set[asyncio.Task[Any]] = field(default_factory=set)
+    """The tasks running a start now (a stop-all cancels them)."""
+    draining: bool = False
+    """Set by stop-all (``clipyard up`` stopping): from then on nothing starts on this node."""
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -98,6 +104,18 @@ class Supervisor:
         error = task.exception()
         if error is not None:
             log.error("background task %s failed", task.get_name(), exc_info=error)
+
+    def check_accepting(self) -> None:
+        """Refuse new work while the node is stopping (after a stop-all).
+
+        Raises:
+            StateConflictError: The node is stopping (409 ``state_conflict``).
+        """
+        if self.draining:
+            raise StateConflictError(
+                "The node is stopping: no runtime service or job starts on it any more.",
+                node=self.node_id,
+            )
 
     def cancel_idle_timer(self, service_id: str) -> None:
         """Disarm the idle stop of an instance (a new lease arrived, or it ended)."""

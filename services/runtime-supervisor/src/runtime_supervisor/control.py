@@ -18,7 +18,13 @@ from contracts.runtime_commands import ControlRuntime, RuntimeControlResult, Run
 from runtime_supervisor.actions import ActionOutcome, run_job_action, start_action, stop_action
 from runtime_supervisor.config.effective import EffectiveConfig, effective_commands
 from runtime_supervisor.control_rules import Selection, select_targets
-from runtime_supervisor.domain import ForbiddenError, RunBrief, RuntimeTarget
+from runtime_supervisor.domain import (
+    ForbiddenError,
+    InvalidInputError,
+    NotFoundError,
+    RunBrief,
+    RuntimeTarget,
+)
 from runtime_supervisor.identity import require_cwd
 from runtime_supervisor.leases import decide, owner_key
 from runtime_supervisor.outputs import finish_with_output
@@ -81,6 +87,27 @@ def _holding_run(
     return run
 
 
+def _named_run(
+    app: RuntimeSupervisorApplication, target: RuntimeTarget, principal: Principal
+) -> RunBrief | None:
+    """The run a board or operator principal names (``X-Run-Id``): a run of the target's
+    company that has not finished, since the services it starts are leased to it."""
+    if principal.run_id is None:
+        return None
+    run = app.run(target.company_id, principal.run_id)
+    if run is None:
+        if app.copy_of("run", principal.run_id) is not None:  # another company's
+            raise NotFoundError(f"There is no run {principal.run_id}.", runId=principal.run_id)
+        raise InvalidInputError(
+            f"X-Run-Id names a run this node has not heard of ({principal.run_id}); send the id "
+            "of a run of this company that has started, or leave it out.",
+            runId=principal.run_id,
+            field="X-Run-Id",
+        )
+    app.check_lease_run(target.company_id, run.id)  # a finished run: 409
+    return run
+
+
 def _claim(app: RuntimeSupervisorApplication, plan_target: RuntimeTarget, principal: Principal,
            run: RunBrief | None, action: str) -> tuple[RuntimeLeaseOutcome, str | None]:  # fmt: skip
     actor = principal.actor
@@ -109,7 +136,13 @@ def _prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
     app, principal = sup.app, request.principal
     target = app.target(principal_scope(principal), request.workspace_id,
                         request.project_workspace_id)  # fmt: skip
-    run = _holding_run(app, target, principal) if principal.actor.type == "agent" else None
+    run: RunBrief | None
+    if principal.actor.type == "agent":
+        run = _holding_run(app, target, principal)
+    else:
+        run = _named_run(app, target, principal)
+    if request.action != "stop":
+        sup.check_accepting()
     require_cwd(target)
     effective = effective_commands(target.own_runtime, target.project_runtime)
     selection = select_targets(

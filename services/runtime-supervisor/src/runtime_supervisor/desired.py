@@ -2,7 +2,8 @@
 
 ``serviceStates`` maps ``"<serviceIndex>"`` to ``running``, ``stopped`` or ``manual``; the
 workspace-level ``desiredState`` aggregates them. A ``manual`` index is never overwritten by a
-start or a stop, and a run starts only the ``running`` ones (DECISIONS 7).
+start or a stop, and a run starts only the ``running`` ones (DECISIONS 7). A service's configured
+``desiredState`` is its index's state until the supervisor records one (:func:`seeded_states`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
-__all__ = ["DESIRED_STATES", "aggregate_desired_state", "desired_state_patch", "wanted_for_run"]
+__all__ = [
+    "DESIRED_STATES",
+    "aggregate_desired_state",
+    "desired_state_patch",
+    "seeded_states",
+    "wanted_for_run",
+]
 
 DESIRED_STATES: Final = frozenset({"running", "stopped", "manual"})
 
@@ -60,6 +67,26 @@ def desired_state_patch(
         if states[str(index)] != "manual":
             states[str(index)] = target
     return aggregate_desired_state(states), states
+
+
+def seeded_states(
+    configured: Mapping[int, str | None], recorded: Mapping[str, str]
+) -> dict[str, str]:
+    """The per-index states with the configured initial ones filled in.
+
+    Args:
+        configured: Service index → its configured ``desiredState`` (None: not configured).
+        recorded: The ``serviceStates`` the supervisor recorded (keys are indexes as strings).
+
+    Returns:
+        ``recorded`` plus, for each index it has no entry for, its configured state (when that
+        is a valid one); a recorded entry always wins.
+    """
+    states = dict(recorded)
+    for index, state in configured.items():
+        if str(index) not in states and state in DESIRED_STATES:
+            states[str(index)] = state
+    return states
 
 
 def _valid(state: str | None, default: str) -> str:

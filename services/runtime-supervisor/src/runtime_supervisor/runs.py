@@ -18,6 +18,7 @@ from contracts.runtime_commands import EnsureRunServices, RunServices
 from runtime_supervisor.config.effective import effective_commands
 from runtime_supervisor.context import as_system
 from runtime_supervisor.desired import wanted_for_run
+from runtime_supervisor.idle import arm_idle_timer, unleased_policy
 from runtime_supervisor.runtime import Started, start_service
 from runtime_supervisor.stopping import stop_instance
 from runtime_supervisor.views import service_brief
@@ -29,39 +30,9 @@ if TYPE_CHECKING:
     from runtime_supervisor.inbox import RunFinishedHook
     from runtime_supervisor.usecases.services import Release
 
-__all__ = [
-    "DEFAULT_IDLE_SECONDS",
-    "after_release",
-    "ensure_run_services",
-    "run_finished_hook",
-    "unleased_policy",
-]
+__all__ = ["after_release", "ensure_run_services", "run_finished_hook"]
 
 log = logging.getLogger(__name__)
-
-DEFAULT_IDLE_SECONDS = 1800
-
-
-def unleased_policy(record: ServiceRecord) -> tuple[str, float]:
-    """What to do with a live instance no run holds: ``stop``, ``idle`` (with its seconds) or
-    ``keep`` (reference §6.7)."""
-    policy = record.stop_policy or {}
-    kind = policy.get("type") or "manual"
-    if record.lifecycle == "ephemeral" or kind == "on_run_finish":
-        return "stop", 0.0
-    if kind == "idle_timeout":
-        seconds = policy.get("idleSeconds") or DEFAULT_IDLE_SECONDS
-        return "idle", float(max(int(seconds), 1))
-    return "keep", 0.0
-
-
-async def _idle_stop(sup: Supervisor, record: ServiceRecord, delay: float) -> None:
-    await asyncio.sleep(delay)
-    current: ServiceRecord = await sup.store(sup.app.service_record, None, record.id)
-    if current.live and not current.lease_run_ids:
-        sup.idle_timers.pop(record.id, None)
-        with as_system("idle timeout"):
-            await stop_instance(sup, current, reason="idle timeout")
 
 
 def after_release(
@@ -77,20 +48,17 @@ def after_release(
     """
     if not record.live or record.lease_run_ids:
         return
-    action, seconds = unleased_policy(record)
+    action, _seconds = unleased_policy(record)
     if action == "stop":
         sup.spawn(_stop_released(sup, record), name=f"release-stop-{record.id}")
     elif action == "idle":
-        if idle_from is not None:
-            seconds = max(seconds - (sup.app.now() - idle_from).total_seconds(), 0.0)
-        sup.cancel_idle_timer(record.id)
-        sup.idle_timers[record.id] = sup.spawn(_idle_stop(sup, record, seconds),
-                                               name=f"idle-{record.id}")  # fmt: skip
+        arm_idle_timer(sup, record, idle_from=idle_from)
 
 
 async def _stop_released(sup: Supervisor, record: ServiceRecord) -> None:
+    # Decided because no run held it: a run that leased it again meanwhile keeps it running.
     with as_system("its run finished"):
-        await stop_instance(sup, record, reason="run finished")
+        await stop_instance(sup, record, reason="run finished", only_if_unleased=True)
 
 
 def run_finished_hook(sup: Supervisor, loop: asyncio.AbstractEventLoop) -> RunFinishedHook:
@@ -115,9 +83,14 @@ async def ensure_run_services(sup: Supervisor, request: EnsureRunServices,
 
     Raises:
         StartFailedError, ...: A start failed; the leases taken so far were released first.
+        StateConflictError: The run has finished (no lease outlives its run), or the node is
+            stopping.
+        NotFoundError: The workspace, or the run, is another company's.
     """
+    sup.check_accepting()
     app = sup.app
     target = await sup.store(app.target, request.principal.company_id, request.workspace_id)
+    await sup.store(app.check_lease_run, target.company_id, request.run_id)
     effective = effective_commands(target.own_runtime, target.project_runtime)
     desired, states = await sup.store(app.desired, target)
     indexes = [s.service_index for s in effective.services if s.service_index is not None]

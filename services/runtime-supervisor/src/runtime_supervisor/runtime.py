@@ -4,13 +4,21 @@ A start resolves the service's identity, reuses a healthy shared instance with t
 (adding the run's lease), else runs the lazy runtime provisioning, reserves a port and records
 the ``starting`` instance in one call on the store's thread (so concurrent starts never share a
 port), spawns the command under its wrapper, waits for readiness and records ``running`` (or
-``failed``, its group stopped). Starts and stops of one service identity are serialized
+``failed``, its group stopped; whatever of it survives SIGKILL is named in the error and killed
+again later). Starts and stops of one service identity are serialized
 (:func:`runtime_supervisor.stopping.lock_key`); others run in parallel. Restart is a stop
-(:mod:`runtime_supervisor.stopping`) then a start.
+(:mod:`runtime_supervisor.stopping`) then a start. An ``idle_timeout`` instance started or
+reused without a run's lease gets its idle timer (:mod:`runtime_supervisor.idle`).
+
+Once a stop-all drains the node nothing starts; the starts in flight are cancelled: each stops
+what it spawned, records its instance ``failed`` and fails with 409 "the node is stopping" (a
+cancellation by the supervisor's own shutdown leaves the service to the next one's adoption).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,23 +29,25 @@ from runtime_supervisor.domain import (
     PortsExhaustedError,
     ServiceRecord,
     StartFailedError,
+    StateConflictError,
 )
 from runtime_supervisor.domain.service_record import tail_text
 from runtime_supervisor.environment import service_env
 from runtime_supervisor.identity import Identity, resolve
+from runtime_supervisor.idle import arm_idle_timer
 from runtime_supervisor.process import (
     NotReady,
     PortConflict,
     PortsExhausted,
+    Spawned,
     SpawnError,
     last_output,
     read_status,
     spawn_service,
-    stop_group,
     wait_ready,
 )
 from runtime_supervisor.provisioning import ensure_provisioned
-from runtime_supervisor.stopping import lock_key, stop_locked
+from runtime_supervisor.stopping import lock_key, stop_failed_start, stop_locked
 from runtime_supervisor.watchers import forget, watch
 
 if TYPE_CHECKING:
@@ -84,24 +94,42 @@ async def start_service(
         ProvisioningFailedError: The lazy runtime provision command failed.
         PortConflictError, PortsExhaustedError: No port for it.
         InvalidInputError, TemplateError: Its config cannot be resolved (422).
-        StateConflictError: The target is closed or being archived.
+        StateConflictError: The target is closed or being archived, the run has finished,
+            or the node is stopping (a stop-all cancelled or refused the start).
     """
+    sup.check_accepting()
     identity = resolve(target, command, run_id=run_id, agent_id=agent_id, issue=issue)
     lease_run = run_id if lease else None
-    async with sup.locks.hold(lock_key(target.key, command.id, identity.scope_id,
-                                       identity.reuse_key)):  # fmt: skip
-        existing = await sup.store(_existing, sup, target, identity)
-        if (
-            existing is not None
-            and existing.status == "running"
-            and (existing.health_status == "healthy")
-        ):
-            return Started(record=await _reuse(sup, existing, lease_run), reused=True)
-        if existing is not None:  # starting after a restart, or unhealthy: replace it
-            await stop_locked(sup, existing, reason="replaced by a new start")
-        await ensure_provisioned(sup, target, operation_id=operation_id)
-        record = await _spawn(sup, target, identity, run_id, agent_id, lease_run)
-        return Started(record=record, reused=False)
+    task = asyncio.current_task()
+    if task is not None:
+        sup.starts.add(task)
+    try:
+        async with sup.locks.hold(lock_key(target.key, command.id, identity.scope_id,
+                                           identity.reuse_key)):  # fmt: skip
+            sup.check_accepting()
+            existing = await sup.store(_existing, sup, target, identity)
+            if (
+                existing is not None
+                and existing.status == "running"
+                and (existing.health_status == "healthy")
+            ):
+                return Started(record=await _reuse(sup, existing, lease_run), reused=True)
+            if existing is not None:  # starting after a restart, or unhealthy: replace it
+                await stop_locked(sup, existing, reason="replaced by a new start")
+            await ensure_provisioned(sup, target, operation_id=operation_id)
+            record = await _spawn(sup, target, identity, run_id, agent_id, lease_run)
+            return Started(record=record, reused=False)
+    except asyncio.CancelledError:
+        if not sup.draining or task is None:
+            raise  # the supervisor is shutting down: what runs is adopted by the next one
+        task.uncancel()  # a stop-all cancelled this start: it fails like any other
+        raise StateConflictError(
+            f'The node is stopping: the start of runtime service "{command.name}" was cancelled.',
+            node=sup.node_id,
+        ) from None
+    finally:
+        if task is not None:
+            sup.starts.discard(task)
 
 
 def _existing(sup: Supervisor, target: RuntimeTarget, identity: Identity) -> ServiceRecord | None:
@@ -129,6 +157,7 @@ async def _reuse(sup: Supervisor, record: ServiceRecord, lease_run: str | None) 
     else:
         reused = await sup.store(sup.app.touch, record.id)
     watch(sup, reused)
+    arm_idle_timer(sup, reused)  # used without a lease: idle from now
     return reused
 
 
@@ -176,47 +205,66 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
     port, env = await sup.store(_reserve, sup, target, identity, service_id, run_id, agent_id,
                                 lease_run)  # fmt: skip
     name = identity.name
+    spawned: Spawned | None = None
     try:
-        spawned = await spawn_service(
-            command=identity.command.command, cwd=identity.cwd, run_dir=run_dir,
-            env=service_env(sup.base_env, port=port, port_env_key=identity.env_key,
-                            rendered_env=env),
-        )  # fmt: skip
-    except SpawnError as exc:
-        await _fail(sup, service_id, name, exc.message, exc.output, run_dir, lease_run)
-    await sup.store(sup.app.mark_spawned, service_id, pid=spawned.pid, pgid=spawned.pgid,
-                    process_start_time=spawned.start_time, run_dir=str(run_dir))  # fmt: skip
-    readiness = identity.command.readiness
-    interval = getattr(readiness, "interval_ms", None)
-    try:
-        await wait_ready(
-            readiness, url=identity.readiness_url(port), port=port, log_path=spawned.log_path,
-            timeout=getattr(readiness, "timeout_sec", None) or sup.settings.ready_timeout,
-            interval=max(interval / 1000, 0.1) if interval else 0.1,
-            exited=lambda: read_status(run_dir),
-        )  # fmt: skip
-    except (NotReady, ValueError) as exc:
-        sup.stopping.add(service_id)
         try:
-            await stop_group(spawned.pgid, grace=sup.settings.stop_grace,
-                             leader_start_time=spawned.wrapper_start_time)  # fmt: skip
-        finally:
-            sup.stopping.discard(service_id)
+            spawned = await spawn_service(
+                command=identity.command.command, cwd=identity.cwd, run_dir=run_dir,
+                env=service_env(sup.base_env, port=port, port_env_key=identity.env_key,
+                                rendered_env=env),
+            )  # fmt: skip
+        except SpawnError as exc:
+            await _fail(sup, service_id, name, exc.message, exc.output, run_dir, lease_run)
+        await sup.store(sup.app.mark_spawned, service_id, pid=spawned.pid, pgid=spawned.pgid,
+                        process_start_time=spawned.start_time, run_dir=str(run_dir),
+                        wrapper_start_time=spawned.wrapper_start_time or None)  # fmt: skip
+        await _ready(sup, identity, port, spawned)
+    except (NotReady, ValueError) as exc:
+        assert spawned is not None
+        survivors = await stop_failed_start(sup, service_id, spawned.pgid,
+                                            spawned.wrapper_start_time or None)  # fmt: skip
         reason = exc.message if isinstance(exc, NotReady) else str(exc)
-        await _fail(
-            sup, service_id, name, reason, last_output(spawned.log_path), run_dir, lease_run
-        )
+        await _fail(sup, service_id, name, reason, last_output(spawned.log_path), run_dir,
+                    lease_run, survivors)  # fmt: skip
+    except asyncio.CancelledError:
+        if sup.draining:  # a stop-all: end what this start began (a shutdown leaves it running)
+            survivors = (
+                await stop_failed_start(sup, service_id, spawned.pgid,
+                                        spawned.wrapper_start_time or None)
+                if spawned else []
+            )  # fmt: skip
+            with contextlib.suppress(StartFailedError):
+                await _fail(sup, service_id, name, "the node is stopping",
+                            last_output(run_dir / "output.log"), run_dir, lease_run,
+                            survivors)  # fmt: skip
+        raise
     running: ServiceRecord = await sup.store(sup.app.mark_running, service_id)
     watch(sup, running)
+    arm_idle_timer(sup, running)  # started without a lease: idle from now
     return running
 
 
+async def _ready(sup: Supervisor, identity: Identity, port: int | None, spawned: Spawned) -> None:
+    readiness = identity.command.readiness
+    interval = getattr(readiness, "interval_ms", None)
+    await wait_ready(
+        readiness, url=identity.readiness_url(port), port=port, log_path=spawned.log_path,
+        timeout=getattr(readiness, "timeout_sec", None) or sup.settings.ready_timeout,
+        interval=max(interval / 1000, 0.1) if interval else 0.1,
+        exited=lambda: read_status(spawned.run_dir),
+    )  # fmt: skip
+
+
 async def _fail(sup: Supervisor, service_id: str, name: str, reason: str, output: str,
-                run_dir: Path, lease_run: str | None) -> NoReturn:  # fmt: skip
+                run_dir: Path, lease_run: str | None,
+                survivors: list[int] | None = None) -> NoReturn:  # fmt: skip
     """Record the failed start (case 57; the run's lease on it released) and raise it, with
-    the last output."""
+    the last output; processes of its group that survived SIGKILL are named in the error."""
     status = read_status(run_dir)
     error = f'Failed to start runtime service "{name}": {reason}'
+    if survivors:
+        pids = ", ".join(str(p) for p in survivors)
+        error += f" (processes of its group survived SIGKILL and are still running: {pids})"
     record: ServiceRecord = await sup.store(
         sup.app.mark_start_failed, service_id, error=error,
         exit_code=status.code if status else None, exit_signal=status.signal if status else None,
@@ -230,4 +278,5 @@ async def _fail(sup: Supervisor, service_id: str, name: str, reason: str, output
         f"{error} | output: {tail}" if tail.strip() else error,
         runtimeServiceId=service_id, serviceName=name, exitCode=record.exit_code,
         exitSignal=record.exit_signal, lastOutput=record.last_output,
+        **({"survivors": survivors} if survivors else {}),
     )  # fmt: skip

@@ -42,13 +42,18 @@ def log_path(record: ServiceRecord) -> Path | None:
 
 def _group_is_ours(record: ServiceRecord) -> bool:
     """Whether group ``record.pgid`` still belongs to this instance: its leader (the wrapper) is
-    gone, or started no later than the command did (a pid reused since starts later). While any
-    process is in a group the kernel does not hand its number out again."""
+    gone, or has the start time recorded at spawn (else, when none was recorded, started no
+    later than the command did: a pid reused since starts later). While any process is in a
+    group the kernel does not hand its number out again."""
     if record.pgid is None:
         return False
     leader = proc_start_time(record.pgid)
+    if leader is None:
+        return True
+    if record.wrapper_start_time is not None:
+        return leader == record.wrapper_start_time
     started = record.process_start_time
-    return leader is None or started is None or leader <= started
+    return started is None or leader <= started
 
 
 async def stop_residue(sup: Supervisor, record: ServiceRecord) -> None:

@@ -128,24 +128,63 @@ async def test_timeout_names_its_length_and_keeps_the_output(spawn) -> None:
     assert 0.5 <= time.monotonic() - started < 3
 
 
+class _Probes:
+    """Counts the readiness loop's rounds: it asks whether the service ended before each probe."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    def __call__(self) -> None:
+        self.times.append(time.monotonic())
+
+    def gaps(self) -> list[float]:
+        return [b - a for a, b in zip(self.times, self.times[1:], strict=False)]
+
+
 async def test_no_readiness_is_ready_once_spawned(spawn) -> None:
     service = await spawn("sleep 60")
+    probes = _Probes()
     started = time.monotonic()
     await wait_ready(
-        None, url=None, port=None, log_path=service.log_path, timeout=10,
-        exited=partial(read_status, service.run_dir),
+        None, url=None, port=None, log_path=service.log_path, timeout=10, exited=probes,
     )  # fmt: skip
-    assert time.monotonic() - started < 0.1
+    assert probes.times == []  # nothing probed, nothing waited for
+    assert time.monotonic() - started < 2  # far from the 10 s timeout, even on a loaded machine
 
 
-async def test_readiness_polls_every_100_ms_by_default(spawn) -> None:
+async def test_readiness_polls_every_100_ms_by_default(tmp_path) -> None:
+    port = _free_port()  # nothing listens: every probe fails until the timeout
+    probes = _Probes()
+    started = time.monotonic()
+    with pytest.raises(NotReady):
+        await wait_ready(
+            TcpReadiness(), url=None, port=port, log_path=tmp_path / "output.log", timeout=1.5,
+            exited=probes,
+        )  # fmt: skip
+    window = time.monotonic() - started
+    # The last two gaps are the end: a sleep cut to what was left, then one more look at the
+    # service before "not ready".
+    gaps = sorted(probes.gaps()[:-2])
+    # About one probe per 100 ms: never faster, and the typical gap is 100 ms, not seconds
+    # (a loaded machine makes a few gaps longer, and so fewer probes fit the window).
+    assert gaps[0] >= 0.095, gaps
+    assert 0.095 <= gaps[len(gaps) // 2] < 0.3, gaps
+    assert len(probes.times) >= 6, (len(probes.times), window)
+    assert len(probes.times) <= window / 0.1 + 2, (len(probes.times), window)
+
+
+async def test_readiness_is_seen_within_a_poll_of_its_log_line(spawn) -> None:
     service = await spawn("sleep 0.5; echo up; sleep 60")
+    probes = _Probes()
     await wait_ready(
         LogReadiness(pattern="up"), url=None, port=None, log_path=service.log_path, timeout=10,
-        exited=partial(read_status, service.run_dir),
+        exited=probes,
     )  # fmt: skip
-    written = service.log_path.stat().st_mtime
-    assert time.time() - written < 0.35  # seen within a few polls of 100 ms, not seconds
+    # The line came after ~0.5 s and was seen by the probe after it: several polls, none of
+    # them seconds apart.
+    assert probes.times[-1] - probes.times[0] >= 0.4, probes.gaps()
+    assert len(probes.times) >= 4, probes.gaps()
+    assert max(probes.gaps()) < 0.5, probes.gaps()
 
 
 async def test_misconfigured_readiness_is_a_value_error(tmp_path) -> None:

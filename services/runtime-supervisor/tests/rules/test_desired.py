@@ -7,6 +7,7 @@ import pytest
 from runtime_supervisor.desired import (
     aggregate_desired_state,
     desired_state_patch,
+    seeded_states,
     wanted_for_run,
 )
 
@@ -84,3 +85,18 @@ def test_a_run_wants_only_running_indexes() -> None:
     assert wanted_for_run([0, 1, 2, 3], "stopped", states) == [0]
     assert wanted_for_run([0, 1], "manual", {}) == []
     assert wanted_for_run([], "running", {}) == []
+
+
+def test_configured_states_fill_only_the_indexes_with_nothing_recorded() -> None:
+    configured = {0: "running", 1: "manual", 2: None, 3: "bogus"}
+
+    assert seeded_states(configured, {}) == {"0": "running", "1": "manual"}
+    assert seeded_states(configured, {"1": "stopped", "5": "manual"}) == {
+        "0": "running",
+        "1": "stopped",
+        "5": "manual",
+    }
+    # Seeded, a stop of all services leaves the manual index alone and a run skips it.
+    _, states = desired_state_patch([0, 1], None, seeded_states(configured, {}), "stop", None)
+    assert states == {"0": "stopped", "1": "manual"}
+    assert wanted_for_run([0, 1], None, seeded_states(configured, {})) == [0]

@@ -168,3 +168,24 @@ def test_slug_rule() -> None:
     assert command_slug("  My Web  App!! ") == "my-web-app"
     assert command_slug("service:Web_1") == "service:web_1"
     assert command_slug("--__--") == ""
+
+
+def test_a_services_configured_desired_state_is_kept_and_a_jobs_ignored() -> None:
+    config = RuntimeConfig(
+        commands=[
+            RuntimeCommandSpec(kind="service", name="web", command="serve", desired_state="manual"),
+            RuntimeCommandSpec(kind="job", name="seed", command="seed", desired_state="manual"),
+            RuntimeCommandSpec(kind="service", name="db", command="postgres"),
+        ]
+    )
+
+    effective = effective_commands(config, None)
+
+    assert [(c.id, c.desired_state) for c in effective.commands] == [
+        ("service:web", "manual"),
+        ("job:seed", None),
+        ("service:db", None),
+    ]
+    spec = ServiceSpec(name="api", command="serve", desired_state="stopped")
+    (api,) = effective_commands(None, RuntimeConfig(services=[spec])).services
+    assert api.desired_state == "stopped"

@@ -234,6 +234,20 @@ class Sup:
                                      **fields)  # fmt: skip
         return await self.request(RUNTIME_LOG, query)
 
+    async def run_copied(self, ws: str, run: str, agent_id: str) -> None:
+        """Wait until the supervisor's copy of the controller's events has ``run`` (running on
+        ``ws``), and so everything the controller published before it. The probe changes
+        nothing: its agent stops a service that does not exist, which is 403 until the run is
+        known to hold ``ws``, then 404."""
+
+        async def probe() -> Any:
+            reply = await self.control("stop", ws, principal=agent(agent_id, run),
+                                       runtime_service_id=str(uuid.uuid4()))  # fmt: skip
+            assert isinstance(reply, ErrorReply), reply
+            return reply if reply.code == "not_found" else None
+
+        await eventually(probe, what=f"the supervisor knowing run {run}")
+
     async def ensure(self, ws: str, run: str, agent_id: str = "agent-1") -> Any:
         command = EnsureRunServices(principal=BOARD, workspace_id=ws, run_id=run,
                                     agent_id=agent_id)  # fmt: skip

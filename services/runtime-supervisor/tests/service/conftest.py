@@ -6,10 +6,13 @@ that kills whatever service processes a test leaves behind (services outlive the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import sys
+import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +22,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bus_world import Sup, Upstream
+from bus_world import OPERATOR, Sup, Upstream
 
+from contracts.base import ErrorReply
+from contracts.execution_commands import ListWorkspaceOperations
+from contracts.workspace_subjects import workspace_operations
 from natsbus import BusClient
 from runtime_supervisor.process import group_members
 from testkit.nats_server import start_nats_server
@@ -82,7 +88,7 @@ async def start_supervisor(
     ``terminate`` at teardown must end within 5 s without stopping any service)."""
 
     async def start(**env: str) -> Any:
-        return await service_process(
+        process = await service_process(
             "runtime_supervisor",
             env={
                 "CLIPYARD_NATS_URL": own_nats.url,
@@ -92,9 +98,30 @@ async def start_supervisor(
                 **env,
             },
         )
+        await _endpoints_ready(own_nats.url)
+        return process
 
     yield start
     reap(home)
+
+
+async def _endpoints_ready(url: str, timeout: float = 15.0) -> None:
+    """Wait until the supervisor's endpoints answer: its ping answers before they are added
+    (after adoption), and the audit group is added last."""
+    connection = await nats.connect(url)
+    try:
+        bus = BusClient(connection)
+        query = ListWorkspaceOperations(principal=OPERATOR, workspace_id=str(uuid.uuid4()))
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = await bus.request(workspace_operations("supervisor"), query, timeout=5.0)
+            if not (isinstance(reply, ErrorReply) and reply.code == "service_unavailable"):
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the supervisor's endpoints did not answer: {reply}")
+            await asyncio.sleep(0.05)
+    finally:
+        await connection.drain()
 
 
 @pytest.fixture

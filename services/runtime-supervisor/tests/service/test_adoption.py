@@ -5,12 +5,14 @@ it; one that ended while no supervisor ran is recorded with the exit status its 
 from __future__ import annotations
 
 import asyncio
+import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bus_world import Sup, Upstream, eventually, http_service, runtime
 
+from contracts.workspace_config import StopPolicy
 from runtime_supervisor.process import proc_start_time
 
 pytestmark = pytest.mark.integration
@@ -116,4 +118,23 @@ async def test_a_run_that_finished_while_the_supervisor_was_down_stops_its_ephem
 
     stopped = await sup.wait_status(ws, row["id"], "stopped")
     assert stopped.lease_run_ids == []
+    assert proc_start_time(row["pid"]) is None
+
+
+async def test_an_adopted_idle_timeout_service_no_run_holds_gets_its_idle_timer_again(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
+) -> None:
+    supervisor = await start_supervisor()
+    idle = http_service("idle", command="exec sleep 300", port=None, readiness=None,
+                        stop_policy=StopPolicy(type="idle_timeout", idle_seconds=3))  # fmt: skip
+    ws = await _workspace(upstream, sup, workdir, idle)
+    # Started by the board: no run ever held it, and its timer dies with this supervisor.
+    (row,) = (await sup.ok_control("start", ws))["runtimeServices"]
+    assert (row["leaseRunIds"], row["startedByRunId"]) == ([], None)
+
+    supervisor.kill()
+    await supervisor.start()
+
+    stopped = await sup.wait_status(ws, row["id"], "stopped", timeout=20)
+    assert stopped.exit_signal == signal.SIGTERM  # stopped by the supervisor, not ended alone
     assert proc_start_time(row["pid"]) is None

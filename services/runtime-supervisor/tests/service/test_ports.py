@@ -109,3 +109,44 @@ async def test_fifty_concurrent_automatic_port_starts_never_collide(
         assert holder[0] == row.pid, (row.service_name, row.port, holder)
     assert all(a["operation"]["status"] == "succeeded" for a in answers)
     assert state.desired_state == "running"
+
+
+def _two_taken_ports() -> tuple[int, list[socket.socket]]:
+    """Two neighbouring loopback ports, each held by a listening socket of this test."""
+    for _ in range(50):
+        low = free_port()
+        held: list[socket.socket] = []
+        try:
+            for port in (low, low + 1):
+                sock = socket.socket()
+                held.append(sock)
+                sock.bind(("127.0.0.1", port))
+                sock.listen()
+        except OSError:
+            for sock in held:
+                sock.close()
+            continue
+        return low, held
+    raise AssertionError("no two neighbouring free ports")
+
+
+async def test_case_55_no_free_port_left_in_the_range_is_409(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
+) -> None:
+    low, held = _two_taken_ports()
+    try:
+        await start_supervisor(CLIPYARD_PORT_RANGE=f"{low}-{low + 1}")
+        pw = await upstream.project_workspace(str(workdir), runtime(http_service()))
+        ws = await upstream.workspace(str(workdir), pw=pw)
+        await sup.known(ws)
+
+        refused = await sup.error("start", ws)
+
+        assert (refused.code, refused.status) == (
+            "workspace_runtime_port_allocation_exhausted",
+            409,
+        )
+        assert (await sup.state(ws)).runtime_services == []  # nothing recorded, nothing spawned
+    finally:
+        for sock in held:
+            sock.close()

@@ -297,3 +297,27 @@ def test_a_start_checks_the_target_as_it_is_now_and_keeps_a_stop_policy_value(
     world.pw_deleted(pw)
     with pytest.raises(NotFoundError):
         world.start(pw_target)
+
+
+def test_no_lease_for_a_finished_run_or_another_companys(
+    app: RuntimeSupervisorApplication, world: World
+) -> None:
+    ws = world.workspace(None)
+    target = world.target(ws=ws)
+    shared = world.start(target, "web", index=0)
+    finished = world.run_started(ws)
+    world.run_finished(finished, status="failed", ws=ws)
+    foreign = world.run_started(None, company=OTHER)
+
+    with pytest.raises(StateConflictError, match="has finished"):
+        app.acquire_lease(shared, finished)
+    with pytest.raises(StateConflictError, match="has finished"):
+        world.start(target, "api", index=1, lease_run_ids=(finished,))
+    with pytest.raises(NotFoundError):
+        app.acquire_lease(shared, foreign)
+    assert app.services_by_run == {}
+    assert [s.service_name for s in app.services_of(target)] == ["web"]
+    # A run not heard of yet may hold it; its run.finished releases it.
+    assert app.acquire_lease(shared, "run-unheard").lease_run_ids == ("run-unheard",)
+    world.run_finished("run-unheard", ws=ws)
+    assert app.service_record(ACME, shared).lease_run_ids == ()

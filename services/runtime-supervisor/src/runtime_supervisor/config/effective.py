@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias
 
 from contracts.workspace_config import (
     CommandKind,
+    DesiredState,
     JobSpec,
     PortSpec,
     Readiness,
@@ -65,6 +66,9 @@ class WorkspaceCommand:
     service_index: int | None = None
     """The position among services, in config order (``None`` for jobs)."""
     disabled_reason: str | None = None
+    desired_state: DesiredState | None = None
+    """The service index's initial desired state (``desiredState``; services only): what it is
+    until the supervisor records one for it."""
     expose: Any = None
     source_key: SourceKey = "services"
     source_index: int = 0
@@ -203,6 +207,7 @@ def _command(
         service_index=service_index,
         # Not (yet) fields of the contracts' specs; read when a later contract adds them.
         disabled_reason=getattr(spec, "disabled_reason", None),
+        desired_state=service.desired_state if service and kind == "service" else None,
         expose=getattr(spec, "expose", None),
         source_key=key,
         source_index=index,

@@ -62,6 +62,9 @@ class ServiceRecord:
     pgid: int | None
     process_start_time: int | None
     """The process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
+    wrapper_start_time: int | None
+    """The start time of its wrapper, the leader of its process group (same clock): a stop
+    signals group ``pgid`` only while its leader still has it (None: not recorded)."""
     lease_run_ids: tuple[str, ...]
     created_at: datetime
     started_at: datetime | None

@@ -104,6 +104,7 @@ class RuntimeService(CompanyScoped):
         self.pid: int | None = None
         self.pgid: int | None = None
         self.process_start_time: int | None = None
+        self.wrapper_start_time: int | None = None
         self.started_at: datetime | None = None
         self.stopped_at: datetime | None = None
         self.adopted_at: datetime | None = None
@@ -123,20 +124,38 @@ class RuntimeService(CompanyScoped):
     # -- the process -----------------------------------------------------------------------
 
     def spawn(
-        self, *, pid: int, pgid: int, process_start_time: int | None, run_dir: str | None
+        self,
+        *,
+        pid: int,
+        pgid: int,
+        process_start_time: int | None,
+        run_dir: str | None,
+        wrapper_start_time: int | None = None,
     ) -> bool:
         """The process started (readiness not known yet); False when no longer ``starting``."""
         if self.status != "starting":
             return False
-        self._spawned(pid=pid, pgid=pgid, process_start_time=process_start_time, run_dir=run_dir)
+        self._spawned(
+            pid=pid,
+            pgid=pgid,
+            process_start_time=process_start_time,
+            run_dir=run_dir,
+            wrapper_start_time=wrapper_start_time,
+        )
         return True
 
     @event("Spawned")
     def _spawned(
-        self, pid: int, pgid: int, process_start_time: int | None, run_dir: str | None
+        self,
+        pid: int,
+        pgid: int,
+        process_start_time: int | None,
+        run_dir: str | None,
+        wrapper_start_time: int | None = None,  # added later: older stored events lack it
     ) -> None:
         self.pid, self.pgid, self.process_start_time = pid, pgid, process_start_time
         self.run_dir = run_dir or self.run_dir
+        self.wrapper_start_time = wrapper_start_time
 
     def run(
         self,

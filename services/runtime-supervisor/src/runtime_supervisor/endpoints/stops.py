@@ -1,9 +1,21 @@
 """Endpoints of the stops other parts of Clipyard ask for: the realizer's archive saga
 (``StopWorkspaceRuntimeServices``, waited for before the directory is removed) and
-``clipyard up`` on Ctrl-C (``StopAllRuntimeServices``)."""
+``clipyard up`` on Ctrl-C (``StopAllRuntimeServices``).
+
+An archive stops the live instances started for the workspace and, when the workspace owns its
+directory (an isolated worktree: its cwd is not its project workspace's checkout), every live
+instance whose cwd lies inside it; a shared workspace's archive stops only the instances started
+for it. An instance that a run of another workspace holds is never stopped by an archive.
+
+A stop-all drains the node first (nothing starts on it any more: 409 "the node is stopping"),
+cancels the starts in flight (each stops what it spawned) and stops every live instance in
+parallel, so it answers within the grace period plus the SIGKILL check; what survives SIGKILL is
+logged with its pids.
+"""
 
 from __future__ import annotations
 
+import logging
 import os.path
 from typing import TYPE_CHECKING
 
@@ -24,7 +36,9 @@ if TYPE_CHECKING:
     from natsbus import RequestContext
     from runtime_supervisor.endpoints.common import Endpoints
 
-__all__ = ["inside", "register_stops"]
+__all__ = ["inside", "owns_directory", "register_stops"]
+
+log = logging.getLogger(__name__)
 
 
 def inside(path: str | None, root: str) -> bool:
@@ -33,6 +47,15 @@ def inside(path: str | None, root: str) -> bool:
         return False
     path, root = os.path.normpath(path), os.path.normpath(root)
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def owns_directory(target: RuntimeTarget) -> bool:
+    """Whether the target's directory is its own (an isolated worktree), not the project
+    workspace's checkout it shares with others."""
+    if not target.cwd or target.mode == "shared_workspace":
+        return False
+    checkout = target.project_workspace_cwd
+    return checkout is None or os.path.normpath(checkout) != os.path.normpath(target.cwd)
 
 
 def _failed(stopped: list[Stopped]) -> list[str]:
@@ -46,21 +69,31 @@ async def register_stops(e: Endpoints) -> None:
     def of_workspace(
         c: StopWorkspaceRuntimeServices,
     ) -> tuple[list[ServiceRecord], RuntimeTarget | None]:
-        """On the store's thread: the live instances of the workspace and of every target whose
-        directory lies inside it (reference §6.3), and the workspace (None when unknown); its
-        runtime-control lease is released (an archive forces it)."""
+        """On the store's thread: the live instances the archive stops (see the module's
+        docstring; reference §6.3), and the workspace (None when unknown); its runtime-control
+        lease is released (an archive forces it)."""
         workspace = app.copy_of("workspace", c.workspace_id)
         if workspace is not None and not visible(workspace.company_id,
                                                  principal_scope(c.principal)):  # fmt: skip
             raise NotFoundError(f"There is no execution workspace {c.workspace_id}.",
                                 workspaceId=c.workspace_id)  # fmt: skip
         target = app.target(None, workspace_id=c.workspace_id) if workspace is not None else None
-        cwd = target.cwd if target is not None else None
+        own_dir = target.cwd if target is not None and owns_directory(target) else None
         if target is not None:
             app.release_control_lease(target)
+
+        def held_elsewhere(record: ServiceRecord) -> bool:
+            for run_id in record.lease_run_ids:
+                run = app.copy_of("run", run_id)
+                ws = run.get("workspace_id") if run is not None else None
+                if ws is not None and ws != c.workspace_id:
+                    return True
+            return False
+
         records = [
             r for r in app.live_services()
-            if r.execution_workspace_id == c.workspace_id or (cwd and inside(r.cwd, cwd))
+            if (r.execution_workspace_id == c.workspace_id or (own_dir and inside(r.cwd, own_dir)))
+            and not held_elsewhere(r)
         ]  # fmt: skip
         return records, target
 
@@ -100,9 +133,22 @@ async def register_stops(e: Endpoints) -> None:
     async def stop_all(
         c: StopAllRuntimeServices, ctx: RequestContext
     ) -> StopAllRuntimeServicesResult:
+        sup.draining = True  # first: from now on every start is refused
+        for start in list(sup.starts):
+            start.cancel()  # a start waiting for readiness is cancelled, not awaited
         with e.acting(c.principal, "stop all"):
             records: list[ServiceRecord] = await sup.store(app.live_services)
             stopped = await stop_many(sup, records, reason="stop all")
+            seen = {s.record.id for s in stopped}
+            # A cancelled start may have recorded its instance after the first look.
+            late = [r for r in await sup.store(app.live_services) if r.id not in seen]
+            stopped += await stop_many(sup, late, reason="stop all")
+        for s in stopped:
+            if s.survivors:
+                log.error(
+                    "stop-all: runtime service %s (%s) still runs after SIGKILL: pids %s",
+                    s.record.service_name, s.record.id, ", ".join(map(str, s.survivors)),
+                )  # fmt: skip
         return StopAllRuntimeServicesResult(
             node=e.node, services_stopped=len(stopped) - len(_failed(stopped)), slots_stopped=0
         )

@@ -10,6 +10,8 @@ from uuid import UUID
 from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
 from contracts.runtime_commands import RuntimeState
 from contracts.workspace_views import Page
+from runtime_supervisor.config.effective import effective_commands
+from runtime_supervisor.desired import seeded_states
 from runtime_supervisor.domain import (
     InvalidInputError,
     NotFoundError,
@@ -18,6 +20,7 @@ from runtime_supervisor.domain import (
     RuntimeTarget,
     ServiceRecord,
     SupervisorOperation,
+    parse_target_key,
     target_key,
 )
 from runtime_supervisor.leases import ControlLease
@@ -127,18 +130,33 @@ class Queries(Lookups):
         return runtime.lease_record() if runtime is not None else None
 
     def desired(self, target: RuntimeTarget) -> tuple[str | None, dict[str, str]]:
-        """The target's recorded desired state and per-index states (None, {}: never set)."""
+        """The target's recorded desired state and per-index states; an index with no recorded
+        state has its service's configured ``desiredState`` (None, {}: neither)."""
         runtime = self.runtimes.get(target.key)
-        if runtime is None:
-            return None, {}
-        return runtime.desired_state, dict(runtime.service_states)
+        desired, recorded = (
+            (runtime.desired_state, dict(runtime.service_states)) if runtime else (None, {})
+        )
+        return desired, seeded_states(_configured_states(target), recorded)
 
     def desired_of(self, record: ServiceRecord) -> str | None:
-        """The desired state of an instance's service index, in the target it was started for."""
-        runtime = self.runtimes.get(record.target_key)
-        if runtime is None or record.service_index is None:
+        """The desired state of an instance's service index, in the target it was started for
+        (recorded, else its configured ``desiredState``)."""
+        if record.service_index is None:
             return None
-        return runtime.service_states.get(str(record.service_index))
+        runtime = self.runtimes.get(record.target_key)
+        recorded = runtime.service_states.get(str(record.service_index)) if runtime else None
+        if recorded is not None:
+            return recorded
+        kind, target_id = parse_target_key(record.target_key)
+        try:
+            target = (
+                self.target(None, workspace_id=target_id)
+                if kind == "execution_workspace"
+                else self.target(None, project_workspace_id=target_id)
+            )
+        except NotFoundError:
+            return None
+        return _configured_states(target).get(record.service_index)
 
     def runtime_state(self, target: RuntimeTarget) -> RuntimeState:
         """The target's runtime facts (``GetRuntimeState``; health as last probed)."""
@@ -223,6 +241,16 @@ def owner_label(record: ServiceRecord) -> str:
     """Who holds a port, for errors: the target and the service's name."""
     kind, _, target_id = record.target_key.partition(":")
     return f"{kind.replace('_', ' ')} {target_id} (service {record.service_name})"
+
+
+def _configured_states(target: RuntimeTarget) -> dict[int, str | None]:
+    """Service index → its configured initial ``desiredState`` (those that set one)."""
+    effective = effective_commands(target.own_runtime, target.project_runtime)
+    return {
+        c.service_index: c.desired_state
+        for c in effective.services
+        if c.service_index is not None and c.desired_state is not None
+    }
 
 
 def _shares_project_checkout(target: RuntimeTarget) -> bool:

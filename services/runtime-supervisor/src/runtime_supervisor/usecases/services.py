@@ -19,6 +19,7 @@ from runtime_supervisor.domain import (
     ServiceRecord,
     StateConflictError,
 )
+from runtime_supervisor.leases import TERMINAL_RUN_STATUSES
 from runtime_supervisor.usecases.queries import Queries, owner_label
 
 if TYPE_CHECKING:
@@ -82,8 +83,10 @@ class ServiceUseCases(Queries):
 
         Raises:
             PortConflictError: A live instance holds ``port`` (its owner named).
-            StateConflictError: The target is closed or being archived.
-            NotFoundError: The target is gone (a deleted project workspace).
+            StateConflictError: The target is closed or being archived, or a run of
+                ``lease_run_ids`` has finished.
+            NotFoundError: The target is gone (a deleted project workspace), or a run of
+                ``lease_run_ids`` is another company's.
         """
         target = self.current(target)
         if not target.is_open:  # as the inbox knows it now, not as the caller read it
@@ -93,6 +96,8 @@ class ServiceUseCases(Queries):
                 workspaceId=target.execution_workspace_id,
                 status=target.status,
             )
+        for run_id in lease_run_ids:
+            self.check_lease_run(target.company_id, run_id)
         if port is not None:
             self._check_port_free(target, port)
         service = RuntimeService(
@@ -150,10 +155,13 @@ class ServiceUseCases(Queries):
         pgid: int,
         process_start_time: int | None,
         run_dir: str | None = None,
+        wrapper_start_time: int | None = None,
     ) -> ServiceRecord:
-        """Its process started (still ``starting``: readiness is not known yet)."""
+        """Its process started (still ``starting``: readiness is not known yet); the wrapper's
+        start time names its process group for later stops."""
         return self._change(service_id, lambda s: s.spawn(
-            pid=pid, pgid=pgid, process_start_time=process_start_time, run_dir=run_dir))  # fmt: skip
+            pid=pid, pgid=pgid, process_start_time=process_start_time, run_dir=run_dir,
+            wrapper_start_time=wrapper_start_time))  # fmt: skip
 
     def mark_running(
         self,
@@ -232,11 +240,35 @@ class ServiceUseCases(Queries):
         at = self.now()
         return self._change(service_id, lambda s: s.touch(at))
 
+    def check_lease_run(self, company_id: str | None, run_id: str) -> None:
+        """Whether ``run_id`` may hold a lease: not a run the copies say has finished (no lease
+        outlives its run) nor another company's. A run the copies do not know yet may: its
+        ``run.started`` may still be on its way, and its ``run.finished`` releases what it holds.
+
+        Raises:
+            StateConflictError: The run has finished.
+            NotFoundError: The run is another company's.
+        """
+        run = self.copy_of("run", run_id)
+        if run is None:
+            return
+        if company_id is not None and run.company_id and run.company_id != company_id:
+            raise NotFoundError(f"There is no run {run_id}.", runId=run_id)
+        status = run.get("status")
+        if status in TERMINAL_RUN_STATUSES:
+            raise StateConflictError(
+                f"The run {run_id} has finished ({status}); a finished run holds no runtime "
+                "services.",
+                runId=run_id,
+                runStatus=status,
+            )
+
     def acquire_lease(self, service_id: str, run_id: str) -> ServiceRecord:
         """The run holds the instance (reference §6.6); a second acquisition changes nothing.
 
         Raises:
-            StateConflictError: The instance has ended.
+            StateConflictError: The instance has ended, or the run has.
+            NotFoundError: The run is another company's.
         """
         at = self.now()
         current = self.service_record(None, service_id)
@@ -245,6 +277,7 @@ class ServiceUseCases(Queries):
                 f"The runtime service {service_id} is {current.status}; it cannot be leased.",
                 runtimeServiceId=service_id,
             )
+        self.check_lease_run(current.company_id, run_id)
         return self._change(service_id, lambda s: s.acquire(run_id, at))
 
     def release_lease(self, service_id: str, run_id: str) -> Release:
