@@ -13,9 +13,8 @@ options and environment to give that one git process. The token is only in ``env
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -76,10 +75,12 @@ class _Hidden:
         )
         return f"{type(self).__name__}({shown})"
 
-    def __rich_repr__(self) -> Iterator[tuple[str, object]]:
+    def __rich_repr__(self, /) -> list[tuple[str, Any]]:
         """What ``rich`` prints: the same fields, hidden ones as ``***``."""
-        for name in self.__struct_fields__:  # type: ignore[attr-defined]
-            yield name, "***" if name in self.__hidden__ else getattr(self, name)
+        return [
+            (name, "***" if name in self.__hidden__ else getattr(self, name))
+            for name in self.__struct_fields__  # type: ignore[attr-defined]
+        ]
 
 
 # Inbound HTTP bodies (API.md "Secrets").
