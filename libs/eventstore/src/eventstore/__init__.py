@@ -29,6 +29,7 @@ from eventstore.relay import (
     ToContract,
 )
 from eventstore.replay import verify_replay
+from eventstore.scoped import CompanyScoped
 from eventstore.settings import StoreKind, StoreSettings, ensure_postgres_schema, eventsourcing_env
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "OUTBOX_TRACKING",
     "Cause",
     "ClipyardAggregate",
+    "CompanyScoped",
     "EventTooLargeError",
     "Inbox",
     "InboxHandler",

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,6 +21,7 @@ from eventstore import acting, system_cause
 from runtime_supervisor.domain import StateConflictError
 from runtime_supervisor.process import PortAllocator
 from runtime_supervisor.settings import SERVICE_NAME
+from servicekit.locks import KeyedLocks
 
 if TYPE_CHECKING:
     from runtime_supervisor.application import RuntimeSupervisorApplication
@@ -38,28 +39,6 @@ Store = Callable[..., Awaitable[Any]]
 def as_system(reason: str, run_id: str | None = None) -> contextlib.AbstractContextManager[Any]:
     """Stamp what the supervisor does by itself (a watcher, a timer) with its own cause."""
     return acting(system_cause(SERVICE_NAME, reason, run_id=run_id))
-
-
-class KeyedLocks:
-    """One ``asyncio.Lock`` per key, forgotten when nobody holds or waits for it."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        """Hold the lock of ``key`` for the block."""
-        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
-        self._locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[key]
-            if users <= 1:
-                del self._locks[key]
-            else:
-                self._locks[key] = (lock, users - 1)
 
 
 @dataclass(kw_only=True)
