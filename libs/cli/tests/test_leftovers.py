@@ -20,7 +20,8 @@ wait
 
 def _start(tmp_path: Path, home: Path, name: str, command: str) -> subprocess.Popen[bytes]:
     wrapper = tmp_path / "wrapper.sh"
-    wrapper.write_text(WRAPPER)
+    if not wrapper.exists():  # never rewritten: a shell reads its script as it runs it
+        wrapper.write_text(WRAPPER)
     run_dir = home / "runtime" / name
     run_dir.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from runtime_supervisor.process.inspect import group_members, member_stats, proc_stat
+from runtime_supervisor.process.watch import wait_exit
 
 __all__ = ["StopOutcome", "stop_group"]
 
@@ -65,6 +66,10 @@ def _kill_all(pgid: int) -> None:
 
 async def _gone_within(pgid: int, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
+    # The leader (the wrapper) ends once the command has: wait for that without polling (a
+    # pidfd wakes us as it ends), then look at the rest of the group.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(wait_exit(pgid, poll=_POLL_FIRST), timeout=seconds)
     poll = _POLL_FIRST  # each look scans /proc: quick at first, then less often
     while group_members(pgid):
         left = deadline - time.monotonic()
