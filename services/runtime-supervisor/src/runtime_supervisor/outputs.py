@@ -1,6 +1,7 @@
 """Output files of the supervisor's workspace operations (as the realizer's ``steps.py``): the
 full (capped) stdout and stderr of a step under ``$CLIPYARD_HOME/operations/<id>/``, read back by
-byte range; the stored operation keeps the last 64 KiB of each."""
+byte range; the stored operation keeps the last 64 KiB of each. URL credentials and query strings
+are hidden before anything is stored (as the realizer does for its steps)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,20 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from telemetry import scrub_url_secrets
+
 if TYPE_CHECKING:
     from contracts.execution_views import WorkspaceOperationDetail
     from runtime_supervisor.application import RuntimeSupervisorApplication
 
-__all__ = ["MAX_OUTPUT_RANGE", "finish_with_output", "output_path", "read_output", "write_output"]
+__all__ = [
+    "MAX_OUTPUT_RANGE",
+    "finish_with_output",
+    "output_path",
+    "read_output",
+    "scrub_output",
+    "write_output",
+]
 
 MAX_OUTPUT_RANGE: Final = 256 * 1024
 """The largest byte range one output query returns."""
@@ -24,6 +34,12 @@ Store = Callable[..., Awaitable[Any]]
 def output_path(home: Path, operation_id: str, stream: str) -> Path:
     """Where one stream of a workspace operation's output is kept."""
     return home / "operations" / operation_id / stream
+
+
+def scrub_output(data: bytes) -> bytes:
+    """``data`` with URL credentials and query strings hidden (bytes that are not UTF-8 kept)."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    return scrub_url_secrets(text).encode("utf-8", errors="surrogateescape")
 
 
 def write_output(home: Path, operation_id: str, stdout: bytes, stderr: bytes) -> Path:
@@ -78,6 +94,7 @@ async def finish_with_output(
         truncated: The runner cut the capture.
         metadata: Added to the operation's metadata.
     """
+    stdout, stderr = scrub_output(stdout), scrub_output(stderr)
     directory = await asyncio.to_thread(write_output, home, operation_id, stdout, stderr)
     finished: WorkspaceOperationDetail = await store(
         app.finish_operation,

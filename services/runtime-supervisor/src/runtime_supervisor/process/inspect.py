@@ -12,6 +12,8 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
+from telemetry import scrub_url_secrets
+
 __all__ = [
     "ExitStatus",
     "ProcStat",
@@ -154,7 +156,8 @@ def read_status(run_dir: Path) -> ExitStatus | None:
 
 
 def last_output(log_path: Path, limit: int = 4096) -> str:
-    """The last ``limit`` bytes of a log file as text ("" when there is no file)."""
+    """The last ``limit`` bytes of a log file as text, URL credentials and query strings hidden
+    ("" when there is no file): it goes into errors and stored events."""
     try:
         with log_path.open("rb") as log:
             size = log.seek(0, os.SEEK_END)
@@ -162,4 +165,4 @@ def last_output(log_path: Path, limit: int = 4096) -> str:
             data = log.read(limit)
     except OSError:
         return ""
-    return data.decode("utf-8", errors="replace")
+    return scrub_url_secrets(data.decode("utf-8", errors="replace"))
