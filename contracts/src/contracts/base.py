@@ -49,6 +49,9 @@ class Principal(Struct, frozen=True, kw_only=True):
     actor: Actor
     run_id: str | None = None
     issue_id: str | None = None
+    run_bound: bool = False
+    """True for a run token: the agent's rights, limited to ``issueId`` (the run's issue) and
+    the workspace its run holds."""
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True, rename="camel", tag_field="type"):

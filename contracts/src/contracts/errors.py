@@ -42,6 +42,9 @@ class ErrorCode(StrEnum):
     WORKSPACE_PROVISION_FAILED = "workspace_provision_failed"
     RUNTIME_SERVICE_START_FAILED = "runtime_service_start_failed"
     RUNTIME_PROVISIONING_FAILED = "runtime_provisioning_failed"
+    SLOT_UNAVAILABLE = "slot_unavailable"
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+    RUN_FINISHED = "run_finished"
 
 
 DEFAULT_STATUS: Final[dict[ErrorCode, int]] = {
@@ -76,4 +79,7 @@ DEFAULT_STATUS: Final[dict[ErrorCode, int]] = {
     ErrorCode.WORKSPACE_PROVISION_FAILED: 422,
     ErrorCode.RUNTIME_SERVICE_START_FAILED: 409,
     ErrorCode.RUNTIME_PROVISIONING_FAILED: 409,
+    ErrorCode.SLOT_UNAVAILABLE: 409,
+    ErrorCode.SANDBOX_UNAVAILABLE: 422,
+    ErrorCode.RUN_FINISHED: 409,
 }

@@ -26,7 +26,20 @@ from contracts.execution_events import (
     WorkspaceStatusChanged,
 )
 from contracts.gateway import ApiKeyCreated, ApiKeyRevoked, CompanyCreated
-from contracts.run_events import RunFinished, RunStarted
+from contracts.run_events import (
+    AgentCreated,
+    AgentDeleted,
+    AgentUpdated,
+    RunCancelRequested,
+    RunFinished,
+    RunQueued,
+    RunStageChanged,
+    RunStarted,
+    RunWorkspaceLeased,
+    RunWorkspaceReleased,
+    WakeupCoalesced,
+    WakeupRequested,
+)
 from contracts.runtime_events import (
     RuntimeProvisioningFailed,
     RuntimeProvisioningStarted,
@@ -43,6 +56,12 @@ from contracts.runtime_events import (
     RuntimeServiceStopped,
 )
 from contracts.service import InboxMessageRejected, OperationFinished, OperationStarted
+from contracts.slot_events import (
+    SlotAdapterFinished,
+    SlotAdapterStarted,
+    SlotGranted,
+    SlotReleased,
+)
 from contracts.workspace_events import (
     IssueAssigned,
     IssueCommented,
@@ -103,8 +122,22 @@ AnyEvent = (
     | SecretRotated
     | SecretDeleted
     | CredentialResolved
+    | AgentCreated
+    | AgentUpdated
+    | AgentDeleted
+    | WakeupRequested
+    | WakeupCoalesced
+    | RunQueued
     | RunStarted
+    | RunStageChanged
+    | RunWorkspaceLeased
+    | RunWorkspaceReleased
+    | RunCancelRequested
     | RunFinished
+    | SlotGranted
+    | SlotAdapterStarted
+    | SlotAdapterFinished
+    | SlotReleased
     | RuntimeServiceStarting
     | RuntimeServiceStarted
     | RuntimeServiceStartFailed

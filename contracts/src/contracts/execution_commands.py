@@ -55,6 +55,9 @@ class RealizeWorkspace(Command, tag="workspace.realize.v1", frozen=True, kw_only
     mode: IssueWorkspaceMode | None = None
     execution_workspace_id: str | None = None
     agent_id: str | None = None
+    require_isolation: bool = False
+    """An untrusted agent's run (DECISIONS 11): unless the resolved mode gives the issue its own
+    isolated worktree, refuse with 422 ``low_trust_violation`` before anything is done."""
 
 
 class UpdateExecutionWorkspace(Command, tag="workspace.update.v1", frozen=True, kw_only=True):
