@@ -82,6 +82,7 @@ MESSAGES: list[Message] = [
     *_load_sibling("workspace_examples").build(_envelope, PRINCIPAL),
     *_load_sibling("credential_examples").build(_envelope, PRINCIPAL),
     *_load_sibling("runtime_examples").build(_envelope, PRINCIPAL),
+    *_load_sibling("heartbeat_examples").build(_envelope, PRINCIPAL),
 ]
 
 REPLIES: list[Reply] = [

@@ -7,7 +7,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from servicekit import ServiceRuntime, ServiceSpec, run_service
 from workspace_realizer import __version__
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.handlers import AppHolder, gateway_inbox, make_register
+from workspace_realizer.handlers import (
+    AppHolder,
+    controller_inbox,
+    gateway_inbox,
+    make_register,
+)
 from workspace_realizer.host import HostPorts
 from workspace_realizer.publishing import to_contract
 from workspace_realizer.recovery import fail_interrupted_archives
@@ -45,7 +50,7 @@ def build_spec(
         application_class=WorkspaceRealizerApplication,
         to_contract=to_contract,
         register=recovering(make_register(settings, ports, holder)),
-        upstreams={"gateway": gateway_inbox(holder)},
+        upstreams={"gateway": gateway_inbox(holder), "controller": controller_inbox(holder)},
         description=__doc__ or SERVICE_NAME,
     )
 

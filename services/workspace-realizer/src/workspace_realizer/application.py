@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from workspace_realizer.usecases.catalog import CatalogUseCases
 from workspace_realizer.usecases.issues import IssueUseCases
+from workspace_realizer.usecases.runs import RunLeaseUseCases
 from workspace_realizer.usecases.workspaces import WorkspaceUseCases
 
 __all__ = ["WorkspaceRealizerApplication"]
 
 
-class WorkspaceRealizerApplication(CatalogUseCases, IssueUseCases, WorkspaceUseCases):
-    """Projects, project workspaces, issues, execution workspaces and their operations; the only
-    writer of the realizer's store."""
+class WorkspaceRealizerApplication(
+    CatalogUseCases, IssueUseCases, WorkspaceUseCases, RunLeaseUseCases
+):
+    """Projects, project workspaces, issues, execution workspaces and their operations, and
+    which runs hold each workspace; the only writer of the realizer's store."""

@@ -1,8 +1,9 @@
 """NATS endpoints and subscriptions of the workspace-realizer: each endpoint decodes, calls the
 application (or an orchestrator for host work), and answers with a contract view.
 
-Also here: the gateway inbox (companies' issue prefixes), the supervisor request of the archive
-saga, and the terminal reaper's periodic task.
+Also here: the gateway inbox (companies' issue prefixes), the controller inbox (which runs hold
+each workspace), the supervisor request of the archive saga, and the terminal reaper's periodic
+task.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = [
     "AppHolder",
     "StopServicesError",
     "bus_ports",
+    "controller_inbox",
     "gateway_inbox",
     "make_register",
     "supervisor_stopper",
@@ -86,6 +88,17 @@ def gateway_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
             holder.get().register_company(
                 event.company_id, event.name, event.issue_prefix, tracking
             )
+
+    return handle
+
+
+def controller_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
+    """The handler of the heartbeat-controller's events: ``run.workspace_leased`` makes the
+    workspace ``active``; ``run.workspace_released`` and ``run.finished`` let it go ``idle`` (or
+    ``in_review``) once no run holds it. Every other event only advances the inbox."""
+
+    def handle(event: Any, tracking: Tracking) -> None:
+        holder.get().note_run_event(event, tracking)
 
     return handle
 

@@ -62,8 +62,8 @@ class RealizerReadModels(ServiceApplication):
     """``(companyId, identifier)`` -> issue id."""
     operations_by_workspace: dict[str, list[str]]
     run_holders: dict[str, set[str]]
-    """Workspace id -> ids of the runs holding it (fed by the controller's run events once it
-    publishes them; empty until then)."""
+    """Workspace id -> ids of the runs holding it (the controller's ``run.workspace_leased`` /
+    ``run.workspace_released`` / ``run.finished``, kept on the workspaces' own events)."""
 
     def init_read_models(self) -> None:
         """Empty read models (before every rebuild)."""
@@ -95,6 +95,11 @@ class RealizerReadModels(ServiceApplication):
                 self.identifiers.pop(ident, None)
             else:
                 self.identifiers[ident] = key
+        elif isinstance(aggregate, ExecutionWorkspace):
+            if aggregate.run_ids:
+                self.run_holders[key] = set(aggregate.run_ids)
+            else:
+                self.run_holders.pop(key, None)
         elif isinstance(aggregate, WorkspaceOperation) and aggregate.execution_workspace_id:
             ids = self.operations_by_workspace.setdefault(aggregate.execution_workspace_id, [])
             ids.append(key)

@@ -19,6 +19,8 @@ from workspace_realizer.claims import (
     worktree_lock,
 )
 from workspace_realizer.clone import checkout_root, remote_auth
+from workspace_realizer.domain.errors import WorkspaceRealizerError
+from workspace_realizer.isolation import check_isolation
 from workspace_realizer.planning import RealizePlan, WorkspaceSnapshot, plan_realization
 from workspace_realizer.policy import check_worktree_parent, render_branch, worktree_parent
 from workspace_realizer.provision import WorkspaceEnv, run_provision
@@ -26,21 +28,24 @@ from workspace_realizer.provision import WorkspaceEnv, run_provision
 if TYPE_CHECKING:
     from workspace_realizer.access import Access
     from workspace_realizer.adapters.ports import BaseRef, StepSink, WorktreeOutcome
+    from workspace_realizer.application import WorkspaceRealizerApplication
     from workspace_realizer.context import Realizer
     from workspace_realizer.planning import BaseCheckout
     from workspace_realizer.steps import StepRecorder
 
-__all__ = ["Realization", "RealizeRequest", "realize"]
+__all__ = ["Realization", "RealizeRequest", "realize", "refuse_unisolated"]
 
 
 @dataclass(frozen=True)
 class RealizeRequest:
-    """What to realize: the issue, and optionally a mode, a pinned workspace, the agent."""
+    """What to realize: the issue, and optionally a mode, a pinned workspace, the agent, and
+    whether only an isolated worktree will do (an untrusted agent's run, DECISIONS 11)."""
 
     issue_id: str
     mode: str | None = None
     workspace_id: str | None = None
     agent_id: str | None = None
+    require_isolation: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ async def realize(
             request.workspace_id,
             request.agent_id,
         )
+        if request.require_isolation:
+            check_isolation(plan)
         if plan.reuse is not None:
             # The archive saga and reopen hold ``workspace:<id>``: hold it too, and re-check
             # (open, same generation) under it before any host work.
@@ -74,6 +81,31 @@ async def realize(
                 reuse = await ctx.store(current_reusable, ctx.app, plan.reuse)
                 return await _reuse(ctx, plan, reuse, operation_id)
         return await _create(ctx, plan, operation_id)
+
+
+def refuse_unisolated(
+    app: WorkspaceRealizerApplication, access: Access, request: RealizeRequest
+) -> None:
+    """On the store's thread, before an operation is recorded: the issue must be the
+    principal's, and a realization that requires isolation must resolve to an isolated worktree.
+
+    Other refusals of the plan are left to :func:`realize`, which reports them as it always did.
+
+    Raises:
+        NotFoundError: The issue is not the principal's.
+        ForbiddenError: An agent reaches an issue that is not its own (or its run's).
+        LowTrustViolationError: Isolation is required and the plan is not isolated.
+    """
+    app.issue_of(access, request.issue_id)
+    if not request.require_isolation:
+        return
+    try:
+        plan = plan_realization(
+            app, access, request.issue_id, request.mode, request.workspace_id, request.agent_id
+        )
+    except WorkspaceRealizerError:
+        return
+    check_isolation(plan)
 
 
 def _template_values(plan: RealizePlan, base: BaseCheckout) -> dict[str, str]:

@@ -15,6 +15,7 @@ __all__ = [
     "HostStepError",
     "IdentifierTakenError",
     "InvalidInputError",
+    "LowTrustViolationError",
     "NotFoundError",
     "NotReopenableError",
     "PathRequiredError",
@@ -109,6 +110,13 @@ class RequiresProjectError(WorkspaceRealizerError):
     """An isolated workspace needs a project workspace to branch from."""
 
     code = "workspace_worktree_requires_project"
+    status = 422
+
+
+class LowTrustViolationError(WorkspaceRealizerError):
+    """An untrusted agent's run would not get an isolated worktree (DECISIONS 11)."""
+
+    code = "low_trust_violation"
     status = 422
 
 

@@ -31,6 +31,7 @@ class ExecutionWorkspace(WorkspaceLifecycle):
     ``created_worktree``, ``node_id``, ``config``, ``operation_id``, ``warnings``, ``at``.
     """
 
+
     @staticmethod
     def create_id(workspace_id: str) -> UUID:
         """The id is chosen before realizing, so host steps can name the workspace."""
@@ -81,6 +82,7 @@ class ExecutionWorkspace(WorkspaceLifecycle):
         self.cleanup_eligible_at: datetime | None = None
         self.reopened_at: datetime | None = None
         self.rescue_refs: list[dict[str, Any]] = []
+        self.run_ids: list[str] = []
 
     # -- use -------------------------------------------------------------------------------
 
@@ -148,6 +150,45 @@ class ExecutionWorkspace(WorkspaceLifecycle):
     @event("StatusChanged")
     def _status_changed(self, status: str, previous: str, generation: int, at: datetime) -> None:
         self.status = status
+
+    # -- run leases (the controller's, DECISIONS 12) ---------------------------------------
+
+    def hold_for_run(self, run_id: str, at: datetime) -> bool:
+        """A run took the workspace's run lease: the workspace is ``active`` while a run holds
+        it (a closed or closing one keeps its status). False when the run held it already."""
+        if run_id in self.run_ids:
+            return False
+        self._run_leased(run=run_id, at=at)
+        if self.is_open and not self.closing and self.status != "active":
+            self._status_changed(
+                status="active", previous=self.status, generation=self.lifecycle_generation, at=at
+            )
+        return True
+
+    def release_run(self, run_id: str, at: datetime, *, source_in_review: bool) -> bool:
+        """A run gave the lease back (or finished): once no run holds the workspace, it is
+        ``in_review`` if its source issue is, else ``idle``. False when the run did not hold it."""
+        if run_id not in self.run_ids:
+            return False
+        self._run_released(run=run_id, at=at)
+        if self.run_ids or not self.is_open or self.closing:
+            return True
+        target = "in_review" if source_in_review else "idle"
+        if target != self.status:
+            self._status_changed(
+                status=target, previous=self.status, generation=self.lifecycle_generation, at=at
+            )
+        return True
+
+    # ``run``, not ``run_id``: every stored event carries its cause's ``run_id`` already.
+    @event("RunLeased")
+    def _run_leased(self, run: str, at: datetime) -> None:
+        self.run_ids = [*self.run_ids, run]
+        self.last_used_at = at
+
+    @event("RunReleased")
+    def _run_released(self, run: str, at: datetime) -> None:
+        self.run_ids = [held for held in self.run_ids if held != run]
 
     def schedule_cleanup(self, at: datetime | None) -> None:
         """When the reaper may consider the workspace (None: its own rules)."""

@@ -31,7 +31,7 @@ from workspace_realizer.access import Access
 from workspace_realizer.archive import archive
 from workspace_realizer.endpoints.common import Endpoints, builtins, cause_of, changes
 from workspace_realizer.facts import assess, gather, inspect
-from workspace_realizer.realize import RealizeRequest, realize
+from workspace_realizer.realize import RealizeRequest, realize, refuse_unisolated
 from workspace_realizer.reconcile import reconcile_branch
 from workspace_realizer.reopen import reopen
 from workspace_realizer.views import (
@@ -81,7 +81,9 @@ async def register_workspaces(e: Endpoints) -> None:
             )
 
     async def realize_(c: RealizeWorkspace, ctx: RequestContext) -> RealizeResult | Accepted:
-        request = RealizeRequest(c.issue_id, c.mode, c.execution_workspace_id, c.agent_id)
+        request = RealizeRequest(
+            c.issue_id, c.mode, c.execution_workspace_id, c.agent_id, c.require_isolation
+        )
 
         async def work(operation_id: str) -> RealizeResult:
             done = await realize(realizer, Access.of(c.principal), request, operation_id)
@@ -89,7 +91,7 @@ async def register_workspaces(e: Endpoints) -> None:
             return RealizeResult(workspace=workspace, created=done.created, warnings=done.warnings)
 
         return await long(c.principal, "realize", c.issue_id, ctx, work,
-                          visible=lambda a: app.issue_of(a, c.issue_id))  # fmt: skip
+                          visible=lambda a: refuse_unisolated(app, a, request))  # fmt: skip
 
     async def archive_(c: ArchiveWorkspace, ctx: RequestContext) -> ExecutionWorkspace | Accepted:
         async def work(operation_id: str) -> ExecutionWorkspace:

@@ -47,7 +47,8 @@ class IssueUseCases(Queries):
     def update_issue(self, access: Access, issue_id: str, changes: Mapping[str, Any]) -> Issue:
         """Change an issue: any of the revisable fields, ``status``, ``assignee_agent_id``,
         ``comment``. Moving the issue in or out of ``in_review`` moves its open workspace along
-        (DECISIONS 12)."""
+        (DECISIONS 12): into ``in_review``, and out of it to ``active`` while a run holds the
+        workspace, else ``idle``."""
         current = self.issue_of(access, issue_id)
         self._check_references(access, current.project_id, changes)
         if "settings" in changes:
@@ -170,7 +171,8 @@ class IssueUseCases(Queries):
             return []
         target = "in_review" if issue.status == "in_review" else None
         if target is None and live.status == "in_review":
-            target = "idle"
+            # Out of review: ``active`` while a run holds it, else ``idle`` (DECISIONS 12).
+            target = "active" if live.run_ids else "idle"
         if target is None or target == live.status:
             return []
         workspace: ExecutionWorkspace = self.load(str(live.id))

@@ -71,17 +71,15 @@ class Queries(RealizerReadModels):
 
     def workspace_of(self, access: Access, workspace_id: str) -> ExecutionWorkspace:
         """The execution workspace, or ``NotFoundError``; an agent only reaches those of its
-        issues."""
+        issues (a run token: of its run's issue, or the one its run holds)."""
         workspace = self.workspaces.get(workspace_id)
         if workspace is None:
             raise NotFoundError(
                 f"There is no execution workspace {workspace_id}.", workspaceId=workspace_id
             )
         access.check_company(workspace.company_id, "execution workspace", workspace_id)
-        if access.is_agent:
-            linked = self.issues_linked_to(workspace)
-            if not any(access.may_touch_issue(str(i.id), i.assignee_agent_id) for i in linked):
-                access.check_issue(workspace.source_issue_id, None)
+        if access.is_agent and not self._agent_sees(access, workspace):
+            access.check_issue(workspace.source_issue_id, None)
         return workspace
 
     def operation_of(self, access: Access, operation_id: str) -> WorkspaceOperation:
@@ -188,6 +186,10 @@ class Queries(RealizerReadModels):
         return _page((self.operations[i] for i in ids), limit, offset)
 
     def _agent_sees(self, access: Access, workspace: ExecutionWorkspace) -> bool:
+        """An agent sees the workspaces of the issues it may touch; a run token also the one its
+        run holds."""
+        if access.holds(self.run_holders.get(str(workspace.id), ())):
+            return True
         return any(
             access.may_touch_issue(str(issue.id), issue.assignee_agent_id)
             for issue in self.issues_linked_to(workspace)
