@@ -57,7 +57,7 @@ def test_board_key_creates_board_keys_for_its_company(
     assert client.get(f"/api/companies/{company['id']}", headers=new_key).status_code == 200
 
 
-def test_agent_keys_are_refused_until_agents_exist(
+def test_agent_keys_need_the_controller_and_a_board_key(
     client: Client,
     admin: dict[str, str],
     application: GatewayApplication,
@@ -69,10 +69,14 @@ def test_agent_keys_are_refused_until_agents_exist(
     before = application.last_notification_id()
     url = f"/api/companies/{company['id']}/api-keys"
     body = {"name": "bot", "kind": "agent", "agentId": "agent-1"}
+    # No heartbeat controller answers (the fake bus has none): nothing is issued.
     by_board = client.post(url, json=body, headers=key)
-    assert by_board.status_code == 422
-    assert by_board.json()["code"] == "key_kind_not_allowed"
-    assert "heartbeat controller" in by_board.json()["error"]
+    assert by_board.status_code == 503
+    assert by_board.json()["code"] == "service_unavailable"
+    missing = client.post(url, json={"name": "bot", "kind": "agent"}, headers=key)
+    assert missing.status_code == 422
+    assert missing.json()["code"] == "key_kind_not_allowed"
+    assert missing.json()["details"] == {"field": "agentId"}
     by_admin = client.post(url, json=body, headers=admin)
     assert by_admin.status_code == 422
     assert "board keys only" in by_admin.json()["error"]

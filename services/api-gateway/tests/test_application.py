@@ -72,11 +72,14 @@ def test_unknown_things_are_not_found(app: GatewayApplication) -> None:
     assert app.last_notification_id() == 0
 
 
-def test_agent_keys_wait_for_the_heartbeat_controller(app: GatewayApplication) -> None:
+def test_agent_keys_name_their_agent(app: GatewayApplication) -> None:
     company = app.create_company("Acme")
-    with pytest.raises(KeyKindNotAllowedError, match="heartbeat controller"):
-        app.create_api_key(company.id, "bot", "agent", "agent-1")
+    with pytest.raises(KeyKindNotAllowedError, match="agentId"):
+        app.create_api_key(company.id, "bot", "agent", None)
     assert app.last_notification_id() == 1
+    record, key = app.create_api_key(company.id, "bot", "agent", "agent-1")
+    assert (record.kind, record.agent_id) == ("agent", "agent-1")
+    assert app.authenticate_key(key) == record
 
 
 def test_sessions_start_expire_and_end(app: GatewayApplication) -> None:

@@ -27,6 +27,7 @@ from api_gateway.bus import NatsBus
 from api_gateway.controllers import CONTROLLERS
 from api_gateway.dependencies import Bus, Gateway, dependencies
 from api_gateway.errors import ERROR_CODES, exception_handlers
+from api_gateway.handlers import AppHolder, controller_inbox, register_bus_endpoints
 from api_gateway.publishing import to_contract
 from api_gateway.security import AuthenticationMiddleware
 from api_gateway.settings import SERVICE_NAME, SERVICE_VERSION, GatewaySettings
@@ -39,8 +40,9 @@ __all__ = ["build_spec", "create_app", "main"]
 log = logging.getLogger(__name__)
 
 _DESCRIPTION = (
-    "Clipyard's HTTP API. Send `Authorization: Bearer <key>` (the admin key, a board key or an "
-    "agent key) on every request except health, these docs and the session sign-in. Errors are "
+    "Clipyard's HTTP API. Send `Authorization: Bearer <key>` (the admin key, a board key, an "
+    "agent key, or a run's token `cyr_...`) on every request except health, these docs and the "
+    "session sign-in. Errors are "
     '`{"error", "code", "details"}`; the gateway\'s codes: '
     + "; ".join(
         f"`{code}` ({status}): {meaning}" for code, (status, meaning) in ERROR_CODES.items()
@@ -77,7 +79,9 @@ def _openapi() -> OpenAPIConfig:
         components=Components(
             security_schemes={
                 "bearer": SecurityScheme(
-                    type="http", scheme="bearer", description="An admin, board or agent key."
+                    type="http",
+                    scheme="bearer",
+                    description="An admin, board or agent key, or a run token (`cyr_...`).",
                 )
             }
         ),
@@ -92,6 +96,8 @@ def _openapi() -> OpenAPIConfig:
             Tag(name="execution-workspaces"),
             Tag(name="runtime-services"),
             Tag(name="secrets"),
+            Tag(name="agents"),
+            Tag(name="runs"),
         ],
     )
 
@@ -163,9 +169,13 @@ class HttpServerError(RuntimeError):
 
 
 def build_spec(settings: GatewaySettings) -> ServiceSpec:
-    """The gateway as a service: its application, its publishing, its HTTP server."""
+    """The gateway as a service: its application, its publishing, its run-token endpoint, the
+    controller's inbox (ended runs revoke their tokens, deleted agents their keys), HTTP."""
+    holder = AppHolder()
 
     async def register(runtime: ServiceRuntime) -> None:
+        holder.set(runtime.app)  # type: ignore[arg-type]
+        await register_bus_endpoints(runtime)
         bus = NatsBus(runtime.nc, runtime.js, runtime.bus)
         app = create_app(
             application=runtime.app,  # type: ignore[arg-type]
@@ -183,7 +193,8 @@ def build_spec(settings: GatewaySettings) -> ServiceSpec:
         application_class=GatewayApplication,
         to_contract=to_contract,
         register=register,
-        description="Clipyard's HTTP edge: authentication, companies, keys, events.",
+        upstreams={"controller": controller_inbox(holder)},
+        description="Clipyard's HTTP edge: authentication, companies, keys, run tokens, events.",
     )
 
 

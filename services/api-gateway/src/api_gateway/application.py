@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
 from api_gateway.domain import (
@@ -24,8 +24,12 @@ from api_gateway.domain import (
     new_key,
     new_session_secret,
 )
-from eventstore import ServiceApplication
+from api_gateway.run_token_store import RunTokenStore
+from api_gateway.run_tokens import RunToken
 from eventstore.privacy import DEFAULT_PRIVATE_FIELDS
+
+if TYPE_CHECKING:
+    from eventsourcing.persistence import Tracking
 
 __all__ = [
     "ApiKeyNotFoundError",
@@ -97,8 +101,8 @@ class SessionStarted:
     expires_at: datetime
 
 
-class GatewayApplication(ServiceApplication):
-    """Companies, API keys and sessions; the only writer of the gateway's store."""
+class GatewayApplication(RunTokenStore):
+    """Companies, API keys, sessions and run tokens; the only writer of the gateway's store."""
 
     companies: dict[str, CompanyRecord]
     keys_by_id: dict[str, KeyRecord]
@@ -111,8 +115,10 @@ class GatewayApplication(ServiceApplication):
         "key_hash",
         "session_hash",
         "csrf_hash",
+        "token_hash",
     )
-    """Never shown by audit or replay (ARCHITECTURE §2): the hashes of keys, sessions, CSRF tokens."""
+    """Never shown by audit or replay (ARCHITECTURE §2): the hashes of keys, sessions, CSRF tokens
+    and run tokens."""
     private_key_models: ClassVar[tuple[str, ...]] = ("keys_by_hash",)
     """Read models keyed by a secret's hash: replay reports never show their keys."""
 
@@ -127,14 +133,11 @@ class GatewayApplication(ServiceApplication):
     def create_api_key(
         self, company_id: str, name: str, kind: str, agent_id: str | None = None
     ) -> tuple[KeyRecord, str]:
-        """Issue a key for a company; return its record and the clear key (shown once)."""
+        """Issue a key for a company; return its record and the clear key (shown once).
+
+        An agent key's agent is confirmed with the heartbeat controller by the caller first.
+        """
         self.company(company_id)
-        if kind == "agent":
-            raise KeyKindNotAllowedError(
-                "Agent keys arrive with the heartbeat controller (agents do not exist yet); "
-                "create a board key.",
-                field="kind",
-            )
         key = new_key(kind)
         api_key = ApiKey.issue(
             company_id=company_id,
@@ -152,6 +155,23 @@ class GatewayApplication(ServiceApplication):
         if api_key.revoke():
             self.save(api_key)
         return self.keys_by_id[key_id]
+
+    def revoke_agent_keys(self, company_id: str, agent_id: str, tracking: Tracking) -> int:
+        """The agent was deleted (the controller's ``agent.deleted.v1``): revoke its live keys
+        in one save with the inbox position; return how many."""
+        live = [
+            k
+            for k in self.keys_by_id.values()
+            if k.kind == "agent"
+            and k.agent_id == agent_id
+            and k.company_id == company_id
+            and k.revoked_at is None
+        ]
+        keys: list[ApiKey] = [self.repository.get(UUID(k.id)) for k in live]
+        for api_key in keys:
+            api_key.revoke()
+        self.save_with_tracking(*keys, tracking=tracking)
+        return len(keys)
 
     def start_session(self, key: str, ttl: float) -> SessionStarted:
         """Exchange a live board key for a session (cookie id + CSRF token, both hashed here)."""
@@ -284,6 +304,7 @@ class GatewayApplication(ServiceApplication):
         self.keys_by_id = {}
         self.keys_by_hash = {}
         self.sessions = {}
+        self.init_run_token_models()
 
     def project(self, domain_event: Any) -> None:
         """Apply one stored event to the read models (at start, and after each save)."""
@@ -319,6 +340,8 @@ class GatewayApplication(ServiceApplication):
                 )
             case Session.Ended():
                 self.sessions.pop(aggregate_id, None)
+            case RunToken.Bound() | RunToken.Issued() | RunToken.Revoked():
+                self.project_run_token(domain_event)
 
     def read_models(self) -> dict[str, Any]:
         """The read models, for replay verification."""
@@ -330,4 +353,5 @@ class GatewayApplication(ServiceApplication):
             "sessions": {
                 k: v for k, v in self.sessions.items() if v.expires_at > datetime.now(UTC)
             },
+            **self.run_token_read_models(),
         }

@@ -56,7 +56,7 @@ ERROR_CODES: Final[dict[str, tuple[int, str]]] = {
     "payload_too_large": (413, "the body is over 256 KiB"),
     "invalid_name": (422, "a name is empty or longer than 200 characters"),
     "invalid_issue_prefix": (422, "the issue prefix is not 1-10 upper-case letters A-Z"),
-    "key_kind_not_allowed": (422, "this key may not create a key of that kind (yet)"),
+    "key_kind_not_allowed": (422, "this key may not create a key of that kind"),
     "service_unavailable": (503, "the service that owns this is not running"),
     "timeout": (504, "a service did not answer in time"),
 }
@@ -98,9 +98,10 @@ SERVICE_ERROR_CODES: Final[dict[str, tuple[int, str]]] = {
         409,
         "the workspace's runtime-provision command failed (details name the operation)",
     ),
+    "run_finished": (409, "the run has finished already"),
 }
-"""Codes the workspace-realizer and the runtime-supervisor answer with, for the OpenAPI
-descriptions (contracts.errors)."""
+"""Codes the workspace-realizer, the runtime-supervisor and the heartbeat controller answer with,
+for the OpenAPI descriptions (contracts.errors)."""
 
 
 class BusReplyError(Exception):

@@ -18,6 +18,7 @@ from litestar.middleware import AbstractAuthenticationMiddleware, Authentication
 from api_gateway.application import CompanyNotFoundError
 from api_gateway.dependencies import ADMIN
 from api_gateway.domain import ForbiddenError, UnauthenticatedError, hash_secret
+from api_gateway.run_tokens import is_run_token
 from contracts.base import Actor, Principal
 
 if TYPE_CHECKING:
@@ -33,12 +34,14 @@ __all__ = [
     "admin_only",
     "authenticate",
     "check_company",
+    "check_run_headers",
     "not_agent",
 ]
 
 SESSION_COOKIE: Final = "clipyard_session"
 CSRF_HEADER: Final = "X-CSRF-Token"
 _SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+RUN_HEADERS: Final = ("X-Run-Id", "X-Paperclip-Run-Id")
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class AuthenticationMiddleware(AbstractAuthenticationMiddleware):
             method=str(connection.scope.get("method", "GET")),
             csrf=connection.headers.get(CSRF_HEADER),
         )
+        check_run_headers(principal, connection.headers)
         return AuthenticationResult(principal, "key" if credential.authorization else "session")
 
 
@@ -110,6 +114,15 @@ async def _bearer(gateway: Gateway, header: str) -> Principal:
     if scheme.lower() != "bearer" or not key:
         raise UnauthenticatedError(
             "The Authorization header must be 'Bearer <key>'.", header="Authorization"
+        )
+    if is_run_token(key):
+        token = await gateway.query(gateway.application.authenticate_run_token, key)
+        return Principal(
+            company_id=token.company_id,
+            actor=Actor(type="agent", id=token.agent_id),
+            run_id=token.run_id,
+            issue_id=token.issue_id,
+            run_bound=True,
         )
     admin_hash = gateway.settings.admin_key_hash
     if admin_hash is not None and hmac.compare_digest(hash_secret(key), admin_hash):
@@ -129,6 +142,25 @@ async def _session(gateway: Gateway, session_id: str, method: str, csrf: str | N
             header=CSRF_HEADER,
         )
     return Principal(company_id=session.company_id, actor=Actor(type="board", id=key.id))
+
+
+def check_run_headers(principal: Principal, headers: Any) -> None:
+    """With a run token, ``X-Run-Id`` (alias ``X-Paperclip-Run-Id``) is optional and, when sent,
+    must name the token's run (API.md).
+
+    Raises:
+        ForbiddenError: A header names another run.
+    """
+    if not principal.run_bound:
+        return
+    for name in RUN_HEADERS:
+        value = headers.get(name)
+        if value is not None and value.strip().lower() != str(principal.run_id).lower():
+            raise ForbiddenError(
+                f"This run token acts for run {principal.run_id}; {name} must name that run, "
+                "or be left out.",
+                header=name,
+            )
 
 
 def admin_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from api_gateway.controllers.agents import AgentController
 from api_gateway.controllers.api_keys import ApiKeyController
 from api_gateway.controllers.companies import CompanyController
 from api_gateway.controllers.events import EventStreamController
 from api_gateway.controllers.execution_workspaces import ExecutionWorkspaceController
 from api_gateway.controllers.health import HealthController
+from api_gateway.controllers.heartbeat_context import HeartbeatContextController
 from api_gateway.controllers.issues import IssueController
 from api_gateway.controllers.operations import OperationController
 from api_gateway.controllers.project_workspaces import ProjectWorkspaceController
 from api_gateway.controllers.projects import ProjectController
+from api_gateway.controllers.runs import RunController
 from api_gateway.controllers.runtime_services import RuntimeServiceController
 from api_gateway.controllers.secrets import SecretController
 from api_gateway.controllers.sessions import SessionController
@@ -32,4 +35,7 @@ CONTROLLERS = (
     WorkspaceAuditController,
     RuntimeServiceController,
     SecretController,
+    AgentController,
+    RunController,
+    HeartbeatContextController,
 )

@@ -9,6 +9,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody
 
 from api_gateway.application import ApiKeyNotFoundError, KeyRecord
+from api_gateway.controllers.agents import confirm_agent
 from api_gateway.controllers.common import (
     TOTAL_COUNT,
     Page,
@@ -49,7 +50,14 @@ class ApiKeyController(Controller):
     @post(
         "/companies/{company_id:str}/api-keys",
         operation_id="createApiKey",
-        responses=error_responses("forbidden", "not_found", "invalid_name", "key_kind_not_allowed"),
+        responses=error_responses(
+            "forbidden",
+            "not_found",
+            "invalid_name",
+            "key_kind_not_allowed",
+            "service_unavailable",
+            "timeout",
+        ),
     )
     async def create_api_key(
         self,
@@ -60,10 +68,14 @@ class ApiKeyController(Controller):
     ) -> ApiKeyIssued:
         """Create a key; the answer holds the clear key, shown this once.
 
-        The admin key creates board keys; a board key creates board keys (agent keys arrive with
-        the heartbeat controller). Errors: 400 ``validation_failed``/``invalid_json``; 401
-        ``unauthenticated``; 403 ``forbidden`` (an agent key); 404 ``not_found``; 422
-        ``invalid_name``, ``key_kind_not_allowed``.
+        The admin key creates board keys; a board key creates board keys and agent keys
+        (``{kind: "agent", agentId}``): the heartbeat controller is asked first that the agent
+        exists in the company. Errors: 400 ``validation_failed``/``invalid_json``; 401
+        ``unauthenticated``; 403 ``forbidden`` (an agent key or run token); 404 ``not_found``
+        (the company, or an ``agentId`` the controller does not know in this company:
+        ``details.agentId`` names it); 422 ``invalid_name``, ``key_kind_not_allowed`` (an agent
+        key from the admin key, ``agentId`` missing for an agent key or given for a board key);
+        503/504 the controller did not answer.
         """
         check_company(principal, company_id)
         if principal.actor.type == "admin" and data.kind != "board":
@@ -71,6 +83,8 @@ class ApiKeyController(Controller):
                 "The admin key creates board keys only; create agent keys with a board key.",
                 field="kind",
             )
+        if data.kind == "agent" and data.agent_id:
+            await confirm_agent(gateway, principal, data.agent_id)
         app = gateway.application
         record, key = await gateway.act(
             principal, app.create_api_key, company_id, data.name, data.kind, data.agent_id
