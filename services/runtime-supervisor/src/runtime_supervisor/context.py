@@ -26,6 +26,7 @@ from servicekit.locks import KeyedLocks
 if TYPE_CHECKING:
     from runtime_supervisor.application import RuntimeSupervisorApplication
     from runtime_supervisor.settings import SupervisorSettings
+    from runtime_supervisor.slots.runtime import SlotRuntime
 
 __all__ = ["KeyedLocks", "Store", "Supervisor", "as_system"]
 
@@ -61,6 +62,8 @@ class Supervisor:
     """The tasks running a start now (a stop-all cancels them)."""
     draining: bool = False
     """Set by stop-all (``clipyard up`` stopping): from then on nothing starts on this node."""
+    slots: SlotRuntime | None = None
+    """The adapter slots (set at start, before the endpoints)."""
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def __post_init__(self) -> None:

@@ -15,14 +15,19 @@ from runtime_supervisor.endpoints import (
     Endpoints,
     register_audit,
     register_runtime,
+    register_slots,
     register_stops,
 )
+from runtime_supervisor.inbox import RunFinishedHook
 from runtime_supervisor.runs import run_finished_hook
+from runtime_supervisor.slots.runtime import SlotRuntime
+from runtime_supervisor.slots.users import ensure_slot_users
 
 if TYPE_CHECKING:
     from runtime_supervisor.application import RuntimeSupervisorApplication
     from runtime_supervisor.inbox import AppHolder
     from runtime_supervisor.settings import SupervisorSettings
+    from runtime_supervisor.usecases.services import Release
     from servicekit import ServiceRuntime
 
 __all__ = ["make_register"]
@@ -47,15 +52,33 @@ def make_register(
             app=app, store=runtime.store, settings=settings, node_id=runtime.settings.node_id
         )
         # First: an inbox message may already be waiting for the application on the store thread.
-        holder.set(app, on_run_finished=run_finished_hook(sup, asyncio.get_running_loop()))
+        loop = asyncio.get_running_loop()
+        holder.set(app, on_run_finished=_with_slots(sup, run_finished_hook(sup, loop), loop))
 
         async def close() -> None:
             await sup.close(_CLOSE_SHARE)
 
         runtime.exit_stack.push_async_callback(close)
         await adopt_all(sup)
+        status = await asyncio.to_thread(ensure_slot_users, settings.slots)
+        sup.slots = SlotRuntime(sup=sup, status=status)
+        await sup.slots.recover()
         endpoints = Endpoints(runtime, sup)
-        for group in (register_runtime, register_stops, register_audit):
+        for group in (register_slots, register_runtime, register_stops, register_audit):
             await group(endpoints)
 
     return register
+
+
+def _with_slots(
+    sup: Supervisor, hook: RunFinishedHook, loop: asyncio.AbstractEventLoop
+) -> RunFinishedHook:
+    """The run-finished hook plus the run's slot: freed (its adapter killed if it still runs)."""
+
+    def both(run_id: str, releases: list[Release]) -> None:
+        hook(run_id, releases)
+        slots = sup.slots
+        if slots is not None:
+            loop.call_soon_threadsafe(slots.run_finished, run_id)
+
+    return both

@@ -15,8 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from contracts import runtime_events as rt
+from contracts import slot_events as se
 from contracts.base import Event
 from eventstore.envelope import envelope
+from runtime_supervisor.domain import AdapterSlot as A
 from runtime_supervisor.domain import RuntimeService as S
 from runtime_supervisor.domain import WorkspaceRuntime as W
 from runtime_supervisor.settings import SERVICE_NAME
@@ -24,6 +26,7 @@ from runtime_supervisor.settings import SERVICE_NAME
 __all__ = ["to_contract"]
 
 _SERVICE = "runtime_service"
+_SLOT = "slot"
 _PROVISIONING = "runtime_provisioning"
 
 
@@ -44,6 +47,10 @@ def _target(e: Any) -> dict[str, Any]:
 
 def _named(e: Any) -> dict[str, Any]:
     return {**_target(e), "service_name": (e.about or {}).get("service_name") or ""}
+
+
+def _agent(e: Any) -> str:
+    return str((e.about or {}).get("agent_id") or "")
 
 
 def _port(e: Any) -> int | None:
@@ -141,6 +148,37 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         error=e.error,
         failed_at=e.at,
     ),
+    A.Granted: lambda e: se.SlotGranted(
+        **_env(e, _SLOT),
+        agent_id=e.agent_id,
+        slot_type=e.slot_type,
+        index=e.index,
+        contained=e.contained,
+        sandbox=e.sandbox,
+    ),
+    A.AdapterStarted: lambda e: se.SlotAdapterStarted(
+        **_env(e, _SLOT),
+        agent_id=_agent(e),
+        workspace_id=e.workspace_id,
+        pid=e.pid,
+        pgid=e.pgid,
+        deadline=e.deadline,
+    ),
+    A.AdapterFinished: lambda e: se.SlotAdapterFinished(
+        **_env(e, _SLOT),
+        agent_id=_agent(e),
+        end=e.end,
+        exit_code=e.exit_code,
+        signal=e.signal,
+        usage=e.usage,
+        result=e.result,
+        stdout_excerpt=e.stdout_excerpt,
+        stderr_excerpt=e.stderr_excerpt,
+        log_bytes=e.log_bytes,
+        error=e.error,
+        group_gone=e.group_gone,
+    ),
+    A.Released: lambda e: se.SlotReleased(**_env(e, _SLOT), agent_id=_agent(e)),
 }
 
 

@@ -15,6 +15,7 @@ from uuid import UUID
 from eventstore import ServiceApplication
 from runtime_supervisor.domain import (
     COPY_KINDS,
+    AdapterSlot,
     CopyKind,
     RuntimeService,
     SupervisorOperation,
@@ -29,6 +30,7 @@ _OWN_EVENTS = (
     RuntimeService.Event,
     WorkspaceRuntime.Event,
     SupervisorOperation.Event,
+    AdapterSlot.Event,
 )
 
 
@@ -61,6 +63,10 @@ class SupervisorReadModels(ServiceApplication):
     services_by_run: dict[str, set[str]]
     """Run id -> ids of the instances the run holds a lease on."""
     operations_by_target: dict[str, list[str]]
+    slots: dict[str, AdapterSlot]
+    """Slot id -> the adapter slot (every grant ever made)."""
+    slots_by_run: dict[str, str]
+    """Run id -> the id of its latest slot."""
     _objects: dict[UUID, Any]
     _leases: dict[str, frozenset[str]]
 
@@ -74,6 +80,8 @@ class SupervisorReadModels(ServiceApplication):
         self.services_by_project_workspace = {}
         self.services_by_run = {}
         self.operations_by_target = {}
+        self.slots = {}
+        self.slots_by_run = {}
         self._objects = {}
         self._leases = {}
 
@@ -106,6 +114,9 @@ class SupervisorReadModels(ServiceApplication):
             self.operations[key] = aggregate
             if created:
                 self.operations_by_target.setdefault(aggregate.target_key, []).append(key)
+        elif isinstance(aggregate, AdapterSlot):
+            self.slots[key] = aggregate
+            self.slots_by_run[aggregate.run_id] = key
 
     def _index_leases(self, key: str, leases: frozenset[str]) -> None:
         before = self._leases.get(key, frozenset())
@@ -134,6 +145,8 @@ class SupervisorReadModels(ServiceApplication):
             },
             "services_by_run": {k: sorted(v) for k, v in self.services_by_run.items()},
             "operations_by_target": {k: list(v) for k, v in self.operations_by_target.items()},
+            "slots": {key: aggregate_state(s) for key, s in self.slots.items()},
+            "slots_by_run": dict(self.slots_by_run),
         }
 
     def copy_of(self, kind: CopyKind, key: str | None) -> UpstreamCopy | None:

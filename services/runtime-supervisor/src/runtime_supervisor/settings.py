@@ -30,6 +30,11 @@ class SupervisorSettings:
     job_timeout: float = 600.0
     """``CLIPYARD_JOB_TIMEOUT``: seconds a job or the runtime provision command may run (a job's
     own ``timeoutSec`` wins)."""
+    slots: int = 4
+    """``CLIPYARD_SLOTS``: size of the ``local_stdio`` adapter slot pool."""
+    slot_grant_ttl: float = 120.0
+    """``CLIPYARD_SLOT_GRANT_TTL``: seconds a granted slot waits for its launch before it is
+    freed."""
 
     @property
     def home(self) -> Path:
@@ -39,6 +44,10 @@ class SupervisorSettings:
     def run_dir(self, service_id: str) -> Path:
         """Where the wrapper of one service instance writes: ``$CLIPYARD_HOME/runtime/<id>``."""
         return self.service.home / "runtime" / service_id
+
+    def slot_run_dir(self, run_id: str) -> Path:
+        """Where a run's adapter log and scratch folder live: ``$CLIPYARD_HOME/runs/<runId>``."""
+        return self.service.home / "runs" / run_id
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> ServiceSettings:
@@ -60,6 +69,17 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise SettingsError(
+            f"{name}={raw!r} is not a positive whole number; unset it for {default}"
+        )
+    return int(raw)
+
+
 def load_supervisor_settings(env: Mapping[str, str] | None = None) -> SupervisorSettings:
     """All of the supervisor's settings from ``env`` (default: the process environment).
 
@@ -78,4 +98,6 @@ def load_supervisor_settings(env: Mapping[str, str] | None = None) -> Supervisor
         stop_grace=_seconds(source, "CLIPYARD_RUNTIME_STOP_GRACE", 10.0),
         ready_timeout=_seconds(source, "CLIPYARD_RUNTIME_READY_TIMEOUT", 30.0),
         job_timeout=_seconds(source, "CLIPYARD_JOB_TIMEOUT", 600.0),
+        slots=_count(source, "CLIPYARD_SLOTS", 4),
+        slot_grant_ttl=_seconds(source, "CLIPYARD_SLOT_GRANT_TTL", 120.0),
     )

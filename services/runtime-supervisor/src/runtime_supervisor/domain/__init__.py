@@ -19,6 +19,13 @@ from runtime_supervisor.domain.errors import (
 from runtime_supervisor.domain.operations import EXCERPT_BYTES, SupervisorOperation, excerpt
 from runtime_supervisor.domain.service_record import LIVE_STATUSES, ServiceRecord
 from runtime_supervisor.domain.services import RuntimeService
+from runtime_supervisor.domain.slot import (
+    LIVE_SLOT_STATES,
+    AdapterSlot,
+    RunFinishedError,
+    SandboxUnavailableError,
+    SlotUnavailableError,
+)
 from runtime_supervisor.domain.targets import IssueBrief, RunBrief, RuntimeTarget
 from runtime_supervisor.domain.workspaces import (
     Provisioning,
@@ -32,7 +39,9 @@ from runtime_supervisor.domain.workspaces import (
 __all__ = [
     "COPY_KINDS",
     "EXCERPT_BYTES",
+    "LIVE_SLOT_STATES",
     "LIVE_STATUSES",
+    "AdapterSlot",
     "CopyKind",
     "ForbiddenError",
     "InvalidInputError",
@@ -44,10 +53,13 @@ __all__ = [
     "Provisioning",
     "ProvisioningFailedError",
     "RunBrief",
+    "RunFinishedError",
     "RuntimeService",
     "RuntimeSupervisorError",
     "RuntimeTarget",
+    "SandboxUnavailableError",
     "ServiceRecord",
+    "SlotUnavailableError",
     "StartFailedError",
     "StateConflictError",
     "SupervisorOperation",

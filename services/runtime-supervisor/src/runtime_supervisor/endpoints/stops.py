@@ -15,6 +15,7 @@ logged with its pids.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os.path
 from typing import TYPE_CHECKING
@@ -56,6 +57,10 @@ def owns_directory(target: RuntimeTarget) -> bool:
         return False
     checkout = target.project_workspace_cwd
     return checkout is None or os.path.normpath(checkout) != os.path.normpath(target.cwd)
+
+
+async def _none() -> int:
+    return 0
 
 
 def _failed(stopped: list[Stopped]) -> list[str]:
@@ -137,6 +142,7 @@ async def register_stops(e: Endpoints) -> None:
         for start in list(sup.starts):
             start.cancel()  # a start waiting for readiness is cancelled, not awaited
         with e.acting(c.principal, "stop all"):
+            adapters = asyncio.ensure_future(sup.slots.kill_all() if sup.slots else _none())
             records: list[ServiceRecord] = await sup.store(app.live_services)
             stopped = await stop_many(sup, records, reason="stop all")
             seen = {s.record.id for s in stopped}
@@ -150,8 +156,9 @@ async def register_stops(e: Endpoints) -> None:
                     s.record.service_name, s.record.id, ", ".join(map(str, s.survivors)),
                 )  # fmt: skip
         return StopAllRuntimeServicesResult(
-            node=e.node, services_stopped=len(stopped) - len(_failed(stopped)), slots_stopped=0
-        )
+            node=e.node, services_stopped=len(stopped) - len(_failed(stopped)),
+            slots_stopped=await adapters,
+        )  # fmt: skip
 
     await e.add("stop_workspace", stop_workspace_runtime_services(e.node), stop_workspace,
                 StopWorkspaceRuntimeServices)  # fmt: skip

@@ -1,0 +1,88 @@
+"""Endpoints of adapter slots (ARCHITECTURE §6; docs/heartbeat-runs.md): ``AcquireSlot``,
+``LaunchAdapter``, ``KillAdapter``, ``ReleaseSlot`` (commands on this node's subjects),
+``GetRunSlot``, ``GetRunLog`` and ``GetSlotHealth``. Every one is scoped to the principal's
+company (another company's run answers 404). ``LaunchAdapter`` carries the run token: it is
+handed to the adapter only."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from contracts import heartbeat_subjects as hs
+from contracts.slots import (
+    AcquireSlot,
+    AdapterLaunched,
+    GetRunLog,
+    GetRunSlot,
+    GetSlotHealth,
+    KillAdapter,
+    LaunchAdapter,
+    ReleaseSlot,
+    RunLogSlice,
+    RunSlot,
+    SlotGrant,
+    SlotHealth,
+)
+from runtime_supervisor.control import principal_scope
+from runtime_supervisor.domain import InvalidInputError
+from runtime_supervisor.process import read_range
+
+if TYPE_CHECKING:
+    from natsbus import RequestContext
+    from runtime_supervisor.endpoints.common import Endpoints
+    from runtime_supervisor.slots.runtime import SlotRuntime
+
+__all__ = ["register_slots"]
+
+
+async def register_slots(e: Endpoints) -> None:
+    """Add the slot endpoints (the supervisor's ``slots`` runtime must be set)."""
+    sup, app = e.sup, e.app
+    slots: SlotRuntime | None = sup.slots
+    assert slots is not None, "the slot runtime is set before the endpoints"
+
+    async def acquire(c: AcquireSlot, ctx: RequestContext) -> SlotGrant:
+        with e.acting(c.principal, "slot acquired", run_id=c.run_id):
+            return await slots.acquire(c, principal_scope(c.principal))
+
+    async def launch(c: LaunchAdapter, ctx: RequestContext) -> AdapterLaunched:
+        with e.acting(c.principal, "adapter launched", run_id=c.run_id):
+            return await slots.launch(c, principal_scope(c.principal))
+
+    async def kill(c: KillAdapter, ctx: RequestContext) -> RunSlot:
+        reason = c.reason or ("run timed out" if c.timed_out else "adapter killed")
+        with e.acting(c.principal, reason, run_id=c.run_id):
+            return await slots.kill(c.run_id, principal_scope(c.principal), timed_out=c.timed_out)
+
+    async def release(c: ReleaseSlot, ctx: RequestContext) -> None:
+        with e.acting(c.principal, "slot released", run_id=c.run_id):
+            await slots.release(c.run_id, principal_scope(c.principal), "released by its run")
+
+    async def of_run(q: GetRunSlot, ctx: RequestContext) -> RunSlot:
+        found: RunSlot = await sup.store(app.run_slot_view, principal_scope(q.principal),
+                                         q.run_id)  # fmt: skip
+        return found
+
+    async def run_log(q: GetRunLog, ctx: RequestContext) -> RunLogSlice:
+        await sup.store(app.slot_of_run, principal_scope(q.principal), q.run_id)
+        path = sup.settings.slot_run_dir(q.run_id) / "run.log"
+        try:
+            found = await asyncio.to_thread(read_range, path, q.offset, q.length)
+        except ValueError as exc:
+            raise InvalidInputError(f"Cannot read that part of the run's log: {exc}.",
+                                    field="range") from None  # fmt: skip
+        return RunLogSlice(run_id=q.run_id, offset=found.offset, length=found.length,
+                           size=found.size, text=found.text)  # fmt: skip
+
+    async def health(q: GetSlotHealth, ctx: RequestContext) -> list[SlotHealth]:
+        principal_scope(q.principal)
+        return await slots.health()
+
+    await e.add("slot_acquire", hs.acquire_slot(e.node), acquire, AcquireSlot)
+    await e.add("slot_launch", hs.launch_adapter(e.node), launch, LaunchAdapter)
+    await e.add("slot_kill", hs.kill_adapter(e.node), kill, KillAdapter)
+    await e.add("slot_release", hs.release_slot(e.node), release, ReleaseSlot)
+    await e.add("slot_of_run", hs.SLOT_OF_RUN, of_run, GetRunSlot)
+    await e.add("slot_run_log", hs.SLOT_RUN_LOG, run_log, GetRunLog)
+    await e.add("slot_health", hs.SLOT_HEALTH, health, GetSlotHealth)

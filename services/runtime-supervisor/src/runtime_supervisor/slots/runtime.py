@@ -1,0 +1,381 @@
+"""The orchestration of adapter slots: grant (with its 120 s launch deadline), launch (local
+process or remote POST, watched by a task until it ends), kill, release, the run's end heard
+from the controller, restart recovery and the stop-all of ``clipyard up``.
+
+Every end is recorded in the slot's aggregate (``slot.adapter_finished.v1``, which the
+controller collects); the slot then stays held until ``ReleaseSlot`` or the run's
+``run.finished``. The request's ``env``, ``context`` and ``headers`` hold the run token: they
+are handed to the adapter and nowhere else (no store, no log, no exception text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contracts.slots import AdapterLaunched, RunSlot, SlotGrant, SlotHealth
+from runtime_supervisor.context import as_system
+from runtime_supervisor.domain import InvalidInputError, NotFoundError, StateConflictError
+from runtime_supervisor.process import last_output, stop_group
+from runtime_supervisor.slots.adapter import ADAPTER_GRACE, AdapterOutcome, spawn_adapter
+from runtime_supervisor.slots.ownership import (
+    GitLayout,
+    find_git_layout,
+    hand_back,
+    hand_over,
+    hand_over_scratch,
+)
+from runtime_supervisor.slots.remote import post_context
+from runtime_supervisor.slots.sandbox import Confinement, plan_launch
+from runtime_supervisor.usecases.lookups import visible
+from servicekit.childenv import sanitize_env
+
+if TYPE_CHECKING:
+    from contracts.slots import AcquireSlot, LaunchAdapter
+    from runtime_supervisor.context import Supervisor
+    from runtime_supervisor.slots.adapter import AdapterProcess
+    from runtime_supervisor.slots.usecases import SlotInfo
+    from runtime_supervisor.slots.users import SandboxStatus
+
+__all__ = ["SlotRuntime"]
+
+log = logging.getLogger(__name__)
+_LOG_TAIL = 64 * 1024
+
+
+@dataclass(kw_only=True)
+class _Running:
+    slot_id: str
+    task: asyncio.Task[None]
+    adapter: AdapterProcess | None = None
+    reason: str | None = None
+
+
+@dataclass(kw_only=True)
+class SlotRuntime:
+    """The slots of one running supervisor."""
+
+    sup: Supervisor
+    status: SandboxStatus
+    running: dict[str, _Running] = field(default_factory=dict)
+    """Run id -> its adapter being watched."""
+    expiries: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+
+    # Grants.
+
+    async def acquire(self, c: AcquireSlot, scope: str | None) -> SlotGrant:
+        """``AcquireSlot`` (see :meth:`SlotUseCases.acquire_slot`)."""
+        self.sup.check_accepting()
+        settings = self.sup.settings
+        info: SlotInfo = await self.sup.store(
+            self.sup.app.acquire_slot, scope, run_id=c.run_id, agent_id=c.agent_id,
+            adapter_type=c.adapter_type, trusted=c.trusted, capacity=settings.slots,
+            sandbox=self.status.sandbox, sandbox_detail=self.status.detail,
+            ttl=settings.slot_grant_ttl,
+        )  # fmt: skip
+        if info.state == "granted" and info.slot_id not in self.expiries:
+            self.expiries[info.slot_id] = self.sup.spawn(
+                self._expire(info), name=f"slot-expiry-{info.slot_id}"
+            )
+        return info.grant()
+
+    async def _expire(self, info: SlotInfo) -> None:
+        await asyncio.sleep(self.sup.settings.slot_grant_ttl)
+        self.expiries.pop(info.slot_id, None)
+        async with self.sup.locks.hold(f"slot:{info.run_id}"):
+            current: SlotInfo = await self.sup.store(self.sup.app.slot_of_run, None, info.run_id)
+            if current.slot_id == info.slot_id and current.state == "granted":
+                with as_system("slot grant expired", run_id=info.run_id):
+                    await self.sup.store(self.sup.app.release_slot_record, info.slot_id,
+                                         "never launched within the grant's time")  # fmt: skip
+
+    def _disarm(self, slot_id: str) -> None:
+        timer = self.expiries.pop(slot_id, None)
+        if timer is not None and timer is not asyncio.current_task():
+            timer.cancel()
+
+    # Launch.
+
+    async def launch(self, c: LaunchAdapter, scope: str | None) -> AdapterLaunched:
+        """``LaunchAdapter``: start the adapter and watch it in the background."""
+        self.sup.check_accepting()
+        app = self.sup.app
+        async with self.sup.locks.hold(f"slot:{c.run_id}"):
+            info: SlotInfo = await self.sup.store(app.slot_of_run, scope, c.run_id)
+            if info.slot_id != c.slot_id:
+                raise NotFoundError(f"Run {c.run_id} holds no slot {c.slot_id}.",
+                                    runId=c.run_id, slotId=c.slot_id)  # fmt: skip
+            if info.state != "granted":
+                return await self._launched_again(info, c)
+            self._disarm(info.slot_id)
+            deadline = app.now() + timedelta(seconds=c.timeout_sec)
+            if info.slot_type == "remote_http":
+                await self.sup.store(app.record_adapter_started, info.slot_id,
+                    workspace_id=c.workspace_id, issue_id=c.issue_id, pid=None, pgid=None,
+                    start_time=None, slot_user=None, cwd=None, log_path=None,
+                    deadline=deadline)  # fmt: skip
+                task = self.sup.spawn(self._remote(info, c), name=f"slot-remote-{c.run_id}")
+                self.running[c.run_id] = _Running(slot_id=info.slot_id, task=task)
+                return AdapterLaunched(slot_id=info.slot_id, run_id=c.run_id,
+                                       started_at=app.now(), deadline=deadline)  # fmt: skip
+            return await self._launch_local(info, c, deadline)
+
+    async def _launched_again(self, info: SlotInfo, c: LaunchAdapter) -> AdapterLaunched:
+        if info.state != "running" or info.end is not None:
+            raise StateConflictError(
+                f"The slot of run {c.run_id} is {info.state}: its adapter cannot start again.",
+                runId=c.run_id, state=info.state,
+            )  # fmt: skip
+        view: RunSlot = await self.sup.store(self.sup.app.run_slot_view, None, c.run_id)
+        started = view.started_at or self.sup.app.now()
+        return AdapterLaunched(slot_id=info.slot_id, run_id=c.run_id, pid=info.pid,
+                               pgid=info.pgid, started_at=started,
+                               deadline=started + timedelta(seconds=c.timeout_sec))  # fmt: skip
+
+    def _cwd(self, info: SlotInfo, c: LaunchAdapter) -> Path:
+        if c.workspace_id is None:
+            scratch = self.sup.settings.slot_run_dir(c.run_id) / "scratch"
+            scratch.mkdir(parents=True, exist_ok=True)
+            return scratch
+        ws = self.sup.app.copy_of("workspace", c.workspace_id)
+        if ws is None or not visible(ws.company_id, info.company_id):
+            raise NotFoundError(f"There is no execution workspace {c.workspace_id}.",
+                                workspaceId=c.workspace_id)  # fmt: skip
+        cwd = ws.get("cwd")
+        if not cwd or not Path(cwd).is_dir():
+            raise InvalidInputError(
+                f"Execution workspace {c.workspace_id} has no local directory on this node.",
+                workspaceId=c.workspace_id,
+            )
+        return Path(cwd)
+
+    async def _launch_local(
+        self, info: SlotInfo, c: LaunchAdapter, deadline: datetime
+    ) -> AdapterLaunched:
+        app, sup = self.sup.app, self.sup
+        layout: GitLayout | None = None
+        private_tmp: Path | None = None
+        cwd: Path | None = None
+        try:
+            cwd = await sup.store(self._cwd, info, c)
+            assert cwd is not None
+            if not c.command:
+                raise InvalidInputError("A process adapter needs a command.", field="command")
+            confinement = None
+            if info.contained:
+                user = self.status.user(info.index or 0)
+                layout = await asyncio.to_thread(find_git_layout, cwd)
+                if layout is not None:
+                    await asyncio.to_thread(hand_over, layout, user.uid, user.gid)
+                else:
+                    await asyncio.to_thread(hand_over_scratch, cwd, user.uid, user.gid)
+                bwrap = self.status.sandbox == "bwrap"
+                if not bwrap:
+                    private_tmp = Path(tempfile.mkdtemp(prefix=f"clipyard-{c.run_id[:8]}-"))
+                    await asyncio.to_thread(hand_over_scratch, private_tmp, user.uid, user.gid)
+                confinement = Confinement(user=user, bwrap=bwrap, layout=layout)
+            env = {**sanitize_env(sup.base_env), **c.env}
+            plan = plan_launch(c.command, cwd=cwd, env=env, limits=c.limits,
+                               confinement=confinement, private_tmp=private_tmp)  # fmt: skip
+            log_path = sup.settings.slot_run_dir(c.run_id) / "run.log"
+            adapter = await spawn_adapter(
+                plan, log_path, under_bwrap=confinement is not None and confinement.bwrap
+            )
+        except Exception as exc:
+            message = _launch_error(exc)
+            await self._record(info, AdapterOutcome(end="launch_failed", error=message))
+            if info.contained:
+                await self._give_back(str(cwd or ""), layout, private_tmp, c)
+            if isinstance(exc, NotFoundError | InvalidInputError):
+                raise
+            raise InvalidInputError(message, runId=c.run_id) from None
+        started: SlotInfo = await sup.store(
+            app.record_adapter_started, info.slot_id, workspace_id=c.workspace_id,
+            issue_id=c.issue_id, pid=adapter.pid, pgid=adapter.pgid,
+            start_time=adapter.start_time,
+            slot_user=self.status.user(info.index or 0).name if info.contained else None,
+            cwd=str(cwd), log_path=str(log_path), deadline=deadline,
+        )  # fmt: skip
+        task = sup.spawn(self._watch(started, adapter, layout, private_tmp, c),
+                         name=f"slot-adapter-{c.run_id}")  # fmt: skip
+        self.running[c.run_id] = _Running(slot_id=info.slot_id, task=task, adapter=adapter)
+        return AdapterLaunched(slot_id=info.slot_id, run_id=c.run_id, pid=adapter.pid,
+                               pgid=adapter.pgid, started_at=app.now(),
+                               deadline=deadline)  # fmt: skip
+
+    async def _watch(self, info: SlotInfo, adapter: AdapterProcess, layout: GitLayout | None,
+                     private_tmp: Path | None, c: LaunchAdapter) -> None:  # fmt: skip
+        try:
+            outcome = await adapter.wait(float(c.timeout_sec))
+        finally:
+            if info.contained:
+                await self._give_back(info.cwd or "", layout, private_tmp, c)
+        await self._record(info, outcome)
+        self.running.pop(c.run_id, None)
+
+    async def _remote(self, info: SlotInfo, c: LaunchAdapter) -> None:
+        try:
+            outcome = await post_context(c.url or "", dict(c.headers), dict(c.context),
+                                         float(c.timeout_sec))  # fmt: skip
+        except asyncio.CancelledError:
+            running = self.running.get(c.run_id)
+            reason = running.reason if running is not None else None
+            if reason is None:
+                raise
+            outcome = AdapterOutcome(end=reason, error=f"the adapter was {reason}")
+        await self._record(info, outcome)
+        self.running.pop(c.run_id, None)
+
+    async def _give_back(self, cwd: str, layout: GitLayout | None, private_tmp: Path | None,
+                         c: LaunchAdapter) -> None:  # fmt: skip
+        where = layout.worktree if layout is not None else (Path(cwd) if cwd else None)
+        try:
+            if where is not None:
+                await asyncio.to_thread(hand_back, where, layout)
+        except OSError as exc:
+            log.error("run %s: could not hand the worktree back: %s", c.run_id, exc)
+        if private_tmp is not None:
+            await asyncio.to_thread(shutil.rmtree, private_tmp, True)
+
+    async def _record(self, info: SlotInfo, outcome: AdapterOutcome) -> None:
+        with as_system(f"adapter {outcome.end}", run_id=info.run_id):
+            await self.sup.store(self.sup.app.record_adapter_end, info.slot_id, outcome.end,
+                                 **outcome.fields())  # fmt: skip
+
+    # Kill and release.
+
+    async def kill(self, run_id: str, scope: str | None, *, timed_out: bool = False) -> RunSlot:
+        """``KillAdapter``: kill the adapter's whole group now; its end is ``killed`` (or
+        ``timed_out``)."""
+        await self.sup.store(self.sup.app.slot_of_run, scope, run_id)  # 404 first
+        await self._stop(run_id, "timed_out" if timed_out else "killed")
+        view: RunSlot = await self.sup.store(self.sup.app.run_slot_view, scope, run_id)
+        return view
+
+    async def _stop(self, run_id: str, reason: str) -> None:
+        running = self.running.get(run_id)
+        if running is None:
+            return
+        if running.reason is None:
+            running.reason = reason
+            if running.adapter is not None:
+                running.adapter.kill(reason)
+            else:
+                running.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(running.task)
+
+    async def release(self, run_id: str, scope: str | None, reason: str) -> bool:
+        """``ReleaseSlot`` (and the run's end): kill a running adapter, then free the slot."""
+        try:
+            info: SlotInfo = await self.sup.store(self.sup.app.slot_of_run, scope, run_id)
+        except NotFoundError:
+            return False
+        await self._stop(run_id, "killed")
+        async with self.sup.locks.hold(f"slot:{run_id}"):
+            self._disarm(info.slot_id)
+            released: bool = await self.sup.store(self.sup.app.release_slot_record,
+                                                  info.slot_id, reason)  # fmt: skip
+        return released
+
+    def run_finished(self, run_id: str) -> None:
+        """The controller's ``run.finished`` (on the event loop): free the run's slot."""
+
+        async def free() -> None:
+            with as_system("its run finished", run_id=run_id):
+                await self.release(run_id, None, "run finished")
+
+        self.sup.spawn(free(), name=f"slot-run-finished-{run_id}")
+
+    async def kill_all(self) -> int:
+        """Stop-all: kill every running adapter; return how many there were."""
+        runs = list(self.running)
+        with as_system("stop all"):
+            await asyncio.gather(*(self._stop(run_id, "killed") for run_id in runs))
+        return len(runs)
+
+    # Restart and health.
+
+    async def recover(self) -> None:
+        """At start: grants never launched are freed; adapters left running are recorded
+        ``detached`` (what is left of their group killed, the worktree handed back); slots of
+        finished runs are freed."""
+        app = self.sup.app
+        held: list[SlotInfo] = await self.sup.store(app.held_slots)
+        for info in held:
+            with as_system("supervisor restarted", run_id=info.run_id):
+                if info.state == "granted":
+                    await self.sup.store(app.release_slot_record, info.slot_id,
+                                         "the supervisor restarted before its launch")  # fmt: skip
+                    continue
+                if info.state == "running":
+                    await self._detach(info)
+                run = await self.sup.store(app.run, None, info.run_id)
+                if run is not None and run.terminal:
+                    await self.sup.store(app.release_slot_record, info.slot_id, "run finished")
+
+    async def _detach(self, info: SlotInfo) -> None:
+        gone = True
+        if info.pgid is not None:
+            outcome = await stop_group(info.pgid, grace=ADAPTER_GRACE,
+                                       leader_start_time=info.start_time)  # fmt: skip
+            gone = not outcome.survivors
+        if info.contained and info.cwd:
+            layout = await asyncio.to_thread(find_git_layout, Path(info.cwd))
+            with contextlib.suppress(OSError):
+                await asyncio.to_thread(hand_back, Path(info.cwd), layout)
+        tail, size = "", None
+        if info.log_path:
+            tail, size = await asyncio.to_thread(_log_tail, Path(info.log_path))
+        await self._record(info, AdapterOutcome(
+            end="detached", stdout_excerpt=tail, log_bytes=size, group_gone=gone,
+            error="the runtime-supervisor stopped while the adapter ran",
+        ))  # fmt: skip
+
+    async def health(self) -> list[SlotHealth]:
+        """``GetSlotHealth``."""
+        counts: dict[str, int] = await self.sup.store(self.sup.app.slots_in_use)
+        detail = self.status.detail
+        healthy = self.status.available and not self.sup.draining
+        if self.sup.draining:
+            detail = "The node is stopping: no adapter starts on it any more."
+        return [
+            SlotHealth(
+                type="local_stdio",
+                capacity=self.sup.settings.slots,
+                in_use=counts.get("local_stdio", 0),
+                healthy=healthy,
+                sandbox=self.status.sandbox or "none",
+                detail=detail,
+            ),
+            SlotHealth(
+                type="remote_http", capacity=None, in_use=counts.get("remote_http", 0), healthy=True
+            ),
+        ]
+
+
+def _log_tail(path: Path) -> tuple[str, int | None]:
+    """The last 64 KiB of a run's log and its size (None without a log)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return "", None
+    return last_output(path, _LOG_TAIL), size
+
+
+def _launch_error(exc: Exception) -> str:
+    """What to say of a failed launch (never the environment)."""
+    if isinstance(exc, FileNotFoundError):
+        return f"The adapter's command was not found: {exc.filename}."
+    if isinstance(exc, PermissionError):
+        return f"The adapter's command could not be run: permission denied ({exc.filename})."
+    if isinstance(exc, NotFoundError | InvalidInputError | StateConflictError):
+        return str(exc)
+    return f"The adapter could not be started: {type(exc).__name__}."
