@@ -1,20 +1,21 @@
-"""The heartbeat-controller's eventsourcing application: its use cases and read models."""
+"""The heartbeat-controller's eventsourcing application: its use cases (the Application API of
+docs/heartbeat-runs.md) on top of the read models of :mod:`heartbeat_controller.readmodels`.
+
+Everything runs on the store's thread, synchronously; each use case checks, loads, calls the
+aggregates and saves once. The orchestration (dispatcher, run tasks, timers, recovery) does the
+bus work around these calls and records each step here. Agents, wakes and cancels come with the
+principal of the request (access rules in :mod:`heartbeat_controller.domain.access`); the run
+lifecycle calls act as Clipyard itself (the current cause when one is set, else ``system``).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from heartbeat_controller.scheduling import AgentSnapshot, Claim
+from heartbeat_controller.usecases import AgentUseCases, LeaseOutcome, RunUseCases, WakeUseCases
 
-from eventstore import ServiceApplication
-
-__all__ = ["HeartbeatControllerApplication"]
+__all__ = ["AgentSnapshot", "Claim", "HeartbeatControllerApplication", "LeaseOutcome"]
 
 
-class HeartbeatControllerApplication(ServiceApplication):
-    """Rebuilds the heartbeat-controller's read models from its own store; holds its use cases."""
-
-    def project(self, domain_event: Any) -> None:
-        """Apply one stored event to the read models (none yet in the skeleton)."""
-
-    def read_models(self) -> dict[str, Any]:
-        """The read models as plain data, compared by replay verification."""
-        return {}
+class HeartbeatControllerApplication(AgentUseCases, WakeUseCases, RunUseCases):
+    """Agents, wakeup requests, runs and workspace run leases, and the copies of the realizer's
+    issues; the only writer of the controller's store."""

@@ -1,0 +1,271 @@
+"""One task per claimed run: stages 2 to 6 of docs/heartbeat-runs.md "The run, stage by stage".
+
+``claim_runnable`` already recorded stage 1's end (``RunStarted``, the lease of the issue's
+current workspace, stage ``workspace_resolution``). The task then realizes the workspace and
+ensures its services, acquires a slot and mints the run token, launches the adapter, waits for
+its end (the inbox hands it over), and always cleans up: the slot released if one was granted,
+then ``finish_run`` (workspace lease released, ``RunFinished`` last), which hands the workspace to
+the next waiting run.
+
+Cancel: before the launch the task stops at the next stage boundary (or at once while it waits
+for the workspace or a slot); after it, ``KillAdapter`` and the end arrives ``killed``. A task
+cancelled by a stop of the controller does no cleanup: the next start's recovery does.
+
+The clear run token lives only in local variables between the mint and ``LaunchAdapter``: it is
+never logged, stored, or put in an exception or span.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from contracts.execution_commands import RealizeWorkspace
+from contracts.run_tokens import MintRunToken
+from contracts.runtime_commands import EnsureRunServices
+from contracts.slots import AcquireSlot, LaunchAdapter, ReleaseSlot, SlotGrant
+from heartbeat_controller.orchestration.collect import Outcome, collect_end
+from heartbeat_controller.orchestration.env import RunIdentity, adapter_context, adapter_env
+from heartbeat_controller.orchestration.ports import PortError
+from heartbeat_controller.orchestration.timers import slot_backoff, wait_event
+from heartbeat_controller.orchestration.work import RunWork
+
+if TYPE_CHECKING:
+    from contracts.slots import AdapterLaunched
+    from heartbeat_controller.orchestration.context import Orchestration
+
+__all__ = ["RunCancelledError", "StageFailedError", "cleanup", "run_claim"]
+
+log = logging.getLogger(__name__)
+
+_UNEXPECTED = {
+    "workspace_resolution": "workspace_validation_failed",
+    "slot_acquisition": "slot_unavailable",
+    "adapter_launch": "adapter_launch_failed",
+    "result_collection": "adapter_failed",
+}
+"""The error code of an unexpected failure, by the stage it happened in."""
+
+
+class StageFailedError(Exception):
+    """A stage failed: the run ends with ``outcome``."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(outcome.error or outcome.error_code or outcome.status)
+        self.outcome = outcome
+
+
+class RunCancelledError(Exception):
+    """A cancel was requested: the run stops at this boundary."""
+
+
+def _fail(code: str, message: str) -> StageFailedError:
+    return StageFailedError(Outcome("failed", code, message))
+
+
+@dataclass
+class _Runner:
+    orch: Orchestration
+    work: RunWork
+
+    @property
+    def run_id(self) -> str:
+        return self.work.run_id
+
+    async def run(self) -> None:
+        try:
+            outcome = await self._stages()
+        except StageFailedError as failed:
+            outcome = failed.outcome
+        except RunCancelledError:
+            outcome = Outcome("cancelled", "cancelled", "the run was cancelled")
+        except Exception as error:  # a bug or an unexpected refusal: still clean up
+            code = _UNEXPECTED.get(self.work.stage, "adapter_failed")
+            log.error("run %s failed unexpectedly in %s", self.run_id, self.work.stage,
+                      exc_info=error, extra={"run_id": self.run_id})  # fmt: skip
+            outcome = Outcome("failed", code, f"{type(error).__name__} in {self.work.stage}")
+        await cleanup(self.orch, self.work, outcome)
+
+    def _boundary(self) -> None:
+        if self.work.channel.cancel.is_set():
+            raise RunCancelledError
+
+    async def _stage(self, stage: str, detail: dict[str, Any] | None = None) -> None:
+        self._boundary()
+        await self.orch.store(self.orch.app.record_stage, self.run_id, stage, detail)
+        self.work.stage = stage
+
+    async def _stages(self) -> Outcome:
+        w = self.work
+        if w.issue_id is not None:
+            await self._resolve_workspace()
+        grant = await self._acquire_slot()
+        await self._stage("adapter_launch", {"slotId": grant.slot_id, "slotType": grant.type,
+                                             "contained": grant.contained,
+                                             "sandbox": grant.sandbox})  # fmt: skip
+        launched = await self._mint_and_launch(grant)
+        await self.orch.store(self.orch.app.record_launch, self.run_id, launched)
+        w.launched = True
+        detail = {"pid": launched.pid, "pgid": launched.pgid,
+                  "deadline": launched.deadline.isoformat()}  # fmt: skip
+        await self.orch.store(self.orch.app.record_stage, self.run_id, "result_collection", detail)
+        w.stage = "result_collection"
+        return await collect_end(self.orch, w, launched.deadline)
+
+    async def _resolve_workspace(self) -> None:
+        w, orch = self.work, self.orch
+        self._boundary()
+        assert w.issue_id is not None
+        command = RealizeWorkspace(principal=w.principal, issue_id=w.issue_id,
+                                   agent_id=w.agent_id, require_isolation=not w.trusted)  # fmt: skip
+        try:
+            realized = await orch.ports.realizer.realize(command)
+        except PortError as refused:
+            if refused.code == "low_trust_violation":
+                raise _fail("low_trust_violation", refused.message) from None
+            raise _fail("workspace_validation_failed", refused.message) from None
+        workspace_id = realized.workspace.id
+        self._boundary()
+        # Listen before asking: the lease may be handed over as soon as the store answers.
+        held = await orch.store(orch.app.lease_workspace, self.run_id, workspace_id)
+        w.workspace_id = workspace_id
+        while held == "waiting" and not w.channel.lease.is_set():
+            waits = {asyncio.ensure_future(w.channel.lease.wait()),
+                     asyncio.ensure_future(w.channel.cancel.wait())}  # fmt: skip
+            _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for task in pending:
+                task.cancel()
+            self._boundary()
+        self._boundary()
+        try:
+            services = await orch.ports.supervisor.ensure_run_services(EnsureRunServices(
+                principal=w.principal, workspace_id=workspace_id, run_id=self.run_id,
+                agent_id=w.agent_id, issue_id=w.issue_id,
+            ))  # fmt: skip
+        except PortError as failed:
+            raise _fail("runtime_services_failed", failed.message) from None
+        w.services = [s.id for s in services.runtime_services]
+        w.realized_detail = {"workspaceId": workspace_id, "created": realized.created,
+                             "services": w.services}  # fmt: skip
+
+    async def _acquire_slot(self) -> SlotGrant:
+        w, orch = self.work, self.orch
+        await self._stage("slot_acquisition", w.realized_detail)
+        command = AcquireSlot(principal=w.principal, run_id=self.run_id, agent_id=w.agent_id,
+                              adapter_type=w.adapter_type, trusted=w.trusted)  # fmt: skip
+        attempt = 0
+        while True:
+            self._boundary()
+            try:
+                grant = await orch.ports.supervisor.acquire_slot(command)
+                break
+            except PortError as refused:
+                if refused.code != "slot_unavailable":
+                    raise _fail("slot_unavailable", refused.message) from None
+            s = orch.settings
+            delay = slot_backoff(attempt, s.slot_retry_initial, s.slot_retry_max)
+            attempt += 1
+            if await wait_event(w.channel.cancel, delay):
+                raise RunCancelledError
+        await orch.store(orch.app.record_slot, self.run_id, grant)
+        w.slot_granted = True
+        return grant
+
+    async def _mint_and_launch(self, grant: SlotGrant) -> AdapterLaunched:
+        """Mint the token and launch; the token stays in this frame only."""
+        w, orch = self.work, self.orch
+        expires = orch.settings.clock() + timedelta(seconds=w.timeout_sec)
+        mint = MintRunToken(principal=w.principal, run_id=self.run_id, agent_id=w.agent_id,
+                            issue_id=w.issue_id, workspace_id=w.workspace_id,
+                            expires_at=expires)  # fmt: skip
+        try:
+            issued = await orch.ports.gateway.mint_run_token(mint)
+        except PortError as refused:
+            raise _fail("run_token_unavailable", refused.message) from None
+        self._boundary()  # a cancel here drops the token; the gateway revokes it at the finish
+        try:
+            command = self._launch_command(grant, issued.token)
+        finally:
+            del issued
+        try:
+            return await orch.ports.supervisor.launch_adapter(command)
+        except PortError as refused:
+            raise _fail("adapter_launch_failed", refused.message) from None
+        except Exception as error:  # never let the command (and its token) reach a traceback
+            raise _fail("adapter_launch_failed", type(error).__name__) from None
+        finally:
+            del command
+
+    def _launch_command(self, grant: SlotGrant, token: str) -> LaunchAdapter:
+        w = self.work
+        identity = RunIdentity(api_url=self.orch.settings.api_url, run_id=self.run_id,
+                               agent_id=w.agent_id, company_id=w.company_id,
+                               issue_id=w.issue_id, workspace_id=w.workspace_id,
+                               wake_reason=w.wake_reason, payload=w.payload)  # fmt: skip
+        common: dict[str, Any] = {
+            "principal": w.principal, "slot_id": grant.slot_id, "run_id": self.run_id,
+            "agent_id": w.agent_id, "issue_id": w.issue_id, "workspace_id": w.workspace_id,
+            "adapter_type": w.adapter_type, "timeout_sec": w.timeout_sec, "trusted": w.trusted,
+        }  # fmt: skip
+        config = w.config
+        if w.adapter_type == "http":
+            return LaunchAdapter(**common, url=config.url, headers=dict(config.headers),
+                                 context=adapter_context(identity, token))  # fmt: skip
+        return LaunchAdapter(**common, command=list(config.command), limits=config.limits,
+                             env=adapter_env(identity, token, config.env))  # fmt: skip
+
+
+async def cleanup(orch: Orchestration, work: RunWork, outcome: Outcome) -> None:
+    """Stage 6, whatever the outcome: the slot released (if granted), the run finished (its
+    workspace lease released, ``RunFinished`` last), the next waiting run handed the workspace.
+
+    Args:
+        orch: The orchestration.
+        work: The run.
+        outcome: How it ends.
+    """
+    app, run_id = orch.app, work.run_id
+    detail = {"status": outcome.status, "errorCode": outcome.error_code}
+    try:
+        await orch.store(app.record_stage, run_id, "cleanup", detail)
+        work.stage = "cleanup"
+    except Exception:
+        log.exception("run %s: the cleanup stage was not recorded", run_id)
+    if work.slot_granted:
+        await _release_slot(orch, work)
+    handed: list[str] = []
+    for attempt in range(5):
+        try:
+            handed = await orch.store(app.finish_run, run_id, outcome.status,
+                                      error_code=outcome.error_code, error=outcome.error)  # fmt: skip
+            break
+        except Exception:
+            log.exception("run %s: finishing failed (attempt %d)", run_id, attempt + 1)
+            await asyncio.sleep(0.2 * (attempt + 1))
+    orch.close_channel(run_id)
+    orch.hand_over(list(handed or []))
+    orch.nudge()
+
+
+async def _release_slot(orch: Orchestration, work: RunWork) -> None:
+    command = ReleaseSlot(principal=work.principal, run_id=work.run_id)
+    for attempt in range(3):
+        try:
+            await orch.ports.supervisor.release_slot(command)
+            return
+        except PortError as failed:
+            if failed.code == "not_found":
+                return
+            log.warning("run %s: slot release refused: %s (%s)", work.run_id, failed.code,
+                        failed.message)  # fmt: skip
+        except Exception:
+            log.exception("run %s: slot release failed", work.run_id)
+        await asyncio.sleep(0.2 * (attempt + 1))
+
+
+async def run_claim(orch: Orchestration, work: RunWork) -> None:
+    """Drive one claimed run through stages 2-6 (the task's body)."""
+    await _Runner(orch, work).run()

@@ -1,0 +1,159 @@
+"""Use cases of agents: create, update, delete (board and admin principals only)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from eventstore import acting
+from heartbeat_controller.adapter_config import (
+    config_as_dict,
+    shape_hint,
+    validate_adapter_config,
+)
+from heartbeat_controller.domain import (
+    AGENT_FIELDS,
+    Access,
+    Agent,
+    InvalidInputError,
+    ValidationError,
+)
+from heartbeat_controller.usecases.base import UseCaseBase, cause_of
+
+if TYPE_CHECKING:
+    from contracts.agents import AgentView, CreateAgent, UpdateAgent
+    from contracts.base import Principal
+
+__all__ = ["AgentUseCases"]
+
+
+def _check_name(name: str) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= 200:
+        raise ValidationError("name: send 1 to 200 characters.", field="name")
+    return name
+
+
+def _check_limits(max_runs: int | None, interval: int | None) -> None:
+    if max_runs is not None and not 1 <= max_runs <= 50:
+        raise ValidationError(
+            "maxConcurrentRuns: send a number from 1 to 50.", field="maxConcurrentRuns"
+        )
+    if interval is not None and interval < 10:
+        raise ValidationError(
+            "heartbeatIntervalSec: send 10 seconds or more, or null for no timer.",
+            field="heartbeatIntervalSec",
+        )
+
+
+class AgentUseCases(UseCaseBase):
+    """Agents (API.md "Agents, wakes, runs")."""
+
+    def create_agent(self, principal: Principal, cmd: CreateAgent) -> AgentView:
+        """Create an agent in the principal's company (board and admin keys only).
+
+        Raises:
+            ForbiddenError: An agent principal.
+            InvalidInputError: No company to create it in.
+            ValidationError: A bad name, limit or ``adapterConfig`` (``details.field``).
+        """
+        access = Access.of(principal)
+        access.check_manage_agents("create")
+        if access.company_id is None:
+            raise InvalidInputError(
+                "An agent belongs to a company: create it with that company's key or path.",
+                field="companyId",
+            )
+        name = _check_name(cmd.name)
+        _check_limits(cmd.max_concurrent_runs, cmd.heartbeat_interval_sec)
+        config = validate_adapter_config(cmd.adapter_type, cmd.adapter_config)
+        with acting(cause_of(principal, "agent created")):
+            agent = Agent(
+                company_id=access.company_id,
+                name=name,
+                adapter_type=cmd.adapter_type,
+                adapter_config=config_as_dict(config),
+                trust_level=cmd.trust_level,
+                max_concurrent_runs=cmd.max_concurrent_runs,
+                heartbeat_interval_sec=cmd.heartbeat_interval_sec,
+                at=self.now(),
+            )
+        self.save(agent)
+        return agent.view()
+
+    def update_agent(self, principal: Principal, cmd: UpdateAgent) -> AgentView:
+        """Change an agent's settings; absent fields stay (``heartbeatIntervalSec: null`` stops
+        its timer). A new ``adapterType`` needs a config of that type.
+
+        Raises:
+            NotFoundError: No such live agent in the company.
+            ForbiddenError: An agent principal.
+            ValidationError: A bad field (``details.field``).
+        """
+        access = Access.of(principal)
+        current = self.live_agent(access, cmd.agent_id)
+        access.check_manage_agents("update")
+        changes = {
+            name: getattr(cmd, name)
+            for name in AGENT_FIELDS
+            if getattr(cmd, name) is not msgspec.UNSET
+        }
+        if "name" in changes:
+            changes["name"] = _check_name(changes["name"])
+        _check_limits(changes.get("max_concurrent_runs"), changes.get("heartbeat_interval_sec"))
+        new_type = changes.get("adapter_type", current.adapter_type)
+        if new_type != current.adapter_type and "adapter_config" not in changes:
+            raise ValidationError(
+                f"adapterConfig: changing adapterType to {new_type} needs an adapterConfig of "
+                f"that type. {shape_hint(new_type)}",
+                field="adapterConfig",
+            )
+        if "adapter_type" in changes or "adapter_config" in changes:
+            adapter_type = changes.get("adapter_type", current.adapter_type)
+            raw = changes.get("adapter_config", current.adapter_config)
+            changes["adapter_config"] = config_as_dict(validate_adapter_config(adapter_type, raw))
+        agent: Agent = self._load(cmd.agent_id)
+        with acting(cause_of(principal, "agent updated")):
+            agent.update(changes, self.now())
+        self.save(agent)
+        return agent.view()
+
+    def delete_agent(self, principal: Principal, agent_id: str) -> list[str]:
+        """Delete an agent: its queued runs end ``cancelled`` (``agent_deleted``) at once, its
+        running ones are asked to cancel; ``AgentDeleted`` is saved last.
+
+        Returns:
+            The ids of its running runs, to be cancelled by their run tasks.
+
+        Raises:
+            NotFoundError: No such live agent in the company.
+            ForbiddenError: An agent principal.
+        """
+        access = Access.of(principal)
+        self.live_agent(access, agent_id)
+        access.check_manage_agents("delete")
+        at = self.now()
+        events: list[Any] = []
+        handed: list[str] = []
+        with acting(cause_of(principal, "agent deleted")):
+            for run_id in [r for r in self.queued if self.runs[r].agent_id == agent_id]:
+                run = self._load_run(run_id)
+                run.request_cancel(at)
+                more, got = self._finish_events(
+                    run, "cancelled", "agent_deleted", "The agent was deleted.", at
+                )
+                events += more
+                handed += got
+            running = list(self.running_by_agent.get(agent_id, []))
+            for run_id in running:
+                run = self._load_run(run_id)
+                if not run.cancel_requested:
+                    run.request_cancel(at)
+                    events += run.collect_events()
+            agent: Agent = self._load(agent_id)
+            agent.delete(at)
+            events += agent.collect_events()
+        self.save(*events)
+        self._handed(handed)
+        return running

@@ -1,0 +1,192 @@
+"""Agents: create, read, update, delete; the adapter config checked with messages that say what
+to send; who may do what (another company: 404; an agent key: itself only, never manage)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from controller_world import ADMIN, BOARD, OTHER_BOARD, PROCESS, World, agent_principal
+
+from contracts.agents import CreateAgent, UpdateAgent
+from eventstore import audit_trail
+from heartbeat_controller.application import HeartbeatControllerApplication
+from heartbeat_controller.domain import (
+    ForbiddenError,
+    InvalidInputError,
+    NotFoundError,
+    ValidationError,
+)
+
+
+def _create(app: HeartbeatControllerApplication, adapter_type: str, config: Any) -> Any:
+    command = CreateAgent(
+        principal=BOARD,
+        name="coder",
+        adapter_type=adapter_type,  # type: ignore[arg-type]
+        adapter_config=config,
+    )
+    return app.create_agent(BOARD, command)
+
+
+def test_an_agent_is_created_with_its_config_completed_and_read_back(
+    app: HeartbeatControllerApplication,
+) -> None:
+    created = _create(app, "process", {"command": ["python3", "agent.py"]})
+    assert created.company_id == "c-acme"
+    assert created.adapter_config["command"] == ["python3", "agent.py"]
+    assert created.adapter_config["timeoutSec"] == 3600
+    assert created.trust_level == "untrusted"
+    assert app.get_agent(BOARD, created.id) == created
+    assert app.list_agents(BOARD).items == [created]
+
+
+@pytest.mark.parametrize(
+    ("adapter_type", "config", "field", "words"),
+    [
+        ("process", {}, "adapterConfig.command", "missing required field command"),
+        ("process", {"command": "ls"}, "adapterConfig.command", "expected array"),
+        ("process", {"command": []}, "adapterConfig.command", "length >= 1"),
+        ("process", {"command": ["ls"], "timeoutSec": 0}, "adapterConfig.timeoutSec", ">= 1"),
+        ("process", {"command": ["ls"], "limits": {"cpuSeconds": 0}},
+         "adapterConfig.limits.cpuSeconds", ">= 1"),
+        ("process", {"command": ["ls"], "colour": "red"}, "adapterConfig.colour", "unknown field"),
+        ("process", {"command": ["ls"], "env": {"CLIPYARD_API_KEY": "x"}},
+         "adapterConfig.env.CLIPYARD_API_KEY", "set by Clipyard"),
+        ("process", {"command": [" "]}, "adapterConfig.command[0]", "non-empty"),
+        ("http", {"url": "ftp://example.com/hook"}, "adapterConfig.url", "http(s) URL"),
+        ("http", {"url": "https://"}, "adapterConfig.url", "http(s) URL"),
+        ("http", {}, "adapterConfig.url", "missing required field url"),
+    ],
+)  # fmt: skip
+def test_a_bad_adapter_config_names_the_field_and_says_what_to_send(
+    app: HeartbeatControllerApplication, adapter_type: str, config: Any, field: str, words: str
+) -> None:
+    with pytest.raises(ValidationError) as raised:
+        _create(app, adapter_type, config)
+    error = raised.value
+    assert (error.code, error.status) == ("validation_failed", 400)
+    assert error.details["field"] == field
+    assert str(error).startswith(f"{field}: ")
+    assert words in str(error)
+    assert "Send adapterConfig as {" in str(error)
+    assert app.list_agents(BOARD).total == 0
+
+
+def test_an_http_agent_keeps_its_headers_out_of_the_public_event_and_the_audit(
+    app: HeartbeatControllerApplication,
+) -> None:
+    config = {"url": "https://agents.example.com/run", "headers": {"Authorization": "Bearer s3"}}
+    created = _create(app, "http", config)
+    assert created.adapter_config["headers"] == {"Authorization": "Bearer s3"}
+    trail = audit_trail(app, created.id)
+    assert "s3" not in msgspec.json.encode(trail).decode()
+
+
+def test_update_changes_only_what_is_sent_and_checks_a_new_type_against_the_config(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent(interval=60)
+    updated = app.update_agent(
+        BOARD,
+        UpdateAgent(principal=BOARD, agent_id=agent_id, name="reviewer", max_concurrent_runs=3),
+    )
+    assert (updated.name, updated.max_concurrent_runs, updated.heartbeat_interval_sec) == (
+        "reviewer", 3, 60,
+    )  # fmt: skip
+    stopped = app.update_agent(
+        BOARD, UpdateAgent(principal=BOARD, agent_id=agent_id, heartbeat_interval_sec=None)
+    )
+    assert stopped.heartbeat_interval_sec is None
+    with pytest.raises(ValidationError) as raised:
+        app.update_agent(
+            BOARD, UpdateAgent(principal=BOARD, agent_id=agent_id, adapter_type="http")
+        )
+    assert raised.value.details["field"] == "adapterConfig"
+    assert '{"url": "https://host/path"' in str(raised.value)
+    switched = app.update_agent(
+        BOARD,
+        UpdateAgent(principal=BOARD, agent_id=agent_id, adapter_type="http",
+                    adapter_config={"url": "http://127.0.0.1:9000/"}),
+    )  # fmt: skip
+    assert switched.adapter_type == "http"
+    assert switched.adapter_config["url"] == "http://127.0.0.1:9000/"
+
+
+def test_another_company_sees_no_agent_and_an_admin_sees_them_all(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent()
+    with pytest.raises(NotFoundError):
+        app.get_agent(OTHER_BOARD, agent_id)
+    with pytest.raises(NotFoundError):
+        app.update_agent(
+            OTHER_BOARD, UpdateAgent(principal=OTHER_BOARD, agent_id=agent_id, name="x")
+        )
+    with pytest.raises(NotFoundError):
+        app.delete_agent(OTHER_BOARD, agent_id)
+    assert app.list_agents(OTHER_BOARD).total == 0
+    assert app.get_agent(ADMIN, agent_id).id == agent_id
+    assert app.list_agents(ADMIN).total == 1
+
+
+def test_an_agent_key_reads_only_itself_and_never_manages_agents(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    me, other = world.agent(name="me"), world.agent(name="other")
+    mine = agent_principal(me)
+    assert app.get_agent(mine, me).id == me
+    assert [a.id for a in app.list_agents(mine).items] == [me]
+    with pytest.raises(ForbiddenError):
+        app.get_agent(mine, other)
+    with pytest.raises(ForbiddenError):
+        app.create_agent(
+            mine,
+            CreateAgent(principal=mine, name="x", adapter_type="process", adapter_config=PROCESS),
+        )
+    with pytest.raises(ForbiddenError):
+        app.update_agent(mine, UpdateAgent(principal=mine, agent_id=me, trust_level="trusted"))
+    with pytest.raises(ForbiddenError):
+        app.delete_agent(mine, me)
+    assert app.get_agent(BOARD, me).trust_level == "untrusted"
+
+
+def test_an_admin_without_a_company_cannot_create_an_agent_nowhere(
+    app: HeartbeatControllerApplication,
+) -> None:
+    with pytest.raises(InvalidInputError):
+        app.create_agent(
+            ADMIN,
+            CreateAgent(principal=ADMIN, name="x", adapter_type="process", adapter_config=PROCESS),
+        )
+
+
+def test_names_and_limits_are_checked_even_when_the_bus_did_not(
+    app: HeartbeatControllerApplication,
+) -> None:
+    with pytest.raises(ValidationError) as raised:
+        app.create_agent(
+            BOARD,
+            CreateAgent(principal=BOARD, name="  ", adapter_type="process", adapter_config=PROCESS),
+        )
+    assert raised.value.details["field"] == "name"
+    with pytest.raises(ValidationError) as raised:
+        app.create_agent(
+            BOARD,
+            CreateAgent(principal=BOARD, name="x", adapter_type="process", adapter_config=PROCESS,
+                        heartbeat_interval_sec=5),
+        )  # fmt: skip
+    assert raised.value.details["field"] == "heartbeatIntervalSec"
+
+
+def test_a_deleted_agent_is_gone(app: HeartbeatControllerApplication, world: World) -> None:
+    agent_id = world.agent()
+    assert app.delete_agent(BOARD, agent_id) == []
+    with pytest.raises(NotFoundError):
+        app.get_agent(BOARD, agent_id)
+    with pytest.raises(NotFoundError):
+        world.wake(agent_id)
+    with pytest.raises(NotFoundError):
+        app.delete_agent(BOARD, agent_id)
+    assert app.list_agents(BOARD).total == 0

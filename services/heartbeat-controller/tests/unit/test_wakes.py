@@ -1,0 +1,250 @@
+"""Wakes: a wake queues a run; the same idempotency key answers the first wake's run; a wake for
+an agent and issue with a queued run joins it; who may wake whom and for which issue; timer wakes
+by interval; assignment wakes from the realizer's issue events."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from controller_world import (
+    ACME,
+    ADMIN,
+    BOARD,
+    OTHER,
+    OTHER_BOARD,
+    Clock,
+    World,
+    agent_principal,
+    run_principal,
+)
+from eventsourcing.persistence import IntegrityError, Tracking
+
+from contracts.agents import RunFilters, UpdateAgent
+from contracts.workspace_events import IssueAssigned, IssueDeleted, IssueStatusChanged
+from heartbeat_controller.application import HeartbeatControllerApplication
+from heartbeat_controller.domain import ForbiddenError, NotFoundError, ValidationError
+
+
+def test_a_wake_queues_a_run_in_stage_wakeup(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent()
+    issue = world.issue()
+    accepted = world.wake(agent_id, issue, reason="look at it", payload={"k": 1})
+    assert accepted.status == "queued"
+    run = app.get_run(BOARD, accepted.run_id)
+    assert (run.status, run.stage, run.issue_id, run.source) == (
+        "queued",
+        "wakeup",
+        issue,
+        "on_demand",
+    )
+    assert (run.wake_reason, run.wakeup_request_id, run.coalesced_count) == (
+        "look at it", accepted.wakeup_request_id, 0,
+    )  # fmt: skip
+    wakeup = app.wakeups[accepted.wakeup_request_id]
+    assert wakeup.requested_by == {"type": "board", "id": "key-board"}
+    assert wakeup.payload == {"k": 1}
+
+
+def test_wakes_for_the_same_agent_and_issue_coalesce_while_the_run_is_queued(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent(max_runs=5)
+    issue, other_issue = world.issue(), world.issue()
+    first = world.wake(agent_id, issue)
+    second = world.wake(agent_id, issue)
+    assert (second.status, second.run_id) == ("coalesced", first.run_id)
+    assert second.wakeup_request_id != first.wakeup_request_id
+    assert app.get_run(BOARD, first.run_id).coalesced_count == 1
+    assert world.wake(agent_id, other_issue).run_id != first.run_id
+    no_issue = world.wake(agent_id)
+    assert world.wake(agent_id).run_id == no_issue.run_id
+    assert world.claim() == [
+        first.run_id,
+        app.list_runs(BOARD, RunFilters()).items[1].id,
+        no_issue.run_id,
+    ]
+    # Started: a new wake for the same issue queues a new run.
+    third = world.wake(agent_id, issue)
+    assert (third.status, third.run_id != first.run_id) == ("queued", True)
+    # Both wakes of the first run were claimed with it.
+    assert {app.wakeups[w].status for w in (first.wakeup_request_id, second.wakeup_request_id)} == {
+        "claimed"
+    }
+
+
+def test_the_same_idempotency_key_answers_the_first_wakes_run_and_records_nothing(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent()
+    first = world.wake(agent_id, idempotency_key="deliver-42")
+    before = app.last_notification_id()
+    again = world.wake(agent_id, idempotency_key="deliver-42")
+    assert again == first
+    assert app.last_notification_id() == before
+    world.claim()
+    app.finish_run(first.run_id, "succeeded")
+    # Even after its run finished, the key still answers that run (now completed).
+    late = world.wake(agent_id, idempotency_key="deliver-42")
+    assert (late.run_id, late.status) == (first.run_id, "completed")
+    # Keys are per agent.
+    other = world.agent(name="other")
+    assert world.wake(other, idempotency_key="deliver-42").run_id != first.run_id
+
+
+def test_an_agent_wakes_only_itself(app: HeartbeatControllerApplication, world: World) -> None:
+    me, other = world.agent(name="me"), world.agent(name="other")
+    mine = agent_principal(me)
+    assert world.wake(me, principal=mine).status == "queued"
+    with pytest.raises(ForbiddenError) as raised:
+        world.wake(other, principal=mine)
+    assert str(raised.value) == "An agent can only wake itself."
+    assert (raised.value.code, raised.value.status) == ("forbidden", 403)
+
+
+def test_a_run_token_wakes_its_agent_only_for_its_own_issue(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    me = world.agent(max_runs=3)
+    own, foreign = world.issue(), world.issue()
+    token = run_principal(me, "r-1", own)
+    assert world.wake(me, own, principal=token).status == "queued"
+    assert world.wake(me, principal=token).status == "queued"
+    with pytest.raises(ForbiddenError):
+        world.wake(me, foreign, principal=token)
+
+
+def test_a_wake_names_an_issue_of_the_agents_company(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent()
+    foreign = world.issue(company=OTHER)
+    with pytest.raises(NotFoundError):
+        world.wake(agent_id, foreign)
+    # Copies lag the realizer: an issue not seen yet is accepted from a board key...
+    unseen = "issue-not-copied-yet"
+    assert world.wake(agent_id, unseen).status == "queued"
+    # ...but never from an agent.
+    with pytest.raises(NotFoundError):
+        world.wake(agent_id, "another-unseen-issue", principal=agent_principal(agent_id))
+    deleted = world.issue()
+    gone = IssueDeleted(**world._envelope("issue", deleted, ACME), identifier="ACME-1")
+    app.note_issue_event(gone, world.tracking())
+    with pytest.raises(NotFoundError):
+        world.wake(agent_id, deleted)
+
+
+def test_another_company_cannot_wake_an_agent(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent()
+    with pytest.raises(NotFoundError):
+        world.wake(agent_id, principal=OTHER_BOARD)
+    assert world.wake(agent_id, principal=ADMIN).status == "queued"
+
+
+def test_oversized_wakes_are_refused(app: HeartbeatControllerApplication, world: World) -> None:
+    agent_id = world.agent()
+    with pytest.raises(ValidationError) as raised:
+        world.wake(agent_id, payload={"blob": "x" * 70_000})
+    assert raised.value.details["field"] == "payload"
+    with pytest.raises(ValidationError):
+        world.wake(agent_id, idempotency_key="k" * 300)
+
+
+def test_timer_wakes_come_each_interval_and_coalesce_with_the_queued_run(
+    app: HeartbeatControllerApplication, world: World, clock: Clock
+) -> None:
+    agent_id = world.agent(interval=60)
+    world.agent(name="no-timer")
+    assert app.next_timer_due() == clock.now + timedelta(seconds=60)
+    assert app.due_timer_wakes(clock.advance(59)) == []
+    [first] = app.due_timer_wakes(clock.advance(1))
+    run = app.get_run(BOARD, first.run_id)
+    assert (run.source, run.wake_reason, run.issue_id, run.agent_id) == (
+        "timer", "heartbeat_timer", None, agent_id,
+    )  # fmt: skip
+    assert app.due_timer_wakes(clock.advance(30)) == []
+    [second] = app.due_timer_wakes(clock.advance(30))
+    assert (second.status, second.run_id) == ("coalesced", first.run_id)
+    # Stopping the timer stops the wakes.
+    app.update_agent(
+        BOARD, UpdateAgent(principal=BOARD, agent_id=agent_id, heartbeat_interval_sec=None)
+    )
+    assert app.due_timer_wakes(clock.advance(3600)) == []
+    assert app.next_timer_due() is None
+
+
+def test_a_timer_set_later_counts_from_when_it_was_set(
+    app: HeartbeatControllerApplication, world: World, clock: Clock
+) -> None:
+    agent_id = world.agent()
+    clock.advance(1000)
+    app.update_agent(
+        BOARD, UpdateAgent(principal=BOARD, agent_id=agent_id, heartbeat_interval_sec=30)
+    )
+    assert app.due_timer_wakes(clock.advance(29)) == []
+    assert len(app.due_timer_wakes(clock.advance(1))) == 1
+
+
+def test_assigning_an_issue_wakes_the_agent_in_the_same_save_as_the_position(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent()
+    issue = world.issue()
+    accepted = world.assign(issue, agent_id)
+    assert accepted is not None
+    run = app.get_run(BOARD, accepted.run_id)
+    assert (run.source, run.wake_reason, run.issue_id) == ("assignment", "issue_assigned", issue)
+    assert app.issues[issue].assignee_agent_id == agent_id
+    position = world.positions["realizer"]
+    assert app.has_processed("realizer", position)
+    # The same position again is refused as a whole: the inbox never applies an event twice.
+    with pytest.raises(IntegrityError):
+        app.note_issue_event(
+            _assigned_again(world, issue, agent_id), Tracking("realizer", position)
+        )
+    assert app.list_runs(BOARD, RunFilters()).total == 1
+
+
+def _assigned_again(world: World, issue: str, agent_id: str) -> IssueAssigned:
+    return IssueAssigned(**world._envelope("issue", issue, ACME), assignee_agent_id=agent_id)
+
+
+def test_an_issue_created_assigned_wakes_its_agent_but_not_when_it_is_closed(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent(max_runs=5)
+    world.issue(assignee=agent_id)
+    world.issue(assignee=agent_id, status="done")
+    runs = app.list_runs(BOARD, RunFilters()).items
+    assert [(r.source, r.wake_reason) for r in runs] == [("assignment", "issue_assigned")]
+
+
+def test_assignments_that_wake_no_one(app: HeartbeatControllerApplication, world: World) -> None:
+    agent_id = world.agent()
+    foreign_issue = world.issue(company=OTHER)
+    assert world.assign(foreign_issue, agent_id, company=OTHER) is None
+    issue = world.issue()
+    assert world.assign(issue, "agent-of-nobody") is None
+    assert world.assign(issue, None) is None
+    app.delete_agent(BOARD, agent_id)
+    assert world.assign(issue, agent_id) is None
+    assert app.list_runs(BOARD, RunFilters()).total == 0
+    # Every event's position was recorded all the same.
+    assert app.has_processed("realizer", world.positions["realizer"])
+
+
+def test_the_copies_follow_the_issues_workspace_and_status(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    issue = world.issue(workspace="ws-1")
+    assert app.issues[issue].execution_workspace_id == "ws-1"
+    world.link(issue, None)
+    assert app.issues[issue].execution_workspace_id is None
+    moved = IssueStatusChanged(**world._envelope("issue", issue, ACME), from_status="todo",
+                               to_status="in_review", is_terminal=False)  # fmt: skip
+    app.note_issue_event(moved, world.tracking())
+    assert app.issues[issue].status == "in_review"
