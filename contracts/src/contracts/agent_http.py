@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from contracts.agents import AdapterType, RunView, TrustLevel, WakeSource
+from contracts.agents import AdapterType, HeartbeatInterval, RunView, TrustLevel, WakeSource
 from contracts.base import Struct
 from contracts.execution_views import RuntimeServiceBrief
 from contracts.http import StrictBody
@@ -36,7 +36,7 @@ class CreateAgentBody(StrictBody, frozen=True, kw_only=True):
     adapter_config: dict[str, Any]
     trust_level: TrustLevel = "untrusted"
     max_concurrent_runs: Annotated[int, msgspec.Meta(ge=1, le=50)] = 1
-    heartbeat_interval_sec: Annotated[int, msgspec.Meta(ge=10)] | None = None
+    heartbeat_interval_sec: HeartbeatInterval | None = None
 
 
 class UpdateAgentBody(StrictBody, frozen=True, kw_only=True):
@@ -51,9 +51,7 @@ class UpdateAgentBody(StrictBody, frozen=True, kw_only=True):
     max_concurrent_runs: Annotated[int, msgspec.Meta(ge=1, le=50)] | msgspec.UnsetType = (
         msgspec.UNSET
     )
-    heartbeat_interval_sec: Annotated[int, msgspec.Meta(ge=10)] | msgspec.UnsetType | None = (
-        msgspec.UNSET
-    )
+    heartbeat_interval_sec: HeartbeatInterval | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class WakeBody(StrictBody, frozen=True, kw_only=True):

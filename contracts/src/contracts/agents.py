@@ -24,6 +24,7 @@ __all__ = [
     "DeleteAgent",
     "GetAgent",
     "GetRun",
+    "HeartbeatInterval",
     "HttpAdapterConfig",
     "ListAgents",
     "ListRuns",
@@ -70,15 +71,17 @@ RunErrorCode = Literal[
 """Why a run did not succeed (``RunView.errorCode``)."""
 
 TimeoutSec = Annotated[int, msgspec.Meta(ge=1, le=7 * 24 * 3600)]
+HeartbeatInterval = Annotated[int, msgspec.Meta(ge=10, le=30 * 24 * 3600)]
+"""Seconds between an agent's timer wakes: 10 s to 30 days."""
 
 
 class AdapterLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Resource limits of an adapter process (applied to untrusted agents' slots)."""
 
-    cpu_seconds: Annotated[int, msgspec.Meta(ge=1)] | None = None
-    file_size_mb: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    cpu_seconds: Annotated[int, msgspec.Meta(ge=1, le=7 * 24 * 3600)] | None = None
+    file_size_mb: Annotated[int, msgspec.Meta(ge=1, le=1_048_576)] | None = None
     open_files: Annotated[int, msgspec.Meta(ge=16, le=1_048_576)] | None = None
-    memory_mb: Annotated[int, msgspec.Meta(ge=16)] | None = None
+    memory_mb: Annotated[int, msgspec.Meta(ge=16, le=16_777_216)] | None = None
     """Optional: an address-space limit breaks runtimes that reserve much (V8, the JVM)."""
 
 
@@ -177,7 +180,7 @@ class CreateAgent(Command, tag="agent.create.v1", frozen=True, kw_only=True):
     adapter_config: dict[str, Any]
     trust_level: TrustLevel = "untrusted"
     max_concurrent_runs: Annotated[int, msgspec.Meta(ge=1, le=50)] = 1
-    heartbeat_interval_sec: Annotated[int, msgspec.Meta(ge=10)] | None = None
+    heartbeat_interval_sec: HeartbeatInterval | None = None
 
 
 class UpdateAgent(Command, tag="agent.update.v1", frozen=True, kw_only=True):
@@ -192,9 +195,7 @@ class UpdateAgent(Command, tag="agent.update.v1", frozen=True, kw_only=True):
     max_concurrent_runs: Annotated[int, msgspec.Meta(ge=1, le=50)] | msgspec.UnsetType = (
         msgspec.UNSET
     )
-    heartbeat_interval_sec: Annotated[int, msgspec.Meta(ge=10)] | msgspec.UnsetType | None = (
-        msgspec.UNSET
-    )
+    heartbeat_interval_sec: HeartbeatInterval | msgspec.UnsetType | None = msgspec.UNSET
 
 
 class DeleteAgent(Command, tag="agent.delete.v1", frozen=True, kw_only=True):
