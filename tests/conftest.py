@@ -96,8 +96,11 @@ async def stack(service_process: Any, clipyard_home: Path, stack_env: dict[str, 
     )
     async with httpx.AsyncClient(base_url=stack.api) as http:
         for _ in range(100):
-            if (await http.get("/api/health")).status_code == 200:
-                break
+            try:
+                if (await http.get("/api/health")).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass  # the gateway is not listening yet
             await asyncio.sleep(0.1)
         else:
             raise AssertionError("the stack never became healthy")
