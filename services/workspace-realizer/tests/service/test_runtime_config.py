@@ -95,3 +95,13 @@ def test_invalid_configs_name_the_field(raw: dict[str, Any], field: str) -> None
     assert refused.value.details["field"] == field
     assert field in str(refused.value)
     assert refused.value.status == 422
+
+
+def test_a_service_may_start_out_manual_and_nothing_else() -> None:
+    # Case 52's configured `manual`: accepted on a service, refused with the values named.
+    raw = {"services": [{"name": "db", "command": "postgres", "desiredState": "manual"}]}
+    assert normalize_runtime_config(raw)[0]["desiredState"] == "manual"
+    with pytest.raises(InvalidInputError, match="must be running, stopped or manual"):
+        normalize_runtime_config({"services": [{"command": "x", "desiredState": "paused"}]})
+    with pytest.raises(InvalidInputError, match="is not a job field"):
+        normalize_runtime_config({"jobs": [{"command": "x", "desiredState": "manual"}]})

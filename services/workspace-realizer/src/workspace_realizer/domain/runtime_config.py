@@ -33,6 +33,7 @@ _SERVICE_KEYS: Final = frozenset(
         "stopPolicy",
         "disabledReason",
         "expose",
+        "desiredState",
     }
 )
 _JOB_KEYS: Final = frozenset(
@@ -181,6 +182,11 @@ def _command(entry: Mapping[str, Any], where: str, kind: str, index: int) -> dic
         "stopPolicy": _stop_policy(entry.get("stopPolicy"), f"{where}.stopPolicy", lifecycle),
         "expose": entry.get("expose"),
     }
+    desired = entry.get("desiredState")
+    if desired is not None:
+        if desired not in ("running", "stopped", "manual"):
+            raise _fail(f"{where}.desiredState", "must be running, stopped or manual")
+        result["desiredState"] = desired
     return result
 
 

@@ -31,7 +31,6 @@ class ExecutionWorkspace(WorkspaceLifecycle):
     ``created_worktree``, ``node_id``, ``config``, ``operation_id``, ``warnings``, ``at``.
     """
 
-
     @staticmethod
     def create_id(workspace_id: str) -> UUID:
         """The id is chosen before realizing, so host steps can name the workspace."""
