@@ -35,6 +35,9 @@ class SupervisorSettings:
     slot_grant_ttl: float = 120.0
     """``CLIPYARD_SLOT_GRANT_TTL``: seconds a granted slot waits for its launch before it is
     freed."""
+    run_log_max_bytes: int = 64 * 1024 * 1024
+    """``CLIPYARD_RUN_LOG_MAX_BYTES``: the most an adapter's ``run.log`` holds (64 MiB); the
+    rest of its output is read and dropped, and the truncation noted."""
 
     @property
     def home(self) -> Path:
@@ -100,4 +103,5 @@ def load_supervisor_settings(env: Mapping[str, str] | None = None) -> Supervisor
         job_timeout=_seconds(source, "CLIPYARD_JOB_TIMEOUT", 600.0),
         slots=_count(source, "CLIPYARD_SLOTS", 4),
         slot_grant_ttl=_seconds(source, "CLIPYARD_SLOT_GRANT_TTL", 120.0),
+        run_log_max_bytes=_count(source, "CLIPYARD_RUN_LOG_MAX_BYTES", 64 * 1024 * 1024),
     )

@@ -132,13 +132,13 @@ class Upstream:
 
     async def workspace(self, cwd: str, *, pw: str | None = None, issue: str | None = None,
                         config: ExecutionWorkspaceConfig | None = None,
-                        mode: str = "isolated_workspace") -> str:  # fmt: skip
+                        mode: str = "isolated_workspace", branch: str = "ACME-1") -> str:  # fmt: skip
         ws = str(uuid.uuid4())
         await self.publish(WorkspaceRealized(
             **self.envelope("workspace", ws), project_id="p-1", project_workspace_id=pw,
             source_issue_id=issue, mode=mode, strategy_type="git_worktree",  # type: ignore[arg-type]
             provider_type="git_worktree", provider_ref=cwd, name="ACME-1", status="active",
-            cwd=cwd, repo_url=None, base_ref="origin/main", branch_name="ACME-1",
+            cwd=cwd, repo_url=None, base_ref="origin/main", branch_name=branch,
             node_id="local", created_worktree=True, config=config))  # fmt: skip
         return ws
 

@@ -64,8 +64,10 @@ print(json.dumps({"usage": {"inputTokens": 3}, "result": found}))
 """
 
 
-async def _workspace(upstream: Upstream, nc_sup: Sup, cwd: Path) -> str:
-    ws = await upstream.workspace(str(cwd))
+async def _workspace(upstream: Upstream, nc_sup: Sup, cwd: Path, repo: Repo | None = None,
+                     branch: str = "agent-work") -> str:  # fmt: skip
+    pw = await upstream.project_workspace(str(repo.root)) if repo is not None else None
+    ws = await upstream.workspace(str(cwd), pw=pw, branch=branch)
     await nc_sup.known(ws)
     return ws
 
@@ -93,7 +95,7 @@ async def test_an_untrusted_agent_commits_in_its_worktree_and_reaches_nothing_el
     home: Path,
 ) -> None:  # fmt: skip
     await start_supervisor()
-    ws = await _workspace(upstream, bus_sup, repo.worktree)
+    ws = await _workspace(upstream, bus_sup, repo.worktree, repo)
     config_before = (repo.root / ".git" / "config").read_text()
     run = str(uuid.uuid4())
     grant = await slots.grant(run, trusted=False)

@@ -1,7 +1,10 @@
 """A ``local_stdio`` adapter process: spawned in its own process group, its stdout and stderr
-read by two tasks into ``run.log`` (interleaved, as written) with a 64 KiB tail of each kept, a
-wall-clock timeout (SIGTERM the group, 5 s grace, SIGKILL, then a check that the group is gone:
-``process.stop.stop_group``), and a kill on request that does the same.
+read by two tasks into ``run.log`` (interleaved, as written, at most ``log_limit`` bytes: past
+that the pipes are still drained but nothing is written, and the truncation is noted at the end
+of the log and in the outcome's error) with a 64 KiB tail of each kept, a wall-clock timeout
+(SIGTERM the group, 5 s grace, SIGKILL, then a check that the group is gone:
+``process.stop.stop_group``), and a kill on request that does the same. A contained adapter's
+end also kills every process of its slot user (nothing escapes its group into the next run).
 
 The last non-empty stdout line is the adapter's result when it is a JSON object with ``usage``
 or ``result``. Nothing here stores or logs the environment (it holds the run token).
@@ -19,6 +22,7 @@ from typing import Any, BinaryIO, Final
 
 from runtime_supervisor.domain import EXCERPT_BYTES
 from runtime_supervisor.process import group_members, proc_start_time, stop_group
+from runtime_supervisor.slots.reaper import kill_user_processes
 from runtime_supervisor.slots.sandbox import LaunchPlan, preexec
 
 __all__ = ["ADAPTER_GRACE", "AdapterOutcome", "AdapterProcess", "last_line_json", "spawn_adapter"]
@@ -81,6 +85,11 @@ class AdapterProcess:
     signals_as_status: bool
     """True under bwrap: it reports a signalled command as exit 128+n."""
     _log: BinaryIO
+    log_limit: int = 64 * 1024 * 1024
+    slot_user: tuple[int, int] | None = None
+    """``(uid, gid)`` of a contained adapter's slot user: all its processes die at the end."""
+    _written: int = 0
+    _dropped: int = 0
     _readers: list[asyncio.Task[None]] = field(default_factory=list)
     _tails: dict[str, bytearray] = field(default_factory=dict)
     _reason: str | None = None
@@ -94,8 +103,12 @@ class AdapterProcess:
     async def _read(self, name: str, stream: asyncio.StreamReader) -> None:
         tail = self._tails.setdefault(name, bytearray())
         while chunk := await stream.read(_READ):
-            self._log.write(chunk)
-            self._log.flush()
+            room = max(self.log_limit - self._written, 0)
+            if room:
+                self._log.write(chunk[:room])
+                self._log.flush()
+                self._written += min(room, len(chunk))
+            self._dropped += max(len(chunk) - room, 0)
             tail += chunk
             if len(tail) > 2 * EXCERPT_BYTES:
                 del tail[:-EXCERPT_BYTES]
@@ -128,12 +141,23 @@ class AdapterProcess:
         code = await self.process.wait()
         if group_members(self.pgid):  # children it left behind in its group
             gone = not (await stop_group(self.pgid, grace=ADAPTER_GRACE)).survivors and gone
+        if self.slot_user is not None:  # and whatever left its group
+            gone = not await asyncio.to_thread(kill_user_processes, *self.slot_user) and gone
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*self._readers), _DRAIN)
         for task in self._readers:
             task.cancel()
+        if self._dropped:
+            self._log.write(f"\n[clipyard: {self.truncation()}]\n".encode())
         self._log.close()
         return self._outcome(code, gone)
+
+    def truncation(self) -> str:
+        """What was cut from the log (empty when nothing)."""
+        if not self._dropped:
+            return ""
+        return (f"the run log was truncated at {self.log_limit} bytes "
+                f"({self._dropped} bytes of output dropped)")  # fmt: skip
 
     def _outcome(self, code: int, gone: bool) -> AdapterOutcome:
         out, err = bytes(self._tails.get("stdout", b"")), bytes(self._tails.get("stderr", b""))
@@ -155,6 +179,8 @@ class AdapterProcess:
             error = f"the adapter exited with {sig or f'code {exit_code}'}"
         if not gone:
             error = f"{error or 'the adapter ended'}; processes of its group survived SIGKILL"
+        if self._dropped:
+            error = f"{error}; {self.truncation()}" if error else self.truncation()
         try:
             size = self.log_path.stat().st_size
         except OSError:
@@ -166,11 +192,19 @@ class AdapterProcess:
         )  # fmt: skip
 
 
-async def spawn_adapter(plan: LaunchPlan, log_path: Path, *, under_bwrap: bool) -> AdapterProcess:
+async def spawn_adapter(
+    plan: LaunchPlan,
+    log_path: Path,
+    *,
+    under_bwrap: bool,
+    log_limit: int = 64 * 1024 * 1024,
+    slot_user: tuple[int, int] | None = None,
+) -> AdapterProcess:
     """Start the adapter of ``plan`` in its own session and process group, stdin /dev/null.
 
     Must be called on the event loop's thread: ``bwrap --die-with-parent`` ties the sandbox to
-    the thread that forked it.
+    the thread that forked it. ``log_limit``: the most ``run.log`` holds; ``slot_user``: the
+    ``(uid, gid)`` whose every process is killed when the adapter ends.
 
     Raises:
         OSError: The command could not be started (not found, not executable, bad cwd).
@@ -188,7 +222,8 @@ async def spawn_adapter(plan: LaunchPlan, log_path: Path, *, under_bwrap: bool) 
         raise
     adapter = AdapterProcess(
         process=process, pgid=process.pid, start_time=proc_start_time(process.pid),
-        log_path=log_path, signals_as_status=under_bwrap, _log=log,
+        log_path=log_path, signals_as_status=under_bwrap, _log=log, log_limit=log_limit,
+        slot_user=slot_user,
     )  # fmt: skip
     assert process.stdout is not None
     assert process.stderr is not None

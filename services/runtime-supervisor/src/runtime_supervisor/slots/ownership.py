@@ -1,131 +1,223 @@
-"""Who owns a worktree while an untrusted adapter runs in it (ARCHITECTURE §6).
+"""Who owns what of a repository while an untrusted adapter runs in it (ARCHITECTURE §6).
 
-Before the launch the worktree (and its private git dir ``<common>/worktrees/<name>``, which git
-requires to be owned by the user running it) is handed to the slot user; the places of the
-repository's common git dir where a commit writes (``objects``, ``refs``, ``logs``,
-``packed-refs``) are made writable for the group ``clipyard-agents`` (directories setgid, so
-new files stay in the group). ``hooks/`` and ``config`` stay root's and are bound read-only in
-the sandbox. After the run the worktree and its private git dir go back to the service user.
+Before the launch (the layout verified by :func:`~runtime_supervisor.slots.layout.trusted_layout`
+and no process of the slot user left, see :mod:`~runtime_supervisor.slots.reaper`):
 
-The common git dir is found from the worktree's ``.git`` file (``gitdir: ...``) and that git
-dir's ``commondir``; no git subprocess. Blocking: run these in a thread.
+- the worktree and its own git dir ``<common>/worktrees/<name>`` are chowned to the slot user (git
+  refuses a git dir owned by someone else), except the pointers (``<worktree>/.git``,
+  ``<git_dir>/gitdir``, ``commondir``, ``config.worktree`` — created empty when missing), which
+  stay the service user's, mode 0644, and are bound read-only in the sandbox;
+- of the common git dir only what a commit on the workspace's branch writes is shared with the
+  group ``clipyard-agents``: the 256 loose-object fan-out dirs ``objects/00``..``objects/ff`` and
+  the directory holding ``refs/heads/<branch>``, group-writable with the sticky bit (nobody
+  deletes or renames a file of someone else's); the branch's ref and reflog are the slot user's.
+  Refs packed in ``packed-refs`` that live in that directory get a loose copy (the service
+  user's), so an agent cannot shadow them with a loose ref of its own. ``objects/pack``,
+  ``objects/info``, ``packed-refs``, ``hooks/``, ``config`` and the top of the common git dir
+  stay the service user's, not writable by the group: an agent cannot delete or pack branches,
+  delete packs or plant alternates (its ``git gc`` fails).
+
+After the run the worktree, its git dir and the branch's ref and reflog go back to the service
+user. Trees are walked with ``os.fwalk`` on directory descriptors, never following a symbolic
+link. Blocking: run these in a thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["GitLayout", "find_git_layout", "hand_back", "hand_over", "hand_over_scratch"]
+from runtime_supervisor.slots.layout import GitLayout, LayoutError
 
-_SHARED_WRITABLE: Final = ("objects", "refs", "logs")
+__all__ = ["chown_tree", "hand_back", "hand_over", "hand_over_scratch"]
 
-
-@dataclass(frozen=True, kw_only=True)
-class GitLayout:
-    """Where a worktree's git data lives.
-
-    ``git_dir``: the worktree's own git dir (``<common>/worktrees/<name>``; for a main checkout
-    the same as ``common_dir``); ``common_dir``: the repository's shared git dir.
-    """
-
-    worktree: Path
-    git_dir: Path
-    common_dir: Path
-
-    @property
-    def linked(self) -> bool:
-        """Whether the worktree is a linked worktree (``git worktree add``)."""
-        return self.git_dir != self.common_dir
+SHARED_DIR_MODE: Final = 0o3775
+"""``rwxrwsr-t``: group-writable, setgid, sticky."""
+_PRIVATE_DIR_MODE: Final = 0o755
+_POINTER_MODE: Final = 0o644
+_FANOUT: Final = tuple(f"{i:02x}" for i in range(256))
+_CLOSED: Final = ("objects", "objects/pack", "objects/info", "refs", "logs")
 
 
-def find_git_layout(worktree: Path) -> GitLayout | None:
-    """The git layout of ``worktree`` (None when it is no git checkout)."""
-    dot_git = worktree / ".git"
-    if dot_git.is_dir():
-        real = dot_git.resolve()
-        return GitLayout(worktree=worktree, git_dir=real, common_dir=real)
+def chown_tree(root: Path, uid: int, gid: int) -> None:
+    """``chown -R uid:gid root`` on directory descriptors; no symbolic link is followed (a link
+    is chowned itself), and ``root`` itself must be no link."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    git_dir = Path(text.removeprefix("gitdir:").strip())
-    if not git_dir.is_absolute():
-        git_dir = worktree / git_dir
-    git_dir = git_dir.resolve()
-    try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        common = ""
-    common_dir = (git_dir / common).resolve() if common else git_dir
-    if not common_dir.is_dir():
-        return None
-    return GitLayout(worktree=worktree, git_dir=git_dir, common_dir=common_dir)
-
-
-def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    """``chown -R uid:gid root`` without following symlinks."""
-    os.lchown(root, uid, gid)
-    for folder, dirs, files in os.walk(root):
-        for name in (*dirs, *files):
-            os.lchown(os.path.join(folder, name), uid, gid)
-
-
-def _group_writable(path: Path, gid: int) -> None:
-    """Give ``path`` to group ``gid``: directories ``g+rwxs``, files ``g+w`` when their owner
-    may write them (objects stay read-only)."""
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        return
-    os.lchown(path, -1, gid)
-    mode = stat.S_IMODE(info.st_mode)
-    if stat.S_ISDIR(info.st_mode):
-        os.chmod(path, mode | stat.S_IRWXG | stat.S_ISGID)
-    elif mode & stat.S_IWUSR:
-        os.chmod(path, mode | stat.S_IRGRP | stat.S_IWGRP)
-
-
-def _share(root: Path, gid: int) -> None:
-    if not root.exists():
-        return
-    _group_writable(root, gid)
-    if root.is_dir():
-        for folder, dirs, files in os.walk(root):
+        os.fchown(fd, uid, gid)
+        for _path, dirs, files, dir_fd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
             for name in (*dirs, *files):
-                _group_writable(Path(folder) / name, gid)
+                with contextlib.suppress(FileNotFoundError):
+                    os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)
+    finally:
+        os.close(fd)
+
+
+def _own_file(path: Path, uid: int, gid: int, *, create: bool = False) -> None:
+    """Make ``path`` a regular file of ``uid:gid``, mode 0644 (created empty when ``create``;
+    anything else at that place is replaced when ``create``, refused otherwise)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        if not create:
+            raise
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _POINTER_MODE)
+    except OSError:  # a symbolic link (ELOOP) or worse
+        if not create:
+            raise LayoutError(f"{path} is not a regular file.") from None
+        os.unlink(path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _POINTER_MODE)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LayoutError(f"{path} is not a regular file.")
+        os.fchown(fd, uid, gid)
+        os.fchmod(fd, _POINTER_MODE)
+    finally:
+        os.close(fd)
+
+
+def _dir(path: Path, uid: int, gid: int, mode: int, *, keep: bool = False) -> None:
+    """Make ``path`` a directory (no link) of ``uid:gid`` with ``mode`` (with ``keep``: only
+    when it is created now; an existing one stays as it is, e.g. shared for another branch)."""
+    try:
+        os.mkdir(path, _PRIVATE_DIR_MODE)
+    except FileExistsError:
+        if keep:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                raise LayoutError(f"{path} is not a directory.") from None
+            return
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        os.fchown(fd, uid, gid)
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def _packed(common: Path) -> dict[str, str]:
+    """``packed-refs`` as ref name → object id (peeled lines and comments skipped)."""
+    try:
+        text = (common / "packed-refs").read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return {}
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        if line and line[0] not in "#^":
+            oid, _, name = line.partition(" ")
+            found[name.strip()] = oid
+    return found
+
+
+def _unpack_siblings(layout: GitLayout, folder: Path, me: int, my_gid: int) -> None:
+    """A loose copy (the service user's) of each packed ref of ``folder`` that has none, so an
+    agent cannot create a loose ref shadowing it."""
+    prefix = "refs/" + "/".join(layout.ref_parts[:-1]) + "/"
+    own = "refs/heads/" + layout.branch
+    for name, oid in _packed(layout.common_dir).items():
+        rest = name.removeprefix(prefix)
+        if name == own or rest == name or "/" in rest:
+            continue
+        with contextlib.suppress(FileExistsError):
+            fd = os.open(folder / rest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         _POINTER_MODE)  # fmt: skip
+            try:
+                os.write(fd, f"{oid}\n".encode())
+                os.fchown(fd, me, my_gid)
+            finally:
+                os.close(fd)
+
+
+def _unshare_legacy(common: Path, me: int, my_gid: int, gid: int) -> None:
+    """Undo what an earlier version shared (``refs`` and ``logs`` group-writable throughout),
+    once: its mark is ``refs/`` belonging to the agents' group."""
+    try:
+        if os.lstat(common / "refs").st_gid != gid or gid == my_gid:
+            return
+    except FileNotFoundError:
+        return
+    for name in ("refs", "logs"):
+        top = common / name
+        if not top.is_dir() or top.is_symlink():
+            continue
+        chown_tree(top, me, my_gid)
+        for folder, dirs, files, dir_fd in os.fwalk(top, follow_symlinks=False):
+            del folder
+            for entry in (*dirs, *files):
+                with contextlib.suppress(OSError):
+                    info = os.stat(entry, dir_fd=dir_fd, follow_symlinks=False)
+                    if not stat.S_ISLNK(info.st_mode):
+                        mode = stat.S_IMODE(info.st_mode) & ~(stat.S_IWGRP | stat.S_ISGID)
+                        os.chmod(entry, mode, dir_fd=dir_fd)
+
+
+def _share_branch(layout: GitLayout, uid: int, gid: int) -> None:
+    me, my_gid = os.getuid(), os.getgid()
+    common = layout.common_dir
+    *parents, leaf = layout.ref_parts
+    ref_dir, log_dir = common / "refs", common / "logs" / "refs"
+    _dir(log_dir, me, my_gid, _PRIVATE_DIR_MODE, keep=True)
+    for part in parents[:-1]:
+        ref_dir, log_dir = ref_dir / part, log_dir / part
+        _dir(ref_dir, me, my_gid, _PRIVATE_DIR_MODE, keep=True)
+        _dir(log_dir, me, my_gid, _PRIVATE_DIR_MODE, keep=True)
+    ref_dir, log_dir = ref_dir / parents[-1], log_dir / parents[-1]
+    _dir(ref_dir, me, gid, SHARED_DIR_MODE)
+    _dir(log_dir, me, my_gid, _PRIVATE_DIR_MODE, keep=True)
+    _unpack_siblings(layout, ref_dir, me, my_gid)
+    ref = ref_dir / leaf
+    packed = _packed(common).get("refs/heads/" + layout.branch)
+    if packed is not None and not os.path.lexists(ref):
+        ref.write_text(f"{packed}\n", encoding="ascii")
+    if os.path.lexists(ref):
+        _own_file(ref, uid, gid)
+    _own_file(log_dir / leaf, uid, gid, create=True)
 
 
 def hand_over(layout: GitLayout, uid: int, gid: int) -> None:
-    """Hand the worktree to the slot user ``uid`` and share the common git dir with ``gid``.
+    """Hand the worktree and its git dir to the slot user ``uid`` and share with ``gid`` what a
+    commit on the workspace's branch writes (see the module's docstring).
 
-    ``hooks/`` is created (root's, empty) when missing, so the sandbox can bind it read-only
-    and no hook can be planted there.
+    Raises:
+        LayoutError: A pointer is not a regular file.
+        OSError: The disk refused.
     """
-    (layout.common_dir / "hooks").mkdir(mode=0o755, exist_ok=True)
-    _chown_tree(layout.worktree, uid, gid)
-    if layout.linked:
-        _chown_tree(layout.git_dir, uid, gid)
-    for name in _SHARED_WRITABLE:
-        folder = layout.common_dir / name
-        folder.mkdir(mode=0o775, exist_ok=True)
-        _share(folder, gid)
-    _share(layout.common_dir / "packed-refs", gid)
+    me, my_gid = os.getuid(), os.getgid()
+    common = layout.common_dir
+    _dir(common / "hooks", me, my_gid, _PRIVATE_DIR_MODE)
+    for name in _CLOSED:
+        _dir(common / name, me, my_gid, _PRIVATE_DIR_MODE)
+    with contextlib.suppress(FileNotFoundError):
+        _own_file(common / "packed-refs", me, my_gid)
+    _unshare_legacy(common, me, my_gid, gid)
+    chown_tree(layout.worktree, uid, gid)
+    chown_tree(layout.git_dir, uid, gid)
+    for pointer in layout.pointers:
+        _own_file(pointer, me, my_gid, create=pointer.name == "config.worktree")
+    for name in _FANOUT:
+        _dir(common / "objects" / name, me, gid, SHARED_DIR_MODE)
+    _share_branch(layout, uid, gid)
 
 
 def hand_over_scratch(folder: Path, uid: int, gid: int) -> None:
     """Hand a per-run scratch folder (no git checkout) to the slot user."""
-    _chown_tree(folder, uid, gid)
+    chown_tree(folder, uid, gid)
 
 
 def hand_back(worktree: Path, layout: GitLayout | None) -> None:
-    """Give the worktree (and its private git dir) back to the service user."""
+    """Give the worktree (and its git dir, the branch's ref and reflog) back to the service
+    user. Call it only when no process of the slot user is left."""
     uid, gid = os.getuid(), os.getgid()
-    if worktree.exists():
-        _chown_tree(worktree, uid, gid)
-    if layout is not None and layout.linked and layout.git_dir.exists():
-        _chown_tree(layout.git_dir, uid, gid)
+    if os.path.lexists(worktree):
+        chown_tree(worktree, uid, gid)
+    if layout is None:
+        return
+    if os.path.lexists(layout.git_dir):
+        chown_tree(layout.git_dir, uid, gid)
+    rest = os.path.join(*layout.ref_parts)
+    for path in (layout.common_dir / "refs" / rest, layout.common_dir / "logs" / "refs" / rest):
+        with contextlib.suppress(FileNotFoundError):
+            os.chown(path, uid, gid, follow_symlinks=False)

@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -25,24 +23,25 @@ from runtime_supervisor.context import as_system
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, StateConflictError
 from runtime_supervisor.process import last_output, stop_group
 from runtime_supervisor.slots.adapter import ADAPTER_GRACE, AdapterOutcome, spawn_adapter
-from runtime_supervisor.slots.ownership import (
-    GitLayout,
-    find_git_layout,
-    hand_back,
-    hand_over,
-    hand_over_scratch,
+from runtime_supervisor.slots.layout import LayoutError
+from runtime_supervisor.slots.local import (
+    Placement,
+    contain,
+    give_back,
+    placement_of,
+    recovered_layout,
 )
 from runtime_supervisor.slots.remote import post_context
 from runtime_supervisor.slots.sandbox import Confinement, plan_launch
-from runtime_supervisor.usecases.lookups import visible
 from servicekit.childenv import sanitize_env
 
 if TYPE_CHECKING:
     from contracts.slots import AcquireSlot, LaunchAdapter
     from runtime_supervisor.context import Supervisor
     from runtime_supervisor.slots.adapter import AdapterProcess
+    from runtime_supervisor.slots.layout import GitLayout
     from runtime_supervisor.slots.usecases import SlotInfo
-    from runtime_supervisor.slots.users import SandboxStatus
+    from runtime_supervisor.slots.users import SandboxStatus, SlotUser
 
 __all__ = ["SlotRuntime"]
 
@@ -139,84 +138,67 @@ class SlotRuntime:
                                pgid=info.pgid, started_at=started,
                                deadline=started + timedelta(seconds=c.timeout_sec))  # fmt: skip
 
-    def _cwd(self, info: SlotInfo, c: LaunchAdapter) -> Path:
-        if c.workspace_id is None:
-            scratch = self.sup.settings.slot_run_dir(c.run_id) / "scratch"
-            scratch.mkdir(parents=True, exist_ok=True)
-            return scratch
-        ws = self.sup.app.copy_of("workspace", c.workspace_id)
-        if ws is None or not visible(ws.company_id, info.company_id):
-            raise NotFoundError(f"There is no execution workspace {c.workspace_id}.",
-                                workspaceId=c.workspace_id)  # fmt: skip
-        cwd = ws.get("cwd")
-        if not cwd or not Path(cwd).is_dir():
-            raise InvalidInputError(
-                f"Execution workspace {c.workspace_id} has no local directory on this node.",
-                workspaceId=c.workspace_id,
-            )
-        return Path(cwd)
+    def _user(self, info: SlotInfo) -> SlotUser | None:
+        return self.status.user(info.index or 0) if info.contained else None
 
     async def _launch_local(
         self, info: SlotInfo, c: LaunchAdapter, deadline: datetime
     ) -> AdapterLaunched:
+        """Start a process adapter (the caller holds the run's slot lock)."""
         app, sup = self.sup.app, self.sup
+        user = self._user(info)
         layout: GitLayout | None = None
-        private_tmp: Path | None = None
-        cwd: Path | None = None
+        placement: Placement | None = None
         try:
-            cwd = await sup.store(self._cwd, info, c)
-            assert cwd is not None
+            placement = await sup.store(placement_of, app, info.company_id, c.workspace_id,
+                                        sup.settings.slot_run_dir(c.run_id) / "scratch")  # fmt: skip
+            assert placement is not None
             if not c.command:
                 raise InvalidInputError("A process adapter needs a command.", field="command")
             confinement = None
-            if info.contained:
-                user = self.status.user(info.index or 0)
-                layout = await asyncio.to_thread(find_git_layout, cwd)
-                if layout is not None:
-                    await asyncio.to_thread(hand_over, layout, user.uid, user.gid)
-                else:
-                    await asyncio.to_thread(hand_over_scratch, cwd, user.uid, user.gid)
-                bwrap = self.status.sandbox == "bwrap"
-                if not bwrap:
-                    private_tmp = Path(tempfile.mkdtemp(prefix=f"clipyard-{c.run_id[:8]}-"))
-                    await asyncio.to_thread(hand_over_scratch, private_tmp, user.uid, user.gid)
-                confinement = Confinement(user=user, bwrap=bwrap, layout=layout)
+            if user is not None:
+                layout = await contain(placement, user)
+                confinement = Confinement(user=user, bwrap=self.status.bwrap,
+                                          setpriv=self.status.setpriv, layout=layout)  # fmt: skip
             env = {**sanitize_env(sup.base_env), **c.env}
-            plan = plan_launch(c.command, cwd=cwd, env=env, limits=c.limits,
-                               confinement=confinement, private_tmp=private_tmp)  # fmt: skip
+            plan = plan_launch(c.command, cwd=placement.cwd, env=env, limits=c.limits,
+                               confinement=confinement)  # fmt: skip
             log_path = sup.settings.slot_run_dir(c.run_id) / "run.log"
+            sup.check_accepting()  # a stop-all may have begun while the place was handed over
             adapter = await spawn_adapter(
-                plan, log_path, under_bwrap=confinement is not None and confinement.bwrap
-            )
+                plan, log_path, under_bwrap=confinement is not None,
+                log_limit=sup.settings.run_log_max_bytes,
+                slot_user=(user.uid, user.gid) if user is not None else None,
+            )  # fmt: skip
         except Exception as exc:
             message = _launch_error(exc)
             await self._record(info, AdapterOutcome(end="launch_failed", error=message))
-            if info.contained:
-                await self._give_back(str(cwd or ""), layout, private_tmp, c)
+            if user is not None and placement is not None:
+                await give_back(placement.cwd, layout, user, c.run_id)
             if isinstance(exc, NotFoundError | InvalidInputError):
                 raise
             raise InvalidInputError(message, runId=c.run_id) from None
         started: SlotInfo = await sup.store(
             app.record_adapter_started, info.slot_id, workspace_id=c.workspace_id,
             issue_id=c.issue_id, pid=adapter.pid, pgid=adapter.pgid,
-            start_time=adapter.start_time,
-            slot_user=self.status.user(info.index or 0).name if info.contained else None,
-            cwd=str(cwd), log_path=str(log_path), deadline=deadline,
+            start_time=adapter.start_time, slot_user=user.name if user is not None else None,
+            cwd=str(placement.cwd), log_path=str(log_path), deadline=deadline,
         )  # fmt: skip
-        task = sup.spawn(self._watch(started, adapter, layout, private_tmp, c),
+        task = sup.spawn(self._watch(started, adapter, placement, layout, c),
                          name=f"slot-adapter-{c.run_id}")  # fmt: skip
         self.running[c.run_id] = _Running(slot_id=info.slot_id, task=task, adapter=adapter)
         return AdapterLaunched(slot_id=info.slot_id, run_id=c.run_id, pid=adapter.pid,
                                pgid=adapter.pgid, started_at=app.now(),
                                deadline=deadline)  # fmt: skip
 
-    async def _watch(self, info: SlotInfo, adapter: AdapterProcess, layout: GitLayout | None,
-                     private_tmp: Path | None, c: LaunchAdapter) -> None:  # fmt: skip
+    async def _watch(self, info: SlotInfo, adapter: AdapterProcess, placement: Placement,
+                     layout: GitLayout | None, c: LaunchAdapter) -> None:  # fmt: skip
+        user = self._user(info)
         try:
             outcome = await adapter.wait(float(c.timeout_sec))
         finally:
-            if info.contained:
-                await self._give_back(info.cwd or "", layout, private_tmp, c)
+            if user is not None:
+                await give_back(placement.cwd, layout, user, c.run_id)
         await self._record(info, outcome)
         self.running.pop(c.run_id, None)
 
@@ -233,17 +215,6 @@ class SlotRuntime:
         await self._record(info, outcome)
         self.running.pop(c.run_id, None)
 
-    async def _give_back(self, cwd: str, layout: GitLayout | None, private_tmp: Path | None,
-                         c: LaunchAdapter) -> None:  # fmt: skip
-        where = layout.worktree if layout is not None else (Path(cwd) if cwd else None)
-        try:
-            if where is not None:
-                await asyncio.to_thread(hand_back, where, layout)
-        except OSError as exc:
-            log.error("run %s: could not hand the worktree back: %s", c.run_id, exc)
-        if private_tmp is not None:
-            await asyncio.to_thread(shutil.rmtree, private_tmp, True)
-
     async def _record(self, info: SlotInfo, outcome: AdapterOutcome) -> None:
         with as_system(f"adapter {outcome.end}", run_id=info.run_id):
             await self.sup.store(self.sup.app.record_adapter_end, info.slot_id, outcome.end,
@@ -255,7 +226,8 @@ class SlotRuntime:
         """``KillAdapter``: kill the adapter's whole group now; its end is ``killed`` (or
         ``timed_out``)."""
         await self.sup.store(self.sup.app.slot_of_run, scope, run_id)  # 404 first
-        await self._stop(run_id, "timed_out" if timed_out else "killed")
+        async with self.sup.locks.hold(f"slot:{run_id}"):  # after a launch in flight
+            await self._stop(run_id, "timed_out" if timed_out else "killed")
         view: RunSlot = await self.sup.store(self.sup.app.run_slot_view, scope, run_id)
         return view
 
@@ -273,13 +245,16 @@ class SlotRuntime:
             await asyncio.shield(running.task)
 
     async def release(self, run_id: str, scope: str | None, reason: str) -> bool:
-        """``ReleaseSlot`` (and the run's end): kill a running adapter, then free the slot."""
+        """``ReleaseSlot`` (and the run's end): under the run's slot lock (so a launch in flight
+        has either not begun — it then finds the slot released — or has registered its adapter),
+        kill a running adapter, then free the slot."""
         try:
-            info: SlotInfo = await self.sup.store(self.sup.app.slot_of_run, scope, run_id)
+            await self.sup.store(self.sup.app.slot_of_run, scope, run_id)  # 404 first
         except NotFoundError:
             return False
-        await self._stop(run_id, "killed")
         async with self.sup.locks.hold(f"slot:{run_id}"):
+            await self._stop(run_id, "killed")
+            info: SlotInfo = await self.sup.store(self.sup.app.slot_of_run, scope, run_id)
             self._disarm(info.slot_id)
             released: bool = await self.sup.store(self.sup.app.release_slot_record,
                                                   info.slot_id, reason)  # fmt: skip
@@ -323,14 +298,22 @@ class SlotRuntime:
 
     async def _detach(self, info: SlotInfo) -> None:
         gone = True
+        placement: Placement | None = None
         if info.pgid is not None:
             outcome = await stop_group(info.pgid, grace=ADAPTER_GRACE,
                                        leader_start_time=info.start_time)  # fmt: skip
             gone = not outcome.survivors
-        if info.contained and info.cwd:
-            layout = await asyncio.to_thread(find_git_layout, Path(info.cwd))
-            with contextlib.suppress(OSError):
-                await asyncio.to_thread(hand_back, Path(info.cwd), layout)
+        user = self._user(info)
+        if user is not None and info.cwd:
+            with contextlib.suppress(NotFoundError, InvalidInputError):
+                placement = await self.sup.store(
+                    placement_of, self.sup.app, info.company_id, info.workspace_id,
+                    self.sup.settings.slot_run_dir(info.run_id) / "scratch",
+                )  # fmt: skip
+            if placement is None or placement.cwd != Path(info.cwd):
+                placement = Placement(cwd=Path(info.cwd), scratch=info.workspace_id is None)
+            layout = await asyncio.to_thread(recovered_layout, placement)
+            await give_back(placement.cwd, layout, user, info.run_id)
         tail, size = "", None
         if info.log_path:
             tail, size = await asyncio.to_thread(_log_tail, Path(info.log_path))
@@ -378,4 +361,8 @@ def _launch_error(exc: Exception) -> str:
         return f"The adapter's command could not be run: permission denied ({exc.filename})."
     if isinstance(exc, NotFoundError | InvalidInputError | StateConflictError):
         return str(exc)
+    if isinstance(exc, LayoutError):
+        return f"The worktree cannot be handed to the slot user safely: {exc}"
+    if isinstance(exc, OSError):
+        return f"The adapter could not be started: {exc}."
     return f"The adapter could not be started: {type(exc).__name__}."

@@ -44,6 +44,7 @@ class SlotInfo:
     cwd: str | None
     log_path: str | None
     end: str | None
+    workspace_id: str | None = None
 
     @property
     def held(self) -> bool:
@@ -62,7 +63,7 @@ def _info(slot: AdapterSlot) -> SlotInfo:
         agent_id=slot.agent_id, slot_type=slot.slot_type, index=slot.index,
         trusted=slot.trusted, contained=slot.contained, sandbox=slot.sandbox, state=slot.state,
         pid=slot.pid, pgid=slot.pgid, start_time=slot.start_time, cwd=slot.cwd,
-        log_path=slot.log_path, end=slot.end,
+        log_path=slot.log_path, end=slot.end, workspace_id=slot.workspace_id,
     )  # fmt: skip
 
 

@@ -1,0 +1,134 @@
+"""Where a ``local_stdio`` adapter works, and the hand-over of that place to a slot user and back
+(ARCHITECTURE §6).
+
+:func:`placement_of` reads the supervisor's own copies only (on the store's thread): the
+workspace's ``cwd`` and branch, and its project workspace's checkout; a run without a workspace
+works in ``runs/<runId>/scratch``. :func:`contain` (before an untrusted launch) kills every
+process of the slot user, verifies the worktree's git layout against those facts
+(:func:`~runtime_supervisor.slots.layout.trusted_layout`) and hands it over; :func:`give_back`
+(after the run, and at a restart) kills the slot user's processes again and hands it back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runtime_supervisor.domain import InvalidInputError
+from runtime_supervisor.slots.layout import GitLayout, LayoutError, trusted_layout
+from runtime_supervisor.slots.ownership import hand_back, hand_over, hand_over_scratch
+from runtime_supervisor.slots.reaper import kill_user_processes
+
+if TYPE_CHECKING:
+    from runtime_supervisor.application import RuntimeSupervisorApplication
+    from runtime_supervisor.slots.users import SlotUser
+
+__all__ = ["Placement", "contain", "give_back", "placement_of", "recovered_layout"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Placement:
+    """Where a run's adapter works: ``cwd``; for a workspace also its repository's checkout and
+    branch (None when the copies do not know them); ``scratch``: a per-run folder of ours."""
+
+    cwd: Path
+    repo_root: Path | None = None
+    branch: str | None = None
+    scratch: bool = False
+
+    def layout(self) -> GitLayout:
+        """The verified git layout (blocking).
+
+        Raises:
+            LayoutError: Not a verified linked worktree of the repository on its branch.
+        """
+        if self.repo_root is None or self.branch is None:
+            raise LayoutError(
+                f"The workspace at {self.cwd} is not a git worktree of a known repository and "
+                "branch: an untrusted agent runs only in an isolated worktree."
+            )
+        return trusted_layout(self.cwd, self.repo_root, self.branch)
+
+
+def placement_of(
+    app: RuntimeSupervisorApplication,
+    company_id: str,
+    workspace_id: str | None,
+    scratch: Path,
+) -> Placement:
+    """The run's placement from the copies (store's thread).
+
+    Raises:
+        NotFoundError: The workspace is unknown or another company's.
+        InvalidInputError: It has no directory on this node.
+    """
+    if workspace_id is None:
+        scratch.mkdir(parents=True, exist_ok=True)
+        return Placement(cwd=scratch, scratch=True)
+    target = app.target(company_id, workspace_id=workspace_id)
+    if not target.cwd or not Path(target.cwd).is_dir():
+        raise InvalidInputError(
+            f"Execution workspace {workspace_id} has no local directory on this node.",
+            workspaceId=workspace_id,
+        )
+    root = target.project_workspace_cwd
+    return Placement(cwd=Path(target.cwd), repo_root=Path(root) if root else None,
+                     branch=target.branch_name)  # fmt: skip
+
+
+def _reap(user: SlotUser) -> None:
+    left = kill_user_processes(user.uid, user.gid)
+    if left:
+        raise OSError(f"processes of {user.name} survived SIGKILL: {left}")
+
+
+def _contain(placement: Placement, user: SlotUser) -> GitLayout | None:
+    _reap(user)
+    if placement.scratch:
+        hand_over_scratch(placement.cwd, user.uid, user.gid)
+        return None
+    layout = placement.layout()
+    hand_over(layout, user.uid, user.gid)
+    return layout
+
+
+async def contain(placement: Placement, user: SlotUser) -> GitLayout | None:
+    """Kill what runs as ``user``, verify the place and hand it to ``user`` (its layout, None
+    for a scratch folder).
+
+    Raises:
+        LayoutError: The worktree's git pointers disagree with the copies.
+        OSError: A process of the user survived, or the disk refused.
+    """
+    return await asyncio.to_thread(_contain, placement, user)
+
+
+def _give_back(cwd: Path, layout: GitLayout | None, user: SlotUser) -> None:
+    left = kill_user_processes(user.uid, user.gid)
+    if left:
+        log.error("processes of %s survived SIGKILL: %s", user.name, left)
+    hand_back(layout.worktree if layout is not None else cwd, layout)
+
+
+async def give_back(cwd: Path, layout: GitLayout | None, user: SlotUser, run_id: str) -> None:
+    """Kill what runs as ``user`` and give the place back to the service user (errors logged)."""
+    try:
+        await asyncio.to_thread(_give_back, cwd, layout, user)
+    except OSError as exc:
+        log.error("run %s: could not hand the worktree back: %s", run_id, exc)
+
+
+def recovered_layout(placement: Placement) -> GitLayout | None:
+    """The layout of a run found at a restart (None: a scratch folder, or not verifiable — then
+    only the worktree is handed back)."""
+    if placement.scratch:
+        return None
+    with contextlib.suppress(LayoutError):
+        return placement.layout()
+    return None
