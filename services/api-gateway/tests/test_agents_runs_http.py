@@ -14,6 +14,7 @@ import pytest
 from litestar.testing import TestClient
 
 from api_gateway.application import GatewayApplication
+from api_gateway.handlers import AppHolder, controller_inbox
 from contracts import heartbeat_subjects as hb
 from contracts import workspace_subjects as ws
 from contracts.agents import (
@@ -66,6 +67,29 @@ def agent_key(client: Client, bus: Any, company: str, board: dict[str, str]) -> 
     assert created.status_code == 201, created.text
     bus.sent.clear()
     return {"Authorization": f"Bearer {created.json()['key']}"}
+
+
+def test_an_agent_deleted_between_its_confirmation_and_the_keys_creation_gets_no_key(
+    client: Client, bus: Any, company: str, board: dict[str, str], application: GatewayApplication
+) -> None:
+    holder = AppHolder()
+    holder.set(application)
+    inbox = controller_inbox(holder)
+
+    def confirmed_then_deleted(_query: Any) -> Any:
+        # The controller confirms the agent; its delete reaches the gateway's inbox just after.
+        inbox(fx.agent_deleted(company), fx.tracking())
+        return wire.ok(fx.agent(company))
+
+    bus.replies[hb.AGENT_GET] = confirmed_then_deleted
+    response = client.post(
+        f"/api/companies/{company}/api-keys",
+        json={"name": "coder", "kind": "agent", "agentId": fx.AGENT},
+        headers=board,
+    )
+    body = _error(response, 404, "not_found")
+    assert body["details"] == {"agentId": fx.AGENT}
+    assert not [k for k in application.keys_by_id.values() if k.agent_id == fx.AGENT]
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Run tokens in the gateway's store: minted through the bus handler (the controller's system
 principal only), hashed, one live token per run, revoked by the controller's ``run.finished``
 (inbox), never minted again for an ended run, private (never published); deleted agents' keys
-revoked by ``agent.deleted``."""
+revoked by ``agent.deleted``, and no key created for them afterwards."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from api_gateway.application import GatewayApplication
+from api_gateway.application import AgentNotFoundError, GatewayApplication
+from api_gateway.deleted_agents import DeletedAgent
 from api_gateway.domain import ForbiddenError, UnauthenticatedError, hash_secret
 from api_gateway.handlers import AppHolder, controller_inbox
 from api_gateway.publishing import to_contract
@@ -185,6 +186,34 @@ def test_agent_deleted_revokes_that_agents_keys_only(app: GatewayApplication, in
         for n in app.recorder.select_notifications(start=1, limit=100)
     ]
     assert [e.aggregate_id for e in revoked if isinstance(e, ApiKeyRevoked)] == [mine.id, second.id]
+
+
+def test_no_key_is_created_for_an_agent_once_its_delete_is_heard(
+    app: GatewayApplication, inbox: Any
+) -> None:
+    company = app.create_company("Acme").id
+    inbox(fx.agent_deleted(company), fx.tracking())
+    before = app.last_notification_id()
+    with pytest.raises(AgentNotFoundError) as raised:
+        app.create_api_key(company, "bot", "agent", fx.AGENT)
+    assert (raised.value.code, raised.value.status) == ("not_found", 404)
+    assert raised.value.details == {"agentId": fx.AGENT}
+    assert "deleted" in str(raised.value)
+    assert app.last_notification_id() == before
+    # Other agents and board keys are not affected; the mark is private and survives a rebuild.
+    app.create_api_key(company, "other bot", "agent", fx.OTHER_AGENT)
+    app.create_api_key(company, "board", "board")
+    stored = [app.mapper.to_domain_event(n) for n in app.recorder.select_notifications(1, 100)]
+    marks = [e for e in stored if isinstance(e, DeletedAgent.Recorded)]
+    assert [(m.agent_id, m.company_id) for m in marks] == [(fx.AGENT, company)]
+    assert [to_contract(m) for m in marks] == [None]
+    app.rebuild_read_models()
+    with pytest.raises(AgentNotFoundError):
+        app.create_api_key(company, "bot", "agent", fx.AGENT)
+    # A second delete event (a redelivery) records no second mark.
+    inbox(fx.agent_deleted(company), fx.tracking())
+    again = [app.mapper.to_domain_event(n) for n in app.recorder.select_notifications(1, 100)]
+    assert len([e for e in again if isinstance(e, DeletedAgent.Recorded)]) == 1
 
 
 def test_other_controller_events_are_ignored(app: GatewayApplication, inbox: Any) -> None:

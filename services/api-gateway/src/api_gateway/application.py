@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
+from api_gateway.deleted_agents import DeletedAgent
 from api_gateway.domain import (
     ApiKey,
     Company,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
 
 __all__ = [
+    "AgentNotFoundError",
     "ApiKeyNotFoundError",
     "CompanyNotFoundError",
     "CompanyRecord",
@@ -48,6 +50,10 @@ class CompanyNotFoundError(NotFoundError):
 
 class ApiKeyNotFoundError(NotFoundError):
     """No API key with this id (or one of another company)."""
+
+
+class AgentNotFoundError(NotFoundError):
+    """An agent key was asked for an agent that was deleted."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,8 @@ class GatewayApplication(RunTokenStore):
     companies: dict[str, CompanyRecord]
     keys_by_id: dict[str, KeyRecord]
     keys_by_hash: dict[str, str]
+    deleted_agents: dict[str, str]
+    """Agents the controller said were deleted -> their company (no key is created for them)."""
     sessions: dict[str, SessionRecord]
     """Live sessions by aggregate id (a UUID5 of the session id's hash); see SessionRecord."""
 
@@ -135,9 +143,21 @@ class GatewayApplication(RunTokenStore):
     ) -> tuple[KeyRecord, str]:
         """Issue a key for a company; return its record and the clear key (shown once).
 
-        An agent key's agent is confirmed with the heartbeat controller by the caller first.
+        An agent key's agent is confirmed with the heartbeat controller by the caller first;
+        an agent whose delete the controller inbox has heard since (on this same store thread)
+        gets no key.
+
+        Raises:
+            CompanyNotFoundError: No such company.
+            AgentNotFoundError: The agent was deleted (404 naming ``agentId``).
         """
         self.company(company_id)
+        if kind == "agent" and agent_id is not None and agent_id in self.deleted_agents:
+            raise AgentNotFoundError(
+                f"There is no agent {agent_id} in this company: it was deleted. Create a new "
+                "agent (POST /api/companies/{companyId}/agents) and a key for it.",
+                agentId=agent_id,
+            )
         key = new_key(kind)
         api_key = ApiKey.issue(
             company_id=company_id,
@@ -158,7 +178,8 @@ class GatewayApplication(RunTokenStore):
 
     def revoke_agent_keys(self, company_id: str, agent_id: str, tracking: Tracking) -> int:
         """The agent was deleted (the controller's ``agent.deleted.v1``): revoke its live keys
-        in one save with the inbox position; return how many."""
+        and remember the agent as deleted (no later key for it), in one save with the inbox
+        position; return how many keys were revoked."""
         live = [
             k
             for k in self.keys_by_id.values()
@@ -170,7 +191,10 @@ class GatewayApplication(RunTokenStore):
         keys: list[ApiKey] = [self.repository.get(UUID(k.id)) for k in live]
         for api_key in keys:
             api_key.revoke()
-        self.save_with_tracking(*keys, tracking=tracking)
+        marks: list[DeletedAgent] = []
+        if agent_id not in self.deleted_agents:
+            marks.append(DeletedAgent(company_id=company_id, agent_id=agent_id))
+        self.save_with_tracking(*keys, *marks, tracking=tracking)
         return len(keys)
 
     def start_session(self, key: str, ttl: float) -> SessionStarted:
@@ -303,6 +327,7 @@ class GatewayApplication(RunTokenStore):
         self.companies = {}
         self.keys_by_id = {}
         self.keys_by_hash = {}
+        self.deleted_agents = {}
         self.sessions = {}
         self.init_run_token_models()
 
@@ -330,6 +355,8 @@ class GatewayApplication(RunTokenStore):
             case ApiKey.Revoked():
                 key = self.keys_by_id[aggregate_id]
                 self.keys_by_id[aggregate_id] = replace(key, revoked_at=at, updated_at=at)
+            case DeletedAgent.Recorded():
+                self.deleted_agents[domain_event.agent_id] = domain_event.company_id
             case Session.Started():
                 self.sessions[aggregate_id] = SessionRecord(
                     id=aggregate_id,
@@ -349,6 +376,7 @@ class GatewayApplication(RunTokenStore):
             "companies": dict(self.companies),
             "keys_by_id": dict(self.keys_by_id),
             "keys_by_hash": dict(self.keys_by_hash),
+            "deleted_agents": dict(self.deleted_agents),
             # Live sessions only: which expired ones are still held depends on when each was used.
             "sessions": {
                 k: v for k, v in self.sessions.items() if v.expires_at > datetime.now(UTC)

@@ -3,7 +3,8 @@
 ``ws.cmd.run_token.mint`` (only the controller may send it: nats.conf) answers the clear token in
 its ``ok`` reply and nowhere else: the store keeps its hash, the reply's ``repr`` hides it, and
 nothing here logs it. The controller's ``run.finished.v1`` revokes the run's token (and refuses
-any later mint for it); ``agent.deleted.v1`` revokes the agent's keys.
+any later mint for it); ``agent.deleted.v1`` revokes the agent's keys and marks the agent deleted
+(no key is created for it afterwards, whatever the controller answered a moment before).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Stored gateway events -> public contracts (the one translation point; STYLE 13).
 
-Companies and API keys are public (without key material); sessions are private and never leave
-the gateway (``None``). The envelope is servicekit's, built the same way for every service.
+Companies and API keys are public (without key material); sessions, run tokens and the marks of
+deleted agents are private and never leave the gateway (``None``). The envelope is servicekit's, built the same way for every service.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ __all__ = ["to_contract"]
 
 
 def to_contract(domain_event: Any) -> Event | None:
-    """The public event of a stored gateway event, or None for a private one (sessions).
+    """The public event of a stored gateway event, or None for a private one (sessions, run
+    tokens, deleted agents).
 
     Args:
         domain_event: A stored domain event of the gateway.

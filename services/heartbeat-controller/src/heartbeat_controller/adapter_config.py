@@ -17,6 +17,8 @@ from contracts.agents import AdapterType, HttpAdapterConfig, ProcessAdapterConfi
 from heartbeat_controller.domain.errors import ValidationError
 
 __all__ = [
+    "LOADER_ENV_NAMES",
+    "LOADER_ENV_PREFIXES",
     "RESERVED_ENV_PREFIXES",
     "config_as_dict",
     "parse_adapter_config",
@@ -26,6 +28,23 @@ __all__ = [
 
 RESERVED_ENV_PREFIXES: Final = ("CLIPYARD_", "PAPERCLIP_")
 """Variables Clipyard sets for each run (the run token among them): never from the config."""
+LOADER_ENV_PREFIXES: Final = ("LD_", "MALLOC_")
+"""The dynamic loader's variables (``LD_PRELOAD``, ``LD_LIBRARY_PATH``, ``LD_AUDIT``, ...) and
+glibc's allocator knobs: they change what code runs in the adapter, so never from the config."""
+LOADER_ENV_NAMES: Final = frozenset(
+    {
+        "GCONV_PATH",
+        "GETCONF_DIR",
+        "GLIBC_TUNABLES",
+        "HOSTALIASES",
+        "LOCPATH",
+        "NIS_PATH",
+        "NLSPATH",
+        "RESOLV_HOST_CONF",
+    }
+)
+"""Other glibc variables that load files or code chosen by whoever sets them (glibc's own list
+of variables it ignores for setuid programs, the ``LD_*``/``MALLOC_*`` ones above aside)."""
 
 _SHAPES: Final[dict[str, str]] = {
     "process": (
@@ -118,6 +137,15 @@ def _check_process(config: ProcessAdapterConfig) -> None:
                 "process",
                 f"env.{name}",
                 "CLIPYARD_* and PAPERCLIP_* variables are set by Clipyard for each run; remove it",
+            )
+        upper = name.upper()
+        if upper.startswith(LOADER_ENV_PREFIXES) or upper in LOADER_ENV_NAMES:
+            raise _fail(
+                "process",
+                f"env.{name}",
+                "LD_*, MALLOC_*, GCONV_PATH, GLIBC_TUNABLES and the other dynamic-loader and "
+                "glibc variables change what code the adapter runs and may not be set; remove "
+                "it (put libraries and settings in the adapter's own command instead)",
             )
         if "\x00" in value:
             raise _fail("process", f"env.{name}", "must not contain NUL")

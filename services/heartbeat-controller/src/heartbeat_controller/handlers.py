@@ -1,7 +1,8 @@
 """The ``register`` hook of the heartbeat-controller: the orchestration (ports over the bus,
-dispatcher), the inboxes' hand-over hooks, restart recovery of the runs left ``running``, then the
-agent and run endpoints, then the dispatcher's loop. On shutdown the dispatcher and every run task
-stop; the runs stay ``running`` for the next start's recovery."""
+dispatcher), the inboxes' hand-over hooks, the agent and run endpoints (the service answers pings
+before this hook runs, so they come before anything slow), restart recovery of the runs left
+``running``, then the dispatcher's loop. On shutdown the dispatcher and every run task stop; the
+runs stay ``running`` for the next start's recovery."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def run_settings(settings: ControllerSettings) -> RunSettings:
         end_wait=settings.end_wait,
         slot_retry_max=settings.slot_retry_max,
         tick=settings.tick,
+        prepare_timeout=settings.prepare_timeout,
     )
 
 
@@ -71,13 +73,12 @@ def make_register(
             await orch.close(_CLOSE_SHARE)
 
         runtime.exit_stack.push_async_callback(close)
-        await recover_runs(orch, dispatcher)
 
         async def on_wake(_accepted: WakeAccepted) -> None:
             dispatcher.nudge()
 
         async def on_cancel(run_id: str) -> None:
-            orch.request_cancel(run_id)
+            orch.request_cancel(run_id)  # kept until recovery opens the run's channel
             dispatcher.nudge()
 
         async def on_agent_deleted(run_ids: list[str]) -> None:
@@ -85,8 +86,12 @@ def make_register(
                 orch.request_cancel(run_id)
             dispatcher.nudge()
 
+        # The endpoints first: the micro service answers pings from the lifecycle's start on,
+        # and these only touch the store (a wake queues, a cancel is recorded and reaches its
+        # run's task once recovery re-attached it). Nothing starts a run before recovery.
         await register_agents(runtime, on_wake=on_wake, on_agent_deleted=on_agent_deleted)
         await register_runs(runtime, on_cancel=on_cancel)
+        await recover_runs(orch, dispatcher)
         dispatcher.start()
 
     return register

@@ -228,7 +228,8 @@ class HeartbeatReadModels(ServiceApplication):
         return Page(items=[a.view() for a in agents[offset : offset + limit]], total=len(agents))
 
     def get_run(self, principal: Principal, run_id: str) -> RunView:
-        """One run → ``RunView`` with excerpts, usage and result."""
+        """One run → ``RunView`` with excerpts, usage and result (403 for an agent's key on
+        another agent's run, and for a run token on any run but its own)."""
         access = Access.of(principal)
         run = self.visible_run(access, run_id)
         access.check_own_run(run.agent_id, run_id, "read")
@@ -238,7 +239,8 @@ class HeartbeatReadModels(ServiceApplication):
         self, principal: Principal, filters: RunFilters, limit: int = 50, offset: int = 0
     ) -> Page[RunView]:
         """The company's runs, newest first, filtered (rows without excerpts, usage, result).
-        An agent principal sees only its own runs (403 when it filters on another agent)."""
+        An agent principal sees only its own runs (403 when it filters on another agent); a run
+        token only its own run."""
         access = Access.of(principal)
         limit, offset = _page(limit, offset)
         agent_id = filters.agent_id
@@ -257,6 +259,7 @@ class HeartbeatReadModels(ServiceApplication):
             if (agent_id is None or run.agent_id == agent_id)
             and (filters.issue_id is None or run.issue_id == filters.issue_id)
             and (filters.status is None or run.status == filters.status)
+            and (not access.run_bound or str(run.id) == access.run_id)
         ]
         items = [run.view(full=False) for run in rows[offset : offset + limit]]
         return Page(items=items, total=len(rows))

@@ -29,6 +29,9 @@ class ControllerSettings:
     """``CLIPYARD_SLOT_RETRY_MAX``: the longest wait between slot requests while the pool is full."""
     tick: float = 1.0
     """``CLIPYARD_DISPATCH_TICK``: seconds between the dispatcher's periodic passes."""
+    prepare_timeout: float = 1800.0
+    """``CLIPYARD_RUN_PREPARE_TIMEOUT``: seconds a run may spend before its adapter is launched
+    (workspace, services, workspace lease, slot, token); past it the run ends ``failed``."""
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> ServiceSettings:
@@ -71,4 +74,5 @@ def load_controller_settings(env: Mapping[str, str] | None = None) -> Controller
         end_wait=_seconds(source, "CLIPYARD_RUN_END_WAIT", 10.0),
         slot_retry_max=_seconds(source, "CLIPYARD_SLOT_RETRY_MAX", 5.0),
         tick=_seconds(source, "CLIPYARD_DISPATCH_TICK", 1.0),
+        prepare_timeout=_seconds(source, "CLIPYARD_RUN_PREPARE_TIMEOUT", 1800.0),
     )

@@ -41,6 +41,8 @@ class StandIns:
     js: Any
     hang: bool = False
     """Adapters run until killed (else they exit 0 at once)."""
+    slot_of_delay: float = 0.0
+    """Seconds ``GetRunSlot`` takes to answer (a slow supervisor at the controller's restart)."""
     calls: list[tuple[str, str]] = field(default_factory=list)
     envs: dict[str, dict[str, str]] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
@@ -117,6 +119,7 @@ class StandIns:
 
     async def _slot_of(self, q: GetRunSlot) -> RunSlot:
         self.calls.append(("get_run_slot", q.run_id))
+        await asyncio.sleep(self.slot_of_delay)
         if q.run_id not in self.slots:
             raise LookupError(f"run {q.run_id} never had a slot")
         return self.slots[q.run_id]

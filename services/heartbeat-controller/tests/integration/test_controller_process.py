@@ -113,7 +113,7 @@ async def run_until(client: BusClient, run_id: str, check: Any, timeout: float =
         try:
             view = await client.call(hs.RUN_GET, GetRun(principal=BOARD, run_id=run_id), RunView)
         except BusRequestError as exc:
-            # A restarted controller answers pings before its endpoints (recovery runs first).
+            # A restarted controller answers pings a moment before its endpoints exist.
             if exc.code != "service_unavailable" or time.monotonic() > end:
                 raise
             await asyncio.sleep(0.05)
@@ -182,3 +182,29 @@ async def test_a_controller_killed_mid_run_recovers_the_run_at_restart(
     assert standins.of(run_id)[-2:] == ["get_run_slot", "release_slot"]
     running = await client.call(hs.RUN_LIST, ListRuns(principal=BOARD), Page[RunView])
     assert [r.status for r in running.items] == ["succeeded"]
+
+
+async def test_the_endpoints_answer_while_recovery_waits_and_a_cancel_then_still_works(
+    service_process: Any, own_nats: Any, bus: tuple[Any, BusClient], standins: StandIns
+) -> None:
+    _, client = bus
+    standins.hang = True
+    controller = await start_controller(service_process, own_nats)
+    agent = await create_agent(client)
+    run_id = await wake(client, agent.id)
+    await run_until(client, run_id, lambda v: v.stage == "result_collection")
+    controller.kill()
+    standins.slot_of_delay = 8.0  # recovery waits this long for the supervisor's answer
+    await controller.restart()
+    began = time.monotonic()
+    await endpoints_ready(own_nats, timeout=3.0)
+    query = GetRun(principal=BOARD, run_id=run_id)
+    assert (await client.call(hs.RUN_GET, query, RunView)).status == "running"
+    cancel = CancelRun(principal=BOARD, run_id=run_id)
+    view = await client.call(hs.RUN_CANCEL, cancel, RunView)
+    assert view.cancel_requested is True
+    assert time.monotonic() - began < 4.0, "the endpoints waited for recovery"
+    assert "get_run_slot" in standins.of(run_id)[-1:]  # recovery is still waiting for it
+    view = await run_until(client, run_id, lambda v: v.status in FINISHED, timeout=20.0)
+    assert (view.status, view.error_code) == ("cancelled", "cancelled")
+    assert standins.of(run_id)[-3:] == ["get_run_slot", "kill", "release_slot"]

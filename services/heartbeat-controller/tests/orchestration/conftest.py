@@ -35,7 +35,8 @@ FINISHED = ("succeeded", "failed", "cancelled", "timed_out")
 T = TypeVar("T")
 
 FAST = RunSettings(api_url="http://api.test:9000", kill_grace=0.3, end_wait=0.5,
-                   slot_retry_initial=0.02, slot_retry_max=0.05, tick=0.05)  # fmt: skip
+                   slot_retry_initial=0.02, slot_retry_max=0.05, tick=0.05,
+                   finish_retry_initial=0.01, finish_retry_max=0.05)  # fmt: skip
 
 
 class Harness:

@@ -97,6 +97,9 @@ class Script:
     realize_gate: asyncio.Event | None = None
     services_error: PortError | None = None
     slot_refusals: list[PortError] = field(default_factory=list)
+    slot_refuse_always: PortError | None = None
+    slot_gate: asyncio.Event | None = None
+    """``AcquireSlot`` is answered only once this is set (a supervisor that does not answer)."""
     mint_error: PortError | None = None
     launch_error: PortError | None = None
     exit_code: int | None = 0
@@ -152,6 +155,10 @@ class World:
 
     async def acquire_slot(self, command: AcquireSlot) -> SlotGrant:
         self.calls.append(("acquire_slot", command.run_id, command))
+        if self.script.slot_gate is not None:
+            await self.script.slot_gate.wait()
+        if self.script.slot_refuse_always is not None:
+            raise self.script.slot_refuse_always
         if self.script.slot_refusals:
             raise self.script.slot_refusals.pop(0)
         return SlotGrant(slot_id=f"slot-{command.run_id}", type="local_stdio", index=0,
@@ -182,7 +189,10 @@ class World:
         if self.script.kill_sends_end:
             self.end(command.run_id, "a-agent", end, None, signal="SIGTERM")
         return RunSlot(slot_id=f"slot-{command.run_id}", run_id=command.run_id,
-                       type="local_stdio", state="finished", end=end, signal="SIGTERM")  # fmt: skip
+                       type="local_stdio", state="finished", end=end, signal="SIGTERM",
+                       usage={"tokens": 2}, result={"partial": True},
+                       stdout_excerpt="working...\n", stderr_excerpt="stopping\n",
+                       log_bytes=20)  # fmt: skip
 
     async def release_slot(self, command: ReleaseSlot) -> None:
         self.calls.append(("release_slot", command.run_id, command))

@@ -4,7 +4,7 @@ workspace leases handed over in order, cancel of queued and running runs, an age
 from __future__ import annotations
 
 import pytest
-from controller_world import BOARD, OTHER_BOARD, Clock, World, agent_principal
+from controller_world import BOARD, OTHER_BOARD, Clock, World, agent_principal, run_principal
 
 from contracts.agents import RunFilters
 from heartbeat_controller.application import HeartbeatControllerApplication
@@ -178,6 +178,27 @@ def test_runs_are_seen_and_cancelled_by_their_own_agent_only(
     with pytest.raises(NotFoundError):
         app.request_cancel(OTHER_BOARD, mine)
     assert app.list_runs(OTHER_BOARD, RunFilters()).total == 0
+
+
+def test_a_run_token_reaches_only_its_own_run_not_its_agents_others(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    me = world.agent(name="me", max_runs=3)
+    mine, sibling = world.wake(me).run_id, world.wake(me, world.issue()).run_id
+    world.claim()
+    token = run_principal(me, mine, None)
+    assert app.get_run(token, mine).id == mine
+    assert [r.id for r in app.list_runs(token, RunFilters()).items] == [mine]
+    assert app.list_runs(token, RunFilters(agent_id=me)).total == 1
+    for reach in (lambda: app.get_run(token, sibling), lambda: app.request_cancel(token, sibling)):
+        with pytest.raises(ForbiddenError) as raised:
+            reach()
+        assert raised.value.status == 403
+        assert f"its own run ({mine})" in str(raised.value)
+    assert app.get_run(BOARD, sibling).cancel_requested is False
+    # The agent's key still reaches both; the token may cancel its own run.
+    assert {r.id for r in app.list_runs(agent_principal(me), RunFilters()).items} == {mine, sibling}
+    assert app.request_cancel(token, mine)[1] is True
 
 
 def test_runs_are_listed_newest_first_with_filters_and_without_excerpts(

@@ -88,10 +88,52 @@ def test_the_same_idempotency_key_answers_the_first_wakes_run_and_records_nothin
     app.finish_run(first.run_id, "succeeded")
     # Even after its run finished, the key still answers that run (now completed).
     late = world.wake(agent_id, idempotency_key="deliver-42")
-    assert (late.run_id, late.status) == (first.run_id, "completed")
+    assert late == first
+    assert app.wakeups[first.wakeup_request_id].status == "completed"
     # Keys are per agent.
     other = world.agent(name="other")
     assert world.wake(other, idempotency_key="deliver-42").run_id != first.run_id
+
+
+def test_a_replayed_key_answers_what_the_first_wake_was_answered_within_the_contract(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent()
+    first = world.wake(agent_id)
+    joined = world.wake(agent_id, idempotency_key="again")
+    assert (joined.status, joined.run_id) == ("coalesced", first.run_id)
+    world.claim()
+    assert world.wake(agent_id, idempotency_key="again") == joined
+    app.finish_run(first.run_id, "failed", error_code="adapter_failed")
+    replay = world.wake(agent_id, idempotency_key="again")
+    assert replay == joined
+    assert replay.status in ("queued", "coalesced")
+
+
+def test_an_agent_key_wakes_its_agent_only_for_issues_assigned_to_it(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    me, other = world.agent(name="me", max_runs=3), world.agent(name="other")
+    key = agent_principal(me)
+    unassigned, theirs, mine = world.issue(), world.issue(assignee=other), world.issue()
+    world.assign(mine, me)
+    before = app.last_notification_id()
+    for issue in (unassigned, theirs):
+        with pytest.raises(ForbiddenError) as raised:
+            world.wake(me, issue, principal=key)
+        assert (raised.value.code, raised.value.status) == ("forbidden", 403)
+        assert "assigned to that agent" in str(raised.value)
+        assert raised.value.details["issueId"] == issue
+    assert app.last_notification_id() == before
+    # Its own assignment: the wake joins the run the assignment queued.
+    assert world.wake(me, mine, principal=key).status == "coalesced"
+    assert world.wake(me, principal=key).status == "queued"
+    # Unassigned again: refused again.
+    world.assign(mine, None)
+    with pytest.raises(ForbiddenError):
+        world.wake(me, mine, principal=key)
+    # A board key still wakes any agent for any issue of the company.
+    assert world.wake(me, unassigned).status == "queued"
 
 
 def test_an_agent_wakes_only_itself(app: HeartbeatControllerApplication, world: World) -> None:
@@ -175,6 +217,38 @@ def test_timer_wakes_come_each_interval_and_coalesce_with_the_queued_run(
     )
     assert app.due_timer_wakes(clock.advance(3600)) == []
     assert app.next_timer_due() is None
+
+
+def test_one_agent_whose_timer_cannot_be_computed_never_stops_the_others(
+    app: HeartbeatControllerApplication, world: World, clock: Clock
+) -> None:
+    broken, fine = world.agent(name="broken", interval=60), world.agent(name="fine", interval=60)
+    # As stored before the contract bounded the interval: its due time overflows a datetime.
+    app.agents[broken].heartbeat_interval_sec = 10**12
+    assert app.next_timer_due() == clock.now + timedelta(seconds=60)
+    [woken] = app.due_timer_wakes(clock.advance(60))
+    assert app.get_run(BOARD, woken.run_id).agent_id == fine
+
+
+def test_a_timer_wake_that_fails_to_save_skips_only_that_agent(
+    app: HeartbeatControllerApplication, world: World, clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    first, second = world.agent(name="first", interval=60), world.agent(name="second", interval=60)
+    real = app._wake
+
+    def failing(agent, **kwargs):  # type: ignore[no-untyped-def]
+        if str(agent.id) == first:
+            raise RuntimeError("store refused")
+        return real(agent, **kwargs)
+
+    monkeypatch.setattr(app, "_wake", failing)
+    [woken] = app.due_timer_wakes(clock.advance(60))
+    assert app.get_run(BOARD, woken.run_id).agent_id == second
+    monkeypatch.setattr(app, "_wake", real)
+    # The skipped agent is still due: the next pass wakes it.
+    [later] = app.due_timer_wakes(clock.advance(1))
+    assert app.get_run(BOARD, later.run_id).agent_id == first
 
 
 def test_a_timer_set_later_counts_from_when_it_was_set(

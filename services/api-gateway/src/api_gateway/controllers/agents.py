@@ -204,9 +204,12 @@ class AgentController(Controller):
         ``source`` (default ``on_demand``), ``reason``, ``issueId``, ``payload``; the same
         ``idempotencyKey`` for the agent answers the first wake's run; a wake for an agent and
         issue that already has a queued run joins it (``status: coalesced``, that run's id). An
-        empty body is ``{}``. Agent keys and run tokens wake only their own agent.
+        empty body is ``{}``. Agent keys and run tokens wake only their own agent: an agent
+        key for no issue or an issue assigned to its agent, a run token for no issue or its
+        run's issue.
 
-        Errors: 400; 401; 403 (another agent); 404 (no such agent or issue); 503; 504.
+        Errors: 400; 401; 403 (another agent, or an issue the key may not name); 404 (no such
+        agent or issue); 503; 504.
         """
         return await _wake(gateway, acting, agent_id, data)
 

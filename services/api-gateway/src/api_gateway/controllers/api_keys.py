@@ -72,8 +72,8 @@ class ApiKeyController(Controller):
         (``{kind: "agent", agentId}``): the heartbeat controller is asked first that the agent
         exists in the company. Errors: 400 ``validation_failed``/``invalid_json``; 401
         ``unauthenticated``; 403 ``forbidden`` (an agent key or run token); 404 ``not_found``
-        (the company, or an ``agentId`` the controller does not know in this company:
-        ``details.agentId`` names it); 422 ``invalid_name``, ``key_kind_not_allowed`` (an agent
+        (the company, or an ``agentId`` the controller does not know in this company, or one
+        whose delete the gateway has heard: ``details.agentId`` names it); 422 ``invalid_name``, ``key_kind_not_allowed`` (an agent
         key from the admin key, ``agentId`` missing for an agent key or given for a board key);
         503/504 the controller did not answer.
         """

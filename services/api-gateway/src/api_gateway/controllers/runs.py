@@ -74,7 +74,8 @@ class RunController(Controller):
         ``cancelled``, ``timed_out``), stage (``wakeup`` … ``cleanup``), exit code, error code,
         output excerpts, usage and result.
 
-        Errors: 401; 403 (an agent's key or run token, another agent's run); 404; 503; 504.
+        Errors: 401; 403 (an agent's key on another agent's run; a run token on any run but
+        its own); 404; 503; 504.
         """
         return await fetch(
             gateway, subjects.RUN_GET, GetRun(principal=principal, run_id=run_id), RunView
@@ -95,7 +96,8 @@ class RunController(Controller):
         """Cancel a run → 202 with the run: a queued run ends ``cancelled`` at once; a running
         one has its adapter's process group killed and goes through cleanup (poll the run).
 
-        Errors: 401; 403; 404; 409 (the run has finished); 503; 504.
+        Errors: 401; 403 (an agent's key on another agent's run; a run token on any run but
+        its own); 404; 409 (the run has finished); 503; 504.
         """
         command = CancelRun(principal=principal, run_id=run_id)
         return await fetch(gateway, subjects.RUN_CANCEL, command, RunView)
@@ -164,7 +166,8 @@ class RunController(Controller):
         status: Annotated[str | None, QueryParameter(description="One run status.")] = None,
     ) -> Response[Sequence[RunView]]:
         """List a company's runs, newest first (rows without excerpts, usage and result);
-        filters ``agentId``, ``issueId``, ``status``; ``X-Total-Count`` gives the total.
+        filters ``agentId``, ``issueId``, ``status``; ``X-Total-Count`` gives the total. An
+        agent key lists its agent's runs only, a run token its own run only.
 
         Errors: 400 (an unknown ``status``, named; ``limit`` outside 1..200); 401; 403; 404
         (another company); 503; 504.

@@ -3,9 +3,10 @@
 Another company's agent or run is *not found* (existence is not revealed); an admin without a
 company reaches every company. Inside the company, board, admin and system actors may do
 everything. An agent principal (an agent key, ``actor.type == "agent"``, ``actor.id`` = the agent)
-reads only itself and its own runs, wakes only itself, cancels only its own runs and never
-creates, updates or deletes agents (*forbidden*). A run token (``run_bound``) has the same rights,
-and its wakes are further limited to the run's issue (or no issue).
+reads only itself and its own runs, wakes only itself (for no issue, or for an issue assigned to
+it), cancels only its own runs and never creates, updates or deletes agents (*forbidden*). A run
+token (``run_bound``) is narrower still: it reads and cancels only its own run, lists only that
+run, and wakes its agent only for the run's issue (or no issue).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Access:
     actor_id: str
     run_bound: bool = False
     issue_id: str | None = None
+    run_id: str | None = None
 
     @classmethod
     def of(cls, principal: Principal) -> Access:
@@ -40,6 +42,7 @@ class Access:
             actor_id=principal.actor.id,
             run_bound=principal.run_bound,
             issue_id=principal.issue_id,
+            run_id=principal.run_id,
         )
 
     @property
@@ -72,10 +75,18 @@ class Access:
             )
 
     def check_own_run(self, run_agent_id: str, run_id: str, action: str) -> None:
-        """Raise ``ForbiddenError`` when an agent principal reaches another agent's run."""
+        """Raise ``ForbiddenError`` when an agent principal reaches another agent's run, or a
+        run token another run than its own (even one of its agent)."""
         if self.is_agent and run_agent_id != self.actor_id:
             raise ForbiddenError(
                 f"An agent can only {action} its own runs.", runId=run_id, actor=self.actor_id
+            )
+        if self.run_bound and run_id != self.run_id:
+            raise ForbiddenError(
+                f"A run token can only {action} its own run ({self.run_id}); use an agent key "
+                "or a board key for the agent's other runs.",
+                runId=run_id,
+                tokenRunId=self.run_id,
             )
 
     def check_manage_agents(self, action: str) -> None:
@@ -92,4 +103,16 @@ class Access:
             raise ForbiddenError(
                 "A run token can only wake its agent for the run's own issue (or no issue).",
                 issueId=issue_id,
+            )
+
+    def check_wake_assignee(self, issue_id: str, assignee_agent_id: str | None) -> None:
+        """Raise ``ForbiddenError`` when an agent key wakes its agent for an issue that is not
+        assigned to that agent (a run token is bound to its run's issue instead)."""
+        if self.actor_type == "agent" and not self.run_bound and assignee_agent_id != self.actor_id:
+            raise ForbiddenError(
+                f"An agent key can only wake its agent for an issue assigned to that agent (or "
+                f"for no issue); issue {issue_id} is not assigned to agent {self.actor_id}: "
+                "assign it first, or wake with a board key.",
+                issueId=issue_id,
+                actor=self.actor_id,
             )

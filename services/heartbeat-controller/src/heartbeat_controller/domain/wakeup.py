@@ -52,7 +52,11 @@ class WakeupRequest(CompanyScoped):
         self.requested_by = dict(requested_by) if requested_by is not None else None
         """The actor who asked (``{"type", "id"}``), as reference §1.8 ``requestedByActor*``."""
         self.status = status
-        """``queued`` (it queued ``queued_run_id``) or ``coalesced`` (it joined it)."""
+        """``queued`` (it queued ``queued_run_id``) or ``coalesced`` (it joined it), then
+        ``claimed`` and ``completed | failed | cancelled`` with its run."""
+        self.accepted_as = status
+        """What the wake was answered (``queued`` or ``coalesced``); never changes, so that a
+        replay of its idempotency key answers the same."""
         self.queued_run_id = queued_run_id
         self.requested_at = at
         self.claimed_at: datetime | None = None

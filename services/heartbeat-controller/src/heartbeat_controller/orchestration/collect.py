@@ -4,7 +4,8 @@ The end comes from the supervisor's ``slot.adapter_finished.v1`` (the inbox hand
 run's channel). A cancel requested meanwhile sends ``KillAdapter`` (the end arrives ``killed``);
 the controller's backstop at the deadline plus ``kill_grace`` sends ``KillAdapter{timedOut}``,
 and the run ends ``timed_out`` even when the supervisor does not answer. After a kill the event
-is awaited ``end_wait`` seconds more; without it, the kill's answer (the slot) is the end.
+is awaited ``end_wait`` seconds more; without it, the kill's answer (the slot) is the end, and
+its exit code, usage, result and excerpts are recorded on the run as the event's would be.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from heartbeat_controller.orchestration.context import Orchestration
     from heartbeat_controller.orchestration.work import RunWork
 
-__all__ = ["Outcome", "collect_end", "outcome_of_end"]
+__all__ = ["Outcome", "collect_end", "outcome_of_end", "record_slot_end"]
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,15 @@ def outcome_of_end(end: Any, *, cancelled: bool = False, timed_out: bool = False
         signal = getattr(end, "signal", None)
         return Outcome("failed", "adapter_failed", error or f"the adapter was killed ({signal})")
     return Outcome("failed", "adapter_failed", error or "the adapter's end is unknown")
+
+
+async def record_slot_end(orch: Orchestration, work: RunWork, slot: RunSlot) -> None:
+    """Record a finished slot's end on the run (its exit, usage and excerpts) when the end event
+    did not come; a failure is logged (the run still ends with the outcome decided)."""
+    try:
+        await orch.store(orch.app.record_slot_end, slot)
+    except Exception:
+        log.exception("run %s: the slot's end was not recorded", work.run_id)
 
 
 async def _kill(orch: Orchestration, work: RunWork, *, timed_out: bool) -> RunSlot | None:
@@ -120,5 +130,6 @@ async def collect_end(orch: Orchestration, work: RunWork, deadline: datetime) ->
     end: Any = channel.end.result() if channel.end.done() else None
     if end is None and answer is not None and answer.state in ("finished", "released"):
         end = answer
+        await record_slot_end(orch, work, answer)
     timed_out = killed == "timeout" and (end is None or getattr(end, "end", None) != "exited")
     return outcome_of_end(end, cancelled=channel.cancel.is_set(), timed_out=timed_out)

@@ -5,7 +5,7 @@ workspace lease hand-over, the adapter's end delivered by the inbox).
 The inbox runs on the store's thread: it hands an adapter's end over with
 ``loop.call_soon_threadsafe(orch.deliver_end, ...)``. An end for a run without a channel yet
 (a restart: the inbox may deliver before recovery re-attaches the run) waits in a small bounded
-mailbox until the channel is opened.
+mailbox until the channel is opened; so does a cancel (the run endpoints answer during recovery).
 """
 
 from __future__ import annotations
@@ -50,6 +50,13 @@ class RunSettings:
     tick: float = 1.0
     """Seconds between the dispatcher's periodic passes (timer wakes, missed nudges)."""
     default_timeout_sec: int = 3600
+    prepare_timeout: float = 1800.0
+    """Seconds a run may spend in its stages before the launch (``CLIPYARD_RUN_PREPARE_TIMEOUT``);
+    past it the run ends ``failed``, with the error code of the stage it was stuck in."""
+    finish_retry_initial: float = 0.2
+    finish_retry_max: float = 30.0
+    """The backoff between attempts to record a run's finish (retried until it is recorded or
+    the controller stops)."""
     clock: Clock = utc_now
 
 
@@ -78,6 +85,7 @@ class Orchestration:
     nudge: Callable[[], None] = lambda: None
     """Wake the dispatcher (set by it)."""
     _mailbox: OrderedDict[str, SlotAdapterFinished] = field(default_factory=OrderedDict)
+    _early_cancels: OrderedDict[str, None] = field(default_factory=OrderedDict)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def open(self, run_id: str) -> RunChannel:
@@ -88,6 +96,9 @@ class Orchestration:
             early = self._mailbox.pop(run_id, None)
             if early is not None:
                 channel.end.set_result(early)
+            if run_id in self._early_cancels:
+                del self._early_cancels[run_id]
+                channel.cancel.set()
         return channel
 
     def close_channel(self, run_id: str) -> None:
@@ -106,9 +117,15 @@ class Orchestration:
             channel.end.set_result(event)
 
     def request_cancel(self, run_id: str) -> bool:
-        """Signal the run's task to cancel; return whether a task was there to hear it."""
+        """Signal the run's task to cancel; return whether a task was there to hear it.
+
+        Without a channel yet (a cancel answered while the start's recovery is re-attaching the
+        runs) the cancel is kept and set when the channel opens."""
         channel = self.channels.get(run_id)
         if channel is None:
+            self._early_cancels[run_id] = None
+            while len(self._early_cancels) > _MAILBOX:
+                self._early_cancels.popitem(last=False)
             return False
         channel.cancel.set()
         return True

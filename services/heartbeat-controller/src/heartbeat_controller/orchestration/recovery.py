@@ -7,7 +7,7 @@ For every run left ``running`` the supervisor is asked for the run's slot (``Get
 - running: the run is re-attached: its backstop timer re-armed (the slot's start plus the agent's
   timeout), the end awaited from the inbox as for any run;
 - finished (or released): the end is collected (the inbox's event when it comes at once, else
-  the slot's answer) and the run cleaned up.
+  the slot's answer, recorded on the run) and the run cleaned up.
 
 A supervisor that does not answer is asked again, with backoff, by the run's own task. Queued runs
 stay queued: the dispatcher's first pass starts them again.
@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from contracts.base import Principal
 from contracts.slots import GetRunSlot, RunSlot
-from heartbeat_controller.orchestration.collect import Outcome, collect_end, outcome_of_end
+from heartbeat_controller.orchestration.collect import (
+    Outcome,
+    collect_end,
+    outcome_of_end,
+    record_slot_end,
+)
 from heartbeat_controller.orchestration.ports import CONTROLLER_ACTOR, PortError
 from heartbeat_controller.orchestration.runner import cleanup
 from heartbeat_controller.orchestration.work import RunWork
@@ -110,6 +115,8 @@ async def _recover(orch: Orchestration, work: RunWork, decided: asyncio.Event) -
         if not channel.end.done():
             await asyncio.wait({channel.end}, timeout=EARLY_END)
         end: Any = channel.end.result() if channel.end.done() else slot
+        if end is slot:
+            await record_slot_end(orch, work, slot)
         outcome = outcome_of_end(end, cancelled=channel.cancel.is_set())
     await cleanup(orch, work, outcome)
 

@@ -7,9 +7,13 @@ its end (the inbox hands it over), and always cleans up: the slot released if on
 then ``finish_run`` (workspace lease released, ``RunFinished`` last), which hands the workspace to
 the next waiting run.
 
-Cancel: before the launch the task stops at the next stage boundary (or at once while it waits
-for the workspace or a slot); after it, ``KillAdapter`` and the end arrives ``killed``. A task
-cancelled by a stop of the controller does no cleanup: the next start's recovery does.
+Cancel: before the launch the task stops at once: every wait before it (the realize, the
+workspace lease, the services, each slot request and its backoff, the mint) is raced against the
+cancel signal and abandoned; after it, ``KillAdapter`` and the end arrives ``killed``. The same
+waits share one limit, ``prepare_timeout`` (``CLIPYARD_RUN_PREPARE_TIMEOUT``, 30 min): past it the
+run ends ``failed`` with the error code of the stage it was stuck in and a message naming the
+limit. The finish is retried until it is recorded. A task cancelled by a stop of the controller
+does no cleanup: the next start's recovery does.
 
 The clear run token lives only in local variables between the mint and ``LaunchAdapter``: it is
 never logged, stored, or put in an exception or span.
@@ -19,9 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from contracts.execution_commands import RealizeWorkspace
 from contracts.run_tokens import MintRunToken
@@ -40,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["RunCancelledError", "StageFailedError", "cleanup", "run_claim"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _UNEXPECTED = {
     "workspace_resolution": "workspace_validation_failed",
@@ -70,12 +76,16 @@ def _fail(code: str, message: str) -> StageFailedError:
 class _Runner:
     orch: Orchestration
     work: RunWork
+    _prepare_until: float = field(default=0.0, init=False)
+    """Loop time by which the adapter must be launching (``prepare_timeout`` after the start)."""
 
     @property
     def run_id(self) -> str:
         return self.work.run_id
 
     async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._prepare_until = loop.time() + self.orch.settings.prepare_timeout
         try:
             outcome = await self._stages()
         except StageFailedError as failed:
@@ -92,6 +102,32 @@ class _Runner:
     def _boundary(self) -> None:
         if self.work.channel.cancel.is_set():
             raise RunCancelledError
+
+    def _too_long(self, waiting_for: str, code: str) -> StageFailedError:
+        limit = self.orch.settings.prepare_timeout
+        return _fail(code, f"the run was not ready to launch its adapter within {limit:g} s "
+                           f"(CLIPYARD_RUN_PREPARE_TIMEOUT): still waiting for {waiting_for}")  # fmt: skip
+
+    def _prepare_left(self) -> float:
+        return max(self._prepare_until - asyncio.get_running_loop().time(), 0.0)
+
+    async def _guarded(self, step: Awaitable[T], waiting_for: str, code: str) -> T:
+        """``step`` raced against the run's cancel and the preparation limit, as the
+        workspace lease is waited for: a cancel stops the run at once (``RunCancelledError``),
+        the limit fails it with ``code``; either way ``step`` is abandoned (cancelled here)."""
+        task = asyncio.ensure_future(step)
+        cancel = asyncio.ensure_future(self.work.channel.cancel.wait())
+        try:
+            done, _ = await asyncio.wait({task, cancel}, timeout=self._prepare_left(),
+                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+        finally:
+            cancel.cancel()
+            if not task.done():
+                task.cancel()
+        if task in done:
+            return task.result()
+        self._boundary()
+        raise self._too_long(waiting_for, code)
 
     async def _stage(self, stage: str, detail: dict[str, Any] | None = None) -> None:
         self._boundary()
@@ -122,7 +158,8 @@ class _Runner:
         command = RealizeWorkspace(principal=w.principal, issue_id=w.issue_id,
                                    agent_id=w.agent_id, require_isolation=not w.trusted)  # fmt: skip
         try:
-            realized = await orch.ports.realizer.realize(command)
+            realized = await self._guarded(orch.ports.realizer.realize(command),
+                                           "the workspace", "workspace_validation_failed")  # fmt: skip
         except PortError as refused:
             if refused.code == "low_trust_violation":
                 raise _fail("low_trust_violation", refused.message) from None
@@ -132,19 +169,17 @@ class _Runner:
         # Listen before asking: the lease may be handed over as soon as the store answers.
         held = await orch.store(orch.app.lease_workspace, self.run_id, workspace_id)
         w.workspace_id = workspace_id
-        while held == "waiting" and not w.channel.lease.is_set():
-            waits = {asyncio.ensure_future(w.channel.lease.wait()),
-                     asyncio.ensure_future(w.channel.cancel.wait())}  # fmt: skip
-            _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            for task in pending:
-                task.cancel()
-            self._boundary()
+        if held == "waiting" and not w.channel.lease.is_set():
+            await self._guarded(w.channel.lease.wait(), f"workspace {workspace_id}, held by "
+                                "another run", "workspace_validation_failed")  # fmt: skip
         self._boundary()
+        ensure = orch.ports.supervisor.ensure_run_services(EnsureRunServices(
+            principal=w.principal, workspace_id=workspace_id, run_id=self.run_id,
+            agent_id=w.agent_id, issue_id=w.issue_id,
+        ))  # fmt: skip
         try:
-            services = await orch.ports.supervisor.ensure_run_services(EnsureRunServices(
-                principal=w.principal, workspace_id=workspace_id, run_id=self.run_id,
-                agent_id=w.agent_id, issue_id=w.issue_id,
-            ))  # fmt: skip
+            services = await self._guarded(ensure, "the workspace's runtime services",
+                                           "runtime_services_failed")  # fmt: skip
         except PortError as failed:
             raise _fail("runtime_services_failed", failed.message) from None
         w.services = [s.id for s in services.runtime_services]
@@ -160,16 +195,22 @@ class _Runner:
         while True:
             self._boundary()
             try:
-                grant = await orch.ports.supervisor.acquire_slot(command)
+                grant = await self._guarded(orch.ports.supervisor.acquire_slot(command),
+                                            "an adapter slot", "slot_unavailable")  # fmt: skip
                 break
             except PortError as refused:
                 if refused.code != "slot_unavailable":
                     raise _fail("slot_unavailable", refused.message) from None
+            except (RunCancelledError, StageFailedError):
+                w.slot_granted = True  # abandoned in flight: a slot may be granted; release it
+                raise
             s = orch.settings
-            delay = slot_backoff(attempt, s.slot_retry_initial, s.slot_retry_max)
+            delay = slot_backoff(min(attempt, 30), s.slot_retry_initial, s.slot_retry_max)
             attempt += 1
-            if await wait_event(w.channel.cancel, delay):
+            if await wait_event(w.channel.cancel, min(delay, self._prepare_left())):
                 raise RunCancelledError
+            if self._prepare_left() <= 0:
+                raise self._too_long("an adapter slot (the pool stayed full)", "slot_unavailable")
         await orch.store(orch.app.record_slot, self.run_id, grant)
         w.slot_granted = True
         return grant
@@ -182,7 +223,8 @@ class _Runner:
                             issue_id=w.issue_id, workspace_id=w.workspace_id,
                             expires_at=expires)  # fmt: skip
         try:
-            issued = await orch.ports.gateway.mint_run_token(mint)
+            issued = await self._guarded(orch.ports.gateway.mint_run_token(mint),
+                                         "the run token", "run_token_unavailable")  # fmt: skip
         except PortError as refused:
             raise _fail("run_token_unavailable", refused.message) from None
         self._boundary()  # a cancel here drops the token; the gateway revokes it at the finish
@@ -236,18 +278,30 @@ async def cleanup(orch: Orchestration, work: RunWork, outcome: Outcome) -> None:
         log.exception("run %s: the cleanup stage was not recorded", run_id)
     if work.slot_granted:
         await _release_slot(orch, work)
-    handed: list[str] = []
-    for attempt in range(5):
-        try:
-            handed = await orch.store(app.finish_run, run_id, outcome.status,
-                                      error_code=outcome.error_code, error=outcome.error)  # fmt: skip
-            break
-        except Exception:
-            log.exception("run %s: finishing failed (attempt %d)", run_id, attempt + 1)
-            await asyncio.sleep(0.2 * (attempt + 1))
+    handed = await _finish(orch, run_id, outcome)
     orch.close_channel(run_id)
-    orch.hand_over(list(handed or []))
+    orch.hand_over(handed)
     orch.nudge()
+
+
+async def _finish(orch: Orchestration, run_id: str, outcome: Outcome) -> list[str]:
+    """``finish_run``, retried with backoff until it is recorded: a run never stays
+    ``running`` without its task. A stop of the controller cancels this; the next start's
+    recovery then finishes the run."""
+    s = orch.settings
+    attempt = 0
+    while True:
+        try:
+            handed: list[str] = await orch.store(
+                orch.app.finish_run, run_id, outcome.status,
+                error_code=outcome.error_code, error=outcome.error,
+            )  # fmt: skip
+            return list(handed or [])
+        except Exception:
+            log.exception("run %s: finishing failed (attempt %d); retrying", run_id, attempt + 1)
+        await asyncio.sleep(slot_backoff(min(attempt, 30), s.finish_retry_initial,
+                                         s.finish_retry_max))  # fmt: skip
+        attempt += 1
 
 
 async def _release_slot(orch: Orchestration, work: RunWork) -> None:

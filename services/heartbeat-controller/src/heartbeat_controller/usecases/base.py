@@ -101,7 +101,8 @@ class UseCaseBase(HeartbeatReadModels):
         requested_by: Actor | None,
         at: datetime,
     ) -> tuple[WakeAccepted, list[Any]]:
-        """The wake's answer and the aggregates to save (none for a repeated key)."""
+        """The wake's answer and the aggregates to save (none for a repeated key: the first
+        wake's answer, ``queued`` or ``coalesced`` as it was then, whatever its run did since)."""
         agent_id = str(agent.id)
         if key is not None:
             first = self.idempotency.get(idempotency_key(agent_id, key))
@@ -110,7 +111,7 @@ class UseCaseBase(HeartbeatReadModels):
                 accepted = WakeAccepted(
                     run_id=seen.queued_run_id,
                     wakeup_request_id=first,
-                    status=seen.status,  # type: ignore[arg-type]
+                    status=seen.accepted_as,  # type: ignore[arg-type]
                 )
                 return accepted, []
         queued_run = self.queued_by_target.get(target_key(agent_id, issue_id))

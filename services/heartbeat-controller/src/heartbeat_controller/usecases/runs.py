@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from contracts.base import Principal
     from contracts.slot_events import SlotAdapterFinished
-    from contracts.slots import AdapterLaunched, SlotGrant
+    from contracts.slots import AdapterLaunched, RunSlot, SlotGrant
 
 __all__ = ["LeaseOutcome", "RunUseCases"]
 
@@ -230,7 +230,24 @@ class RunUseCases(UseCaseBase):
             The run now, or None when the event changed nothing (unknown or finished run, end
             already collected): only ``tracking`` is saved then.
         """
-        run_id = event.run_id
+        return self._collect(event.run_id, event, event.group_gone, tracking)
+
+    def record_slot_end(self, slot: RunSlot) -> RunView | None:
+        """Record a finished slot's end (the supervisor's answer to ``KillAdapter`` or
+        ``GetRunSlot``) when its ``slot.adapter_finished.v1`` did not come: exit code, signal,
+        usage, result, excerpts and log size, as :meth:`record_adapter_end` does.
+
+        Returns:
+            The run now, or None when nothing was recorded (no end in the slot, unknown or
+            finished run, end already collected).
+        """
+        if slot.end is None:
+            return None
+        return self._collect(slot.run_id, slot, None, None)
+
+    def _collect(
+        self, run_id: str | None, end: Any, group_gone: bool | None, tracking: Tracking | None
+    ) -> RunView | None:
         if run_id is None or run_id not in self.runs:
             self._save_events([], tracking)
             return None
@@ -239,14 +256,14 @@ class RunUseCases(UseCaseBase):
             self._save_events([], tracking)
             return None
         at = self.now()
-        with self._system(f"adapter {event.end}", run_id):
+        with self._system(f"adapter {end.end}", run_id):
             if STAGES.index(run.stage) < STAGES.index("result_collection"):
-                run.change_stage("result_collection", {"end": event.end}, at)
+                run.change_stage("result_collection", {"end": end.end}, at)
             run.collect(
-                end=event.end, exit_code=event.exit_code, signal=event.signal, usage=event.usage,
-                result=event.result, stdout_excerpt=event.stdout_excerpt,
-                stderr_excerpt=event.stderr_excerpt, log_bytes=event.log_bytes,
-                error=event.error, group_gone=event.group_gone, at=at,
+                end=end.end, exit_code=end.exit_code, signal=end.signal, usage=end.usage,
+                result=end.result, stdout_excerpt=end.stdout_excerpt,
+                stderr_excerpt=end.stderr_excerpt, log_bytes=end.log_bytes,
+                error=end.error, group_gone=group_gone, at=at,
             )  # fmt: skip
         self._save_events(list(run.collect_events()), tracking)
         return self.runs[run_id].view()

@@ -3,6 +3,7 @@ by assignment from the realizer's issue events (which also keep the issue copies
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from contracts.base import Principal
 
 __all__ = ["MAX_PAYLOAD_BYTES", "WakeUseCases"]
+
+log = logging.getLogger(__name__)
 
 MAX_PAYLOAD_BYTES: Final = 64 * 1024
 _TERMINAL_ISSUE: Final = frozenset({"done", "cancelled"})
@@ -56,11 +59,13 @@ class WakeUseCases(UseCaseBase):
         An ``issueId`` must be an issue of the agent's company known to the controller's
         copies. The copies may lag the realizer by an event: an issue not seen yet is accepted
         from admin, board and system principals (the run's workspace resolution then asks the
-        realizer, which refuses an unknown issue), never from agents.
+        realizer, which refuses an unknown issue), never from agents. An agent key names only
+        an issue assigned to its agent; a run token only its run's issue.
 
         Raises:
             NotFoundError: No such live agent, or an unknown, deleted or foreign issue.
-            ForbiddenError: An agent waking another agent (or a run token another issue).
+            ForbiddenError: An agent waking another agent, an agent key naming an issue not
+                assigned to its agent, a run token naming another issue than its run's.
             ValidationError: A reason, key or payload too long.
         """
         access = Access.of(principal)
@@ -73,6 +78,9 @@ class WakeUseCases(UseCaseBase):
             known = copy is not None and not copy.deleted and copy.company_id == agent.company_id
             if not known and (copy is not None or not access.trusted_for_unknown_issues):
                 raise NotFoundError(f"There is no issue {cmd.issue_id}.", issueId=cmd.issue_id)
+            if access.is_agent:  # known here: agents never name an issue not copied yet
+                assert copy is not None
+                access.check_wake_assignee(cmd.issue_id, copy.assignee_agent_id)
         with acting(cause_of(principal, cmd.reason or f"{cmd.source} wake")):
             accepted, objs = self._wake(
                 agent,
@@ -90,30 +98,46 @@ class WakeUseCases(UseCaseBase):
     def due_timer_wakes(self, now: datetime) -> list[WakeAccepted]:
         """Wake (``timer``, no issue, reason ``heartbeat_timer``) every agent whose heartbeat
         interval elapsed since its last timer wake (or since the interval was set); coalesced
-        with its queued run like any wake."""
+        with its queued run like any wake.
+
+        Each agent's wake is its own save: an agent whose wake fails (its due time cannot be
+        computed, the save is refused) is logged and skipped; the others are still woken.
+        """
         found: list[WakeAccepted] = []
-        events: list[Any] = []
         cause = system_cause(SERVICE_NAME, "heartbeat_timer")
         for agent_id, due in list(self._timer_dues()):
             if due > now:
                 continue
-            with acting(cause):
-                accepted, objs = self._wake(
-                    self.agents[agent_id], source="timer", reason="heartbeat_timer",
-                    issue_id=None, payload=None, key=None, requested_by=cause.actor, at=now,
-                )  # fmt: skip
-            events += [e for obj in objs for e in obj.collect_events()]
+            try:
+                with acting(cause):
+                    accepted, objs = self._wake(
+                        self.agents[agent_id], source="timer", reason="heartbeat_timer",
+                        issue_id=None, payload=None, key=None, requested_by=cause.actor, at=now,
+                    )  # fmt: skip
+                self._save_events([e for obj in objs for e in obj.collect_events()], None)
+            except Exception:
+                log.exception("timer wake of agent %s failed; the other agents are still woken",
+                              agent_id, extra={"agent_id": agent_id})  # fmt: skip
+                continue
             found.append(accepted)
-        self._save_events(events, None)
         return found
 
     def _timer_dues(self) -> Iterable[tuple[str, datetime]]:
-        for agent_id, agent in self.agents.items():
+        """Every agent with an interval and when its next timer wake falls due; an agent whose
+        due time cannot be computed is logged and left out (it never stops the others)."""
+        for agent_id, agent in list(self.agents.items()):
             if agent.deleted or agent.heartbeat_interval_sec is None:
                 continue
-            last = self.last_timer_wake.get(agent_id)
-            base = max(last, agent.timer_since) if last is not None else agent.timer_since
-            yield agent_id, base + timedelta(seconds=agent.heartbeat_interval_sec)
+            try:
+                last = self.last_timer_wake.get(agent_id)
+                base = max(last, agent.timer_since) if last is not None else agent.timer_since
+                due = base + timedelta(seconds=agent.heartbeat_interval_sec)
+            except Exception:
+                log.exception("agent %s: no timer wake (heartbeatIntervalSec %r unusable)",
+                              agent_id, agent.heartbeat_interval_sec,
+                              extra={"agent_id": agent_id})  # fmt: skip
+                continue
+            yield agent_id, due
 
     def next_timer_due(self) -> datetime | None:
         """When the earliest timer wake falls due (None: no agent has an interval)."""
