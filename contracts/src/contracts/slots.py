@@ -54,7 +54,8 @@ class SlotGrant(Struct, frozen=True, kw_only=True):
     contained: bool
     """True when the adapter will run as the slot's unprivileged user (untrusted agents)."""
     sandbox: Literal["bwrap", "user_only", "none"]
-    """``bwrap``: confined; ``user_only``: another user and limits, no ``bwrap`` on this host."""
+    """``bwrap``: confined; ``none``: trusted, unconfined; ``user_only`` is reserved (never
+    produced: untrusted agents need ``bwrap``, else ``sandbox_unavailable``)."""
 
 
 class AdapterLaunched(Struct, frozen=True, kw_only=True):
