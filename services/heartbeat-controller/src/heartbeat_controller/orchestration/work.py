@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from contracts.agents import HttpAdapterConfig, ProcessAdapterConfig
+from contracts.agents import AdapterType, HttpAdapterConfig, ProcessAdapterConfig
 from heartbeat_controller.orchestration.ports import run_principal
 
 if TYPE_CHECKING:
@@ -22,8 +22,9 @@ def adapter_config_of(adapter_type: str, raw: Any) -> ProcessAdapterConfig | Htt
     """The typed adapter config (the application's own object, or its plain form)."""
     if isinstance(raw, ProcessAdapterConfig | HttpAdapterConfig):
         return raw
-    kind = HttpAdapterConfig if adapter_type == "http" else ProcessAdapterConfig
-    return msgspec.convert(raw, kind, from_attributes=True)
+    if adapter_type == "http":
+        return msgspec.convert(raw, HttpAdapterConfig, from_attributes=True)
+    return msgspec.convert(raw, ProcessAdapterConfig, from_attributes=True)
 
 
 @dataclass(eq=False, kw_only=True)
@@ -36,7 +37,7 @@ class RunWork:
     issue_id: str | None
     workspace_id: str | None
     channel: RunChannel
-    adapter_type: str = "process"
+    adapter_type: AdapterType = "process"
     config: Any = None
     """``ProcessAdapterConfig`` or ``HttpAdapterConfig`` (None for a recovered run)."""
     trusted: bool = False
@@ -67,7 +68,7 @@ def _field(obj: Any, *names: str, default: Any = None) -> Any:
 def work_of_claim(claim: Any, channel: RunChannel) -> RunWork:
     """The work of a run ``claim_runnable`` started."""
     agent = claim.agent
-    adapter_type = str(_field(agent, "adapter_type", default="process"))
+    adapter_type: AdapterType = "http" if _field(agent, "adapter_type") == "http" else "process"
     config = adapter_config_of(adapter_type, _field(agent, "adapter_config"))
     agent_id = _field(claim, "agent_id") or _field(agent, "agent_id", "id")
     return RunWork(
