@@ -40,7 +40,7 @@ def test_sign_in_sets_a_strict_http_only_cookie(
     cookie = response.headers["set-cookie"]
     assert cookie.startswith("clipyard_session=")
     attributes = {part.strip().lower() for part in cookie.split(";")}
-    assert {"httponly", "samesite=strict", "path=/api"} <= attributes
+    assert {"httponly", "samesite=strict", "path=/"} <= attributes
     # The session id is not the CSRF token, and neither is the key.
     session_id = client.cookies["clipyard_session"]
     assert session_id not in (response.json()["csrfToken"], board_key)

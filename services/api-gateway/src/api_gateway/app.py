@@ -32,6 +32,7 @@ from api_gateway.publishing import to_contract
 from api_gateway.security import AuthenticationMiddleware
 from api_gateway.settings import SERVICE_NAME, SERVICE_VERSION, GatewaySettings
 from api_gateway.tracing import TracingMiddleware
+from api_gateway.ui import ui_router, ui_static_router, ui_template_config
 from eventstore import StoreExecutor
 from servicekit import ServiceRuntime, ServiceSpec, run_service
 
@@ -134,7 +135,7 @@ def create_app(
         stopping=stopping or asyncio.Event(),
     )
     return Litestar(
-        route_handlers=[openapi_json, *CONTROLLERS],
+        route_handlers=[openapi_json, *CONTROLLERS, ui_router(), ui_static_router()],
         dependencies=dependencies(),
         middleware=[
             TracingMiddleware(),
@@ -143,6 +144,7 @@ def create_app(
         exception_handlers=exception_handlers(),  # type: ignore[arg-type]
         request_max_body_size=settings.max_body_bytes,
         openapi_config=_openapi(),
+        template_config=ui_template_config(),
         logging_config=None,  # the service's JSON logging (telemetry.logs) stays in charge
         state=State({"gateway": gateway}),
         on_shutdown=[partial(_shut_down, gateway, owned)],

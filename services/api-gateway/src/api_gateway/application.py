@@ -21,6 +21,7 @@ from api_gateway.domain import (
     NotFoundError,
     Session,
     UnauthenticatedError,
+    csrf_token_of,
     hash_secret,
     new_key,
     new_session_secret,
@@ -203,7 +204,8 @@ class GatewayApplication(RunTokenStore):
         if record.kind != "board":
             raise KeyKindNotAllowedError("Sign in with a board key.", field="key")
         self.prune_sessions()
-        session_id, csrf = new_session_secret(), new_session_secret()
+        session_id = new_session_secret()
+        csrf = csrf_token_of(session_id)
         expires_at = datetime.now(UTC) + timedelta(seconds=ttl)
         self.save(
             Session(

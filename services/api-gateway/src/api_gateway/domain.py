@@ -5,7 +5,9 @@ Pure: no I/O. Keys and session ids are never stored in the clear, only their SHA
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import re
 import secrets
 from datetime import datetime
@@ -116,8 +118,17 @@ def new_key(kind: str) -> str:
 
 
 def new_session_secret() -> str:
-    """A fresh session id or CSRF token (32 random bytes, URL-safe base64)."""
+    """A fresh session id (32 random bytes, URL-safe base64)."""
     return secrets.token_urlsafe(32)
+
+
+def csrf_token_of(session_id: str) -> str:
+    """A session's CSRF token, derived from its (secret, HttpOnly) id: HMAC-SHA256 keyed by the
+    session id, URL-safe base64. Whoever can compute it already holds the session, and a page
+    server can render it again for any live session (after a gateway restart too) although the
+    store keeps only its hash."""
+    digest = hmac.new(session_id.encode(), b"clipyard-csrf-v1", hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def derive_issue_prefix(name: str) -> str:

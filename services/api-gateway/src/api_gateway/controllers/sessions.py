@@ -31,7 +31,7 @@ def _cookie(gateway: NamedDependency[Gateway], value: str, max_age: int) -> Cook
     return Cookie(
         key=SESSION_COOKIE,
         value=value,
-        path="/api",
+        path="/",  # the operator page, the JSON API and the event stream all need it
         max_age=max_age,
         httponly=True,
         samesite="strict",

@@ -1,0 +1,93 @@
+"""Names for ids on the list pages (agents, issues, workspaces), best effort.
+
+A list page shows an agent's name rather than its id when the owning service answers; when it
+does not, the page still renders (with the ids) rather than failing for a label.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from api_gateway.controllers.realizer import fetch
+from api_gateway.dependencies import Gateway
+from api_gateway.errors import BusReplyError
+from contracts import heartbeat_subjects, workspace_subjects
+from contracts.agents import AgentView, ListAgents
+from contracts.base import Principal
+from contracts.execution_commands import (
+    ListExecutionWorkspaceSummaries,
+    WorkspaceFilters,
+)
+from contracts.execution_views import ExecutionWorkspaceSummary
+from contracts.workspace_commands import ListIssues
+from contracts.workspace_views import Issue, Page
+
+__all__ = ["LOOKUP_LIMIT", "agent_names", "gather", "issue_identifiers", "workspace_names"]
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+LOOKUP_LIMIT = 200
+"""Rows read per lookup (the API's page limit)."""
+
+
+async def gather(*awaitables: Awaitable[Any]) -> list[Any]:
+    """Await several reads together; the first failure cancels the others and is raised as is
+    (``asyncio.gather`` would leave them running, a ``TaskGroup`` would wrap the error)."""
+    tasks = [asyncio.ensure_future(one) for one in awaitables]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+async def _items(gateway: Gateway, subject: str, query: Any, row: type[T]) -> list[T]:
+    try:
+        page = await fetch(
+            gateway,
+            subject,
+            query,
+            Page[row],  # type: ignore[valid-type]
+            timeout=gateway.settings.query_timeout,
+        )
+    except BusReplyError as exc:
+        log.warning("names from %s are not shown: %s", subject, exc)
+        return []
+    return list(page.items)
+
+
+async def agent_names(gateway: Gateway, principal: Principal) -> dict[str, str]:
+    """Agent id → name (empty when the heartbeat controller does not answer)."""
+    query = ListAgents(principal=principal, limit=LOOKUP_LIMIT)
+    rows = await _items(gateway, heartbeat_subjects.AGENT_LIST, query, AgentView)
+    return {agent.id: agent.name for agent in rows}
+
+
+async def issue_identifiers(gateway: Gateway, principal: Principal) -> dict[str, str]:
+    """Issue id → identifier (``ACME-12``), newest issues first."""
+    query = ListIssues(
+        principal=principal, company_id=principal.company_id or "", limit=LOOKUP_LIMIT
+    )
+    rows = await _items(gateway, workspace_subjects.ISSUE_LIST, query, Issue)
+    return {issue.id: issue.identifier for issue in rows}
+
+
+async def workspace_names(gateway: Gateway, principal: Principal) -> dict[str, str]:
+    """Execution workspace id → name, most recently used first."""
+    query = ListExecutionWorkspaceSummaries(
+        principal=principal,
+        company_id=principal.company_id or "",
+        filters=WorkspaceFilters(),
+        limit=LOOKUP_LIMIT,
+    )
+    rows = await _items(
+        gateway, workspace_subjects.WORKSPACE_LIST_SUMMARIES, query, ExecutionWorkspaceSummary
+    )
+    return {row.id: row.name for row in rows}

@@ -1,0 +1,92 @@
+"""``/workspaces/{id}``: one execution workspace, every section of docs/operator-page.md.
+
+Sections (each also served alone as ``?fragment=<name>``, see :data:`SECTIONS`): summary, close
+readiness, runtime services, jobs, configuration, operations, lifecycle, timeline and runs. The
+page's script (``static/workspace.js``) calls the JSON API for actions and refreshes the affected
+sections from their fragments, and on live events that name this workspace.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Final
+
+from litestar import get
+from litestar.di import NamedDependency
+from litestar.params import FromPath, QueryParameter
+from litestar.response import Template
+
+from api_gateway.controllers.events import EVENT_TYPES
+from api_gateway.dependencies import Gateway
+from api_gateway.ui.fragments import render
+from api_gateway.ui.session import PageSession
+from api_gateway.ui.workspace_data import SECTIONS, load_workspace_page
+
+__all__ = ["LIVE_EVENT_TYPES", "ROUTES", "SECTION_TITLES", "when", "workspace_detail_page"]
+
+SECTION_TITLES: Final = {
+    "summary": "Summary",
+    "readiness": "Close readiness",
+    "services": "Runtime services",
+    "jobs": "Jobs",
+    "configuration": "Configuration",
+    "operations": "Operations",
+    "lifecycle": "Lifecycle",
+    "timeline": "Timeline",
+    "runs": "Runs",
+}
+"""Each section's ``<h2>``."""
+FRAGMENTS: Final = {name: f"_detail_{name}.html" for name in SECTIONS}
+LIVE_EVENT_TYPES: Final = tuple(
+    sorted(
+        one
+        for one in EVENT_TYPES
+        if one.split(".", 1)[0] in ("workspace", "runtime_service", "job", "run")
+    )
+)
+"""The event types the page listens to (it refreshes when one names this workspace)."""
+
+
+def when(moment: datetime | None) -> str:
+    """A timestamp as the page shows it: ``2026-11-29 12:00:05 UTC`` (``—`` for none)."""
+    if moment is None:
+        return "—"
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+@get(
+    "/workspaces/{workspace_id:str}",
+    name="ui-workspace-detail",
+    include_in_schema=False,
+)
+async def workspace_detail_page(
+    workspace_id: FromPath[str],
+    gateway: NamedDependency[Gateway],
+    page_session: NamedDependency[PageSession],
+    fragment: Annotated[str | None, QueryParameter()] = None,
+    operation_id: Annotated[str | None, QueryParameter(name="operationId")] = None,
+) -> Template:
+    """The workspace detail page, or one of its sections (``?fragment=<section>``; the "Jobs"
+    section takes ``operationId`` to show that job run's output)."""
+    if fragment is not None and fragment not in FRAGMENTS:
+        return render(page_session, "workspace_detail.html", fragments=FRAGMENTS, fragment=fragment)
+    sections = SECTIONS if fragment is None else (fragment,)
+    page = await load_workspace_page(
+        gateway, page_session.principal, workspace_id, sections, operation_id=operation_id
+    )
+    context: dict[str, Any] = {
+        "nav": "workspaces",
+        "page": page,
+        "ws": page.workspace,
+        "sections": SECTIONS,
+        "titles": SECTION_TITLES,
+        "when": when,
+        "live_types": ",".join(LIVE_EVENT_TYPES),
+    }
+    return render(
+        page_session, "workspace_detail.html", fragments=FRAGMENTS, fragment=fragment, **context
+    )
+
+
+ROUTES: Final = [workspace_detail_page]
+"""The route handlers of this page (the UI router registers them)."""

@@ -1,0 +1,479 @@
+"""The workspace detail page (/workspaces/{id}) rendered from fake bus answers: every section,
+its fragments, the controls the browser tests rely on, and no inline script (CSP)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections.abc import Callable
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from contracts import heartbeat_subjects
+from contracts import workspace_subjects as subjects
+from contracts.agents import ListRuns
+from contracts.base import ErrorReply
+from contracts.execution_commands import GetWorkspaceOperation
+from contracts.runtime_commands import GetRuntimeServiceLog
+from contracts.runtime_subjects import RUNTIME_LOG, RUNTIME_STATE
+
+_spec = importlib.util.spec_from_file_location(
+    "runtime_fixtures", Path(__file__).parent.parent / "runtime_fixtures.py"
+)
+assert _spec
+assert _spec.loader
+rt: Any = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rt)
+wire = rt.wire
+
+Client = TestClient[Any]
+PAGE = f"/workspaces/{wire.WS}"
+JOB_OP = "5d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
+EVENT = "4c0d1e2f-3a4b-4c5d-8e6f-708192a3b4c5"
+RUNTIME = {
+    "services": [{"name": "web", "command": "python3 -m http.server", "port": {"type": "auto"}}],
+    "jobs": [{"name": "hello", "command": "echo hello"}],
+}
+
+
+class Tags(HTMLParser):
+    """Every start tag with its attributes, and the text of the page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(html: str) -> Tags:
+    tags = Tags()
+    tags.feed(html)
+    return tags
+
+
+def between(html: str, start: str, end: str = "</section>") -> str:
+    """The HTML from ``start`` up to the next ``end``."""
+    at = html.index(start)
+    return html[at : html.index(end, at)]
+
+
+def readiness(company: str, **changes: Any) -> dict[str, Any]:
+    return {
+        "workspaceId": wire.WS,
+        "state": "blocked",
+        "blockingReasons": ["Branch acme-1 has 2 commits not merged into main."],
+        "warnings": ["The worktree has 1 untracked file."],
+        "plannedActions": [
+            {"kind": "stop_runtime_services", "label": "Stop runtime services"},
+            {
+                "kind": "git_worktree_remove",
+                "label": "Remove the worktree",
+                "command": "git worktree remove",
+            },
+        ],
+        "deliveryState": "unmerged",
+        "commitsAhead": 2,
+        **changes,
+    }
+
+
+def event(**changes: Any) -> dict[str, Any]:
+    return {
+        "eventId": EVENT,
+        "type": "workspace.realized.v1",
+        "source": "realizer",
+        "aggregateId": wire.WS,
+        "aggregateVersion": 1,
+        "occurredAt": wire.NOW,
+        "actor": {"type": "board", "id": "key-1"},
+        "runId": rt.RUN,
+        "reason": "issue ACME-1 started",
+        "data": {},
+        **changes,
+    }
+
+
+def run(company: str, **changes: Any) -> dict[str, Any]:
+    return {
+        "id": rt.RUN,
+        "companyId": company,
+        "agentId": "a1b2c3d4-0000-4000-8000-000000000001",
+        "issueId": wire.ISSUE,
+        "executionWorkspaceId": wire.WS,
+        "wakeupRequestId": None,
+        "source": "on_demand",
+        "wakeReason": None,
+        "status": "succeeded",
+        "stage": "cleanup",
+        "queuedAt": wire.NOW,
+        "startedAt": wire.NOW,
+        "finishedAt": wire.NOW,
+        "exitCode": 0,
+        "signal": None,
+        "errorCode": None,
+        "error": None,
+        "stdoutExcerpt": None,
+        "stderrExcerpt": None,
+        "usage": None,
+        "result": None,
+        "logBytes": None,
+        "coalescedCount": 0,
+        "cancelRequested": False,
+        "createdAt": wire.NOW,
+        "updatedAt": wire.NOW,
+        **changes,
+    }
+
+
+def job_operation(company: str, **changes: Any) -> dict[str, Any]:
+    metadata = {"workspaceCommandKind": "job", "workspaceCommandId": "job:hello",
+                "workspaceCommandName": "hello", "label": 'Workspace job "hello"'}  # fmt: skip
+    return rt.sup_operation(
+        company, id=JOB_OP, command="echo hello", exitCode=0, metadata=metadata, **changes
+    )
+
+
+@pytest.fixture
+def signed_in(client: Client, company: str, make_board_key: Callable[[str], str]) -> Client:
+    """The client with a page session of ``company`` (signed in through /sign-in)."""
+    response = client.post("/sign-in", json={"key": make_board_key(company)})
+    assert response.status_code == 200, response.text
+    return client
+
+
+@pytest.fixture
+def scripted(bus: Any, company: str) -> Any:
+    """Every service answers the page's questions about the workspace."""
+    config = {"provisionCommand": "make setup", "workspaceRuntime": RUNTIME}
+    bus.replies[subjects.WORKSPACE_GET] = wire.ok(
+        wire.workspace(
+            company,
+            config=config,
+            linkedIssueIds=[wire.ISSUE],
+            rescueRefs=[{"ref": f"refs/clipyard/rescue/{wire.WS}/1", "sha": "ab" * 20,
+                         "fileCount": 3, "generation": 1, "createdAt": wire.NOW}],
+        )
+    )  # fmt: skip
+    bus.replies[RUNTIME_STATE] = wire.ok(rt.state(company))
+    bus.replies[subjects.WORKSPACE_CLOSE_READINESS] = wire.ok(readiness(company))
+    bus.replies[subjects.workspace_operations("realizer")] = wire.page(wire.operation(company))
+    bus.replies[subjects.workspace_operations("supervisor")] = wire.page(job_operation(company))
+    detail = job_operation(company, stdoutExcerpt="hello\n", stderrExcerpt="", truncated=False)
+    bus.replies[subjects.workspace_operation("realizer")] = ErrorReply(
+        code="not_found", message="no such operation", status=404
+    )
+    bus.replies[subjects.workspace_operation("supervisor")] = wire.ok(detail)
+    bus.replies[subjects.workspace_events("realizer")] = wire.page(event())
+    bus.replies[subjects.workspace_events("supervisor")] = wire.page(
+        event(
+            eventId="5e1f2a3b-4c5d-4e6f-8a7b-8c9d0e1f2a3b",
+            type="runtime_service.started.v1",
+            source="supervisor",
+            aggregateId=rt.SERVICE,
+            occurredAt="2026-11-29T12:00:05Z",
+            actor={"type": "system", "id": "runtime-supervisor"},
+            runId=None,
+            reason=None,
+        )
+    )
+    bus.replies[RUNTIME_LOG] = wire.ok({"text": "Serving HTTP on 127.0.0.1\n", "offset": 0,
+                                        "length": 26, "size": 26})  # fmt: skip
+    bus.replies[heartbeat_subjects.RUN_LIST] = wire.page(
+        run(company),
+        run(company, id="6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c", executionWorkspaceId=None),
+    )
+    return bus
+
+
+def test_without_a_session_the_page_redirects_to_sign_in(client: Client) -> None:
+    response = client.get(PAGE, follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/sign-in"
+
+
+def test_every_section_renders_from_the_bus_answers(signed_in: Client, scripted: Any) -> None:
+    response = signed_in.get(PAGE)
+    assert response.status_code == 200, response.text
+    html = response.text
+    tags = parse(html)
+    headings = [a.get("id") for t, a in tags.tags if t == "h2"]
+    for name in ("summary", "readiness", "services", "jobs", "configuration", "operations",
+                 "lifecycle", "timeline", "runs"):  # fmt: skip
+        assert f"{name}-heading" in headings
+        assert f'aria-labelledby="{name}-heading" data-fragment="{name}"' in html
+    assert re.search(r"<h1>\s*acme-1\s*</h1>", html)
+    summary = between(html, 'data-fragment="summary"')
+    assert '<dd data-field="status">active</dd>' in summary
+    assert '<dd data-field="deliveryState">unknown</dd>' in summary
+    assert '<dd data-field="commitsAhead">unknown</dd>' in summary
+    ready = between(html, 'data-fragment="readiness"')
+    assert "blocked" in ready
+    assert "2 commits not merged" in ready
+    assert "1 untracked file" in ready
+    assert "Remove the worktree" in ready
+    assert "<code>git worktree remove</code>" in ready
+
+
+def test_runtime_services_table_has_controls_url_health_and_log(
+    signed_in: Client, scripted: Any
+) -> None:
+    html = between(signed_in.get(PAGE).text, 'data-fragment="services"')
+    assert "<caption>Runtime services</caption>" in html
+    assert '<td data-field="service-status">running' in html
+    assert '<a href="http://127.0.0.1:41007/"' in html
+    assert '<td data-field="service-health">healthy</td>' in html
+    assert '<td data-field="service-port">41007</td>' in html
+    for label in (
+        "Start web",
+        "Stop web",
+        "Restart web",
+        "Start all services",
+        "Stop all services",
+    ):
+        assert f">{label}</button>" in html
+    assert 'data-runtime-action="start" data-service-index="0"' in html
+    assert "<summary>Show log</summary>" in html
+    assert "Serving HTTP on 127.0.0.1" in html
+    assert "Runtime provisioning: <strong>provisioned</strong>" in html
+    (log_query,) = [s.message for s in scripted.sent if isinstance(s.message, GetRuntimeServiceLog)]
+    assert (log_query.service_id, log_query.tail) == (rt.SERVICE, 40)
+
+
+def test_jobs_show_a_run_button_and_the_last_run_output(signed_in: Client, scripted: Any) -> None:
+    html = between(signed_in.get(PAGE).text, 'data-fragment="jobs"')
+    assert 'data-run-job="job:hello"' in html
+    assert ">Run hello</button>" in html
+    assert (
+        '<pre class="log" tabindex="0" aria-labelledby="job-output-heading" data-field="job-output">hello\n</pre>'
+        in html
+    )
+    assert '<dd data-field="job-exit-code">0</dd>' in html
+    asked = [s.message for s in scripted.sent if isinstance(s.message, GetWorkspaceOperation)]
+    assert {one.operation_id for one in asked} == {JOB_OP}
+
+
+def test_jobs_fragment_shows_the_operation_asked_for(signed_in: Client, scripted: Any) -> None:
+    other = "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d"
+    response = signed_in.get(f"{PAGE}?fragment=jobs&operationId={other}")
+    assert response.status_code == 200
+    asked = [s.message for s in scripted.sent if isinstance(s.message, GetWorkspaceOperation)]
+    assert {one.operation_id for one in asked} == {other}
+
+
+def test_configuration_form_is_labelled_and_filled(signed_in: Client, scripted: Any) -> None:
+    html = between(signed_in.get(PAGE).text, 'data-fragment="configuration"')
+    tags = parse(html)
+    labels = {a["for"] for t, a in tags.tags if t == "label"}
+    controls = {a["id"]: a for t, a in tags.tags if t in ("input", "textarea")}
+    assert labels == set(controls)
+    for text in ("Provision command", "Runtime provision command", "Teardown command",
+                 "Cleanup command", "Runtime config (JSON)"):  # fmt: skip
+        assert f">{text}</label>" in html
+    assert controls["config-provision"]["value"] == "make setup"
+    # The API's field names map onto the controls (actions.js: the longest prefix wins).
+    assert controls["config-runtime"]["data-api-field"] == "config.workspaceRuntime"
+    assert controls["config-teardown"]["data-api-field"] == "config.teardownCommand"
+    assert "&#34;command&#34;: &#34;echo hello&#34;" in html or "&quot;command&quot;" in html
+    assert ">Save configuration</button>" in html
+
+
+def test_operations_lifecycle_timeline_and_runs(signed_in: Client, scripted: Any) -> None:
+    page = signed_in.get(PAGE).text
+    operations = between(page, 'data-fragment="operations"')
+    assert operations.index("worktree_prepare") < operations.index("Workspace job &#34;hello&#34;")
+    assert f'href="/api/workspace-operations/{wire.OP}/output"' in operations
+    lifecycle = between(page, 'data-fragment="lifecycle"')
+    assert ">Archive workspace</button>" in lifecycle
+    assert "Reopen workspace" not in lifecycle
+    assert f"refs/clipyard/rescue/{wire.WS}/1" in lifecycle
+    assert "<dialog data-archive-dialog" in page
+    timeline = between(page, 'data-fragment="timeline"')
+    assert timeline.index("workspace.realized.v1") < timeline.index("runtime_service.started.v1")
+    assert "board <code>key-1</code>" in timeline
+    assert f"<code>{rt.RUN}</code>" in timeline
+    assert "issue ACME-1 started" in timeline
+    assert 'data-history data-version="1"' in timeline  # the workspace's own event: its version
+    assert timeline.count(">As it was after</button>") == 2
+    assert 'aria-live="polite"' in between(page, 'aria-labelledby="history-heading"')
+    runs = between(page, 'data-fragment="runs"')
+    assert rt.RUN[:8] in runs
+    assert "6f7a8b9c" not in runs
+    (query,) = [s.message for s in scripted.sent if isinstance(s.message, ListRuns)]
+    assert query.filters.issue_id == wire.ISSUE
+
+
+def test_a_closed_workspace_offers_reopen(signed_in: Client, scripted: Any, company: str) -> None:
+    scripted.replies[subjects.WORKSPACE_GET] = wire.ok(wire.workspace(company, status="archived"))
+    html = signed_in.get(f"{PAGE}?fragment=lifecycle").text
+    assert ">Reopen workspace</button>" in html
+    assert "Archive workspace" not in html
+
+
+@pytest.mark.parametrize(
+    "name", ["summary", "readiness", "services", "jobs", "configuration", "operations",
+             "lifecycle", "timeline", "runs"],
+)  # fmt: skip
+def test_each_section_is_a_fragment(signed_in: Client, scripted: Any, name: str) -> None:
+    response = signed_in.get(f"{PAGE}?fragment={name}")
+    assert response.status_code == 200, response.text
+    html = response.text.strip()
+    assert html.startswith("<section")
+    assert html.endswith("</section>")
+    assert f'data-fragment="{name}"' in html
+    assert "<html" not in html
+
+
+def test_a_fragment_asks_only_for_its_section(signed_in: Client, scripted: Any) -> None:
+    signed_in.get(f"{PAGE}?fragment=timeline")
+    asked = {s.subject for s in scripted.sent}
+    assert subjects.workspace_events("realizer") in asked
+    assert subjects.WORKSPACE_GET not in asked
+    assert heartbeat_subjects.RUN_LIST not in asked
+
+
+def test_an_unknown_fragment_is_refused(signed_in: Client, scripted: Any) -> None:
+    response = signed_in.get(f"{PAGE}?fragment=nope")
+    assert response.status_code == 400
+    assert "no fragment" in response.text
+
+
+def test_another_company_workspace_is_not_found(signed_in: Client, bus: Any) -> None:
+    bus.replies[subjects.WORKSPACE_GET] = ErrorReply(
+        code="not_found", message="There is no execution workspace x.", status=404
+    )
+    response = signed_in.get(PAGE)
+    assert response.status_code == 404
+    assert "There is no execution workspace x." in response.text
+
+
+def test_a_section_that_fails_says_so_and_the_rest_renders(
+    signed_in: Client, scripted: Any
+) -> None:
+    scripted.replies[subjects.WORKSPACE_CLOSE_READINESS] = ErrorReply(
+        code="timeout", message="workspace-realizer did not answer in time.", status=504
+    )
+    del scripted.replies[heartbeat_subjects.RUN_LIST]
+    response = signed_in.get(PAGE)
+    assert response.status_code == 200
+    ready = between(response.text, 'data-fragment="readiness"')
+    assert (
+        'role="alert">This section could not be loaded: workspace-realizer did not answer' in ready
+    )
+    assert "could not be loaded" in between(response.text, 'data-fragment="runs"')
+    assert "Start web" in response.text
+
+
+def test_services_fall_back_to_the_project_workspace_runtime_config(
+    signed_in: Client, scripted: Any, company: str
+) -> None:
+    scripted.replies[subjects.WORKSPACE_GET] = wire.ok(wire.workspace(company))
+    scripted.replies[subjects.PROJECT_WORKSPACE_GET] = wire.ok(
+        wire.project_workspace(
+            company, runtimeConfig={"services": [{"name": "api", "command": "x"}]}
+        )
+    )
+    scripted.replies[RUNTIME_STATE] = wire.ok(rt.state(company, runtimeServices=[]))
+    html = signed_in.get(f"{PAGE}?fragment=services").text
+    assert ">Start api</button>" in html
+    assert '<td data-field="service-status">stopped</td>' in html
+
+
+def test_no_inline_script_or_style_and_the_security_headers(
+    signed_in: Client, scripted: Any
+) -> None:
+    response = signed_in.get(PAGE)
+    tags = parse(response.text)
+    scripts = [a for t, a in tags.tags if t == "script"]
+    assert scripts
+    assert all(a.get("src", "").startswith("/static/") for a in scripts)
+    assert any("workspace.js" in (a.get("src") or "") for a in scripts)
+    assert "<script>" not in response.text
+    assert all("style" not in a and not any(k.startswith("on") for k in a) for _, a in tags.tags)
+    assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert signed_in.get("/static/workspace.js").status_code == 200
+
+
+def test_every_button_has_a_name_and_every_table_a_caption(
+    signed_in: Client, scripted: Any
+) -> None:
+    html = signed_in.get(PAGE).text
+    assert html.count("<table>") == html.count("<caption>") == 3
+    for match in re.finditer(r"<button([^>]*)>(.*?)</button>", html, re.S):
+        assert match.group(2).strip() or "aria-label" in match.group(1)
+    live = between(html, "data-live-event-types=", ">")
+    assert "runtime_service.started.v1" in live
+    assert "workspace.archived.v1" in live
+    assert "run.started.v1" in live
+
+
+def _control_for(html: str, api_field: str) -> str | None:
+    """The control ``showError`` (actions.js) puts a field's message next to: the longest
+    ``data-api-field`` or ``name`` that is ``api_field`` or a prefix ending before ``.``/``[``."""
+    best, length = None, -1
+    for tag, attrs in parse(html).tags:
+        if tag not in ("input", "select", "textarea"):
+            continue
+        for name in (attrs.get("data-api-field"), attrs.get("name")):
+            if not name or not api_field.startswith(name):
+                continue
+            if api_field != name and api_field[len(name)] not in ".[":
+                continue
+            if len(name) > length:
+                best, length = attrs.get("id"), len(name)
+    return best
+
+
+def _csrf(html: str) -> str:
+    found = re.search(r'<meta name="csrf-token" content="([^"]+)">', html)
+    assert found
+    return found.group(1)
+
+
+def test_a_refused_configuration_names_a_field_of_the_form(
+    signed_in: Client, scripted: Any
+) -> None:
+    page = signed_in.get(PAGE).text
+    form = between(page, 'data-fragment="configuration"')
+    bad = {"config": {"workspaceRuntime": {"services": [{"name": "web", "command": 5}]}}}
+    response = signed_in.patch(
+        f"/api/execution-workspaces/{wire.WS}", json=bad, headers={"X-CSRF-Token": _csrf(page)}
+    )
+    assert response.status_code == 400, response.text
+    (field,) = [one["field"] for one in response.json()["details"]["fields"]]
+    assert field == "config.workspaceRuntime.services[0].command"
+    assert _control_for(form, field) == "config-runtime"
+    assert _control_for(form, "config.provisionCommand") == "config-provision"
+    assert _control_for(form, "config.cleanupCommandX") is None
+
+
+def test_a_realizer_422_names_its_field_next_to_the_control(
+    signed_in: Client, scripted: Any
+) -> None:
+    page = signed_in.get(PAGE).text
+    scripted.replies[subjects.update_execution_workspace("local")] = ErrorReply(
+        code="workspace_validation_failed",
+        message="Service web: the command is empty.",
+        status=422,
+        details={"fields": [{"field": "config.workspaceRuntime.services[0].command"}]},
+    )
+    response = signed_in.patch(
+        f"/api/execution-workspaces/{wire.WS}",
+        json={"config": {"workspaceRuntime": {"services": [{"name": "web", "command": " "}]}}},
+        headers={"X-CSRF-Token": _csrf(page)},
+    )
+    assert response.status_code == 422, response.text
+    body = response.json()
+    assert body["error"] == "Service web: the command is empty."
+    field = body["details"]["fields"][0]["field"]
+    assert _control_for(between(page, 'data-fragment="configuration"'), field) == "config-runtime"
