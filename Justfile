@@ -47,7 +47,7 @@ logs:
 run service: install
     exec "{{bin}}/clipyard" run "$1"
 
-# Every test tier but benchmarks (unit, integration, e2e): what CI runs; extra arguments go to pytest
+# Every test tier but benchmarks (unit, integration, e2e, browser): what CI runs; extra arguments go to pytest
 test *args: install
     cd "{{root}}" && "{{bin}}/pytest" -m "not bench" "$@"
 
@@ -62,6 +62,10 @@ test-integration *args: install
 # End-to-end tests: the whole stack as real processes, through HTTP
 test-e2e *args: install
     cd "{{root}}" && "{{bin}}/pytest" -m "e2e and not bench" tests/e2e "$@"
+
+# Browser tests: the operator page in headless Debian chromium against the whole stack (screenshots in artifacts/screenshots)
+test-browser *args: install
+    cd "{{root}}" && "{{bin}}/pytest" -m "browser and not bench" tests/browser "$@"
 
 # Benchmarks (tests/bench), never part of `just test`
 bench *args: install

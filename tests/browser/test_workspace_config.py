@@ -1,0 +1,79 @@
+"""Configuration editing on the workspace page: a runtime config the API refuses (a service
+without a command) shows the API's own message next to "Runtime config (JSON)"; JSON that does
+not parse is refused in the page; a valid one is saved."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Locator, Page, expect
+
+from tests.browser.apiutil import operator_board
+from tests.browser.pageutil import section, sign_in
+from tests.e2e.hostfacts import wait_until
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+INVALID = {"services": [{"name": "web"}]}
+"""A service without a command."""
+
+
+async def _message_by(field: Locator) -> Locator:
+    """The alert beside ``field``: the one its ``aria-describedby`` names, else the alert in the
+    field's own wrapper (its parent element)."""
+    described = await field.get_attribute("aria-describedby")
+    if described:
+        ids = ", ".join(f"[id='{one}']" for one in described.split())
+        return field.page.locator(ids).and_(field.page.get_by_role("alert"))
+    return field.locator("xpath=..").get_by_role("alert")
+
+
+async def test_an_invalid_runtime_config_shows_the_api_message_next_to_the_field(
+    stack: Any, tmp_path: Path, page: Page
+) -> None:
+    async with operator_board(stack, tmp_path) as operator:
+        board = operator.board
+        _, ws = await board.realize("Configure me")
+        # What the API itself says about this config (the page must show the same).
+        refused = await board.http.patch(
+            f"/api/execution-workspaces/{ws['id']}", json={"config": {"workspaceRuntime": INVALID}}
+        )
+        assert refused.status_code in (400, 422), refused.text
+        fields = refused.json()["details"]["fields"]
+        (named,) = [f for f in fields if f["field"].startswith("config.workspaceRuntime")]
+        await sign_in(page, operator.key)
+        await page.goto(f"/workspaces/{ws['id']}")
+        form = section(page, "Configuration")
+        runtime = form.get_by_label("Runtime config (JSON)", exact=True)
+        for label in ("Provision command", "Runtime provision command", "Teardown command"):
+            await expect(form.get_by_label(label, exact=True)).to_be_editable()
+        await expect(form.get_by_label("Cleanup command", exact=True)).to_be_editable()
+        await runtime.fill(json.dumps(INVALID))
+        await form.get_by_role("button", name="Save configuration").click()
+        message = await _message_by(runtime)
+        await expect(message).to_be_visible()
+        await expect(message).to_contain_text(named["message"])
+        detail = (await board.detail(ws["id"])).json()
+        assert not (detail["config"] or {}).get("workspaceRuntime"), detail["config"]
+        # JSON that does not parse: refused in the page, no request sent.
+        patches: list[str] = []
+        page.on("request", lambda r: patches.append(r.url) if r.method == "PATCH" else None)
+        await runtime.fill("{not json")
+        await form.get_by_role("button", name="Save configuration").click()
+        await expect(await _message_by(runtime)).to_be_visible()
+        assert patches == [], patches
+        # A valid config is saved (the message goes away).
+        valid = {"services": [{"name": "web", "command": "python3 -m http.server $PORT"}]}
+        await runtime.fill(json.dumps(valid))
+        await form.get_by_role("button", name="Save configuration").click()
+        await expect(await _message_by(runtime)).to_have_count(0)
+
+        async def saved() -> dict[str, Any] | None:
+            config = (await board.detail(ws["id"])).json()["config"] or {}
+            return config.get("workspaceRuntime") or None
+
+        runtime_saved = await wait_until(saved, 10, "the valid runtime config saved")
+        assert runtime_saved["services"][0]["command"] == valid["services"][0]["command"]
