@@ -1,6 +1,8 @@
 """The issue page's workspace selector (Paperclip's ``project-workspaces-tab.ts``): the modes, the
 project default pre-selected and labelled with the project's mode, the reusable workspaces grouped
-by project workspace; choosing one saves the issue's ``executionWorkspaceSettings``."""
+by project workspace. Moving through the options (the keyboard's arrow keys fire ``change`` on
+every press) sends nothing; "Save workspace mode" saves the issue's ``executionWorkspaceSettings``
+with exactly one PATCH, and the focus stays where it was."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Request, expect
 
 from tests.browser.apiutil import operator_board
 from tests.browser.pageutil import screenshot, sign_in
@@ -81,9 +83,28 @@ async def test_the_selector_shows_the_modes_and_saves_isolated(
             }
         ], options
         await screenshot(page, "issue")
-        # Choosing "Isolated workspace" saves it.
-        await select.select_option(label="Isolated workspace")
+        patches: list[Request] = []
+        page.on("request", lambda r: patches.append(r) if r.method == "PATCH" else None)
+        # With the keyboard: two presses of the down arrow reach "Isolated workspace" (each fires
+        # `change`), and nothing is sent until the save action.
+        await select.focus()
+        await page.keyboard.press("ArrowDown")
+        await page.keyboard.press("ArrowDown")
+        chosen = await select.evaluate("el => el.options[el.selectedIndex].textContent.trim()")
+        assert chosen == "Isolated workspace", chosen
+        await page.wait_for_timeout(500)
+        assert patches == [], [r.url for r in patches]
+        save = page.get_by_role("button", name="Save workspace mode")
+        await page.keyboard.press("Tab")
+        await expect(save).to_be_focused()
+        await page.keyboard.press("Enter")
         await expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
+        assert [r.url for r in patches] == [f"{stack.api}/api/issues/{issue['id']}"]
+        assert patches[0].post_data_json == {
+            "executionWorkspaceSettings": {"mode": "isolated_workspace"}
+        }
+        # The focus stays on the save button (the section was re-rendered around it).
+        await expect(save).to_be_focused()
         read = await board.http.get(f"/api/issues/{issue['id']}")
         assert read.status_code == 200, status_of(read)
         assert read.json()["executionWorkspaceSettings"]["mode"] == "isolated_workspace", (
@@ -95,9 +116,14 @@ async def test_the_selector_shows_the_modes_and_saves_isolated(
             "el => el.options[el.selectedIndex].textContent.trim()"
         )
         assert selected == "Isolated workspace"
-        # Reusing the other issue's workspace saves the id with it.
+        # Reusing the other issue's workspace saves the id with it (one PATCH, on "Save").
+        patches.clear()
         await page.get_by_label("Workspace mode").select_option(f"reuse:{reusable['id']}")
+        await page.wait_for_timeout(300)
+        assert patches == [], [r.url for r in patches]
+        await page.get_by_role("button", name="Save workspace mode").click()
         await expect(page.get_by_role("status").filter(has_text="Saved")).to_be_visible()
+        assert len(patches) == 1, [r.url for r in patches]
         read = await board.http.get(f"/api/issues/{issue['id']}")
         settings = read.json()["executionWorkspaceSettings"]
         assert settings["mode"] == "reuse_existing", settings

@@ -89,7 +89,7 @@ async def test_sign_in_keeps_the_key_out_of_urls_storage_and_logs(
         # The runs page (the company's runs), through the main navigation.
         await page.get_by_role("navigation", name="Main").get_by_role("link", name="Runs").click()
         await page.wait_for_url("**/runs")
-        await screenshot(page, "runs")
+        await expect(page.get_by_role("table", name="Runs")).to_be_visible()
         # Signing out ends the session: pages redirect to the sign-in form again.
         await page.get_by_role("button", name="Sign out").click()
         await page.wait_for_url("**/sign-in")

@@ -1,5 +1,8 @@
-"""Archiving a workspace from its page: a confirmation dialog, then the status shows archived and
-the timeline grows with the archive's events; a reopen made through the API shows up live."""
+"""Archiving a workspace from its page: a confirmation dialog; refused while an issue is open
+(the API's message and reasons stay in "Lifecycle" while live events re-render the page, and the
+focus comes back to the button); then the status shows archived, the focus is on "Reopen
+workspace", the timeline grows with the archive's events and "As it was after" shows the state
+before the archive; a reopen made through the API shows up live."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 
 from tests.browser.apiutil import operator_board
 from tests.browser.pageutil import expect_live, section, sign_in
@@ -17,14 +20,30 @@ from tests.e2e.runtimeutil import status_of
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 
+def _fact(panel: Locator, term: str) -> Locator:
+    """The ``<dd>`` after the ``<dt>`` ``term`` in ``panel``'s facts."""
+    return panel.locator(f"xpath=.//dt[normalize-space()='{term}']/following-sibling::dd[1]")
+
+
+async def _confirm_archive(page: Page) -> None:
+    """ "Archive workspace", then "Archive" in the dialog that asks first."""
+    await section(page, "Lifecycle").get_by_role("button", name="Archive workspace").click()
+    dialog = page.get_by_role("dialog")
+    await expect(dialog).to_be_visible()
+    await dialog.get_by_role("button", name=re.compile("^archive$", re.I)).click()
+
+
 async def test_archive_from_the_page_and_the_timeline_grows(
     stack: Any, tmp_path: Path, page: Page
 ) -> None:
     async with operator_board(stack, tmp_path) as operator:
         board = operator.board
         issue, ws = await board.realize("Finish and archive")
-        done = await board.http.patch(f"/api/issues/{issue['id']}", json={"status": "done"})
-        assert done.status_code == 200, status_of(done)
+        path = f"/api/execution-workspaces/{ws['id']}"
+        # What the API says while the issue is open (a refused archive changes nothing).
+        blocked = await board.http.patch(path, json={"status": "archived"})
+        assert blocked.status_code == 409, status_of(blocked)
+        assert blocked.json()["code"] == "close_blocked", blocked.json()
         await sign_in(page, operator.key)
         await page.goto(f"/workspaces/{ws['id']}")
         await expect_live(page)
@@ -32,36 +51,64 @@ async def test_archive_from_the_page_and_the_timeline_grows(
         await expect(status).to_have_text("active")
         timeline = section(page, "Timeline")
         entries = timeline.get_by_role("button", name="As it was after")
-        events = (await board.http.get(f"/api/execution-workspaces/{ws['id']}/events")).json()
+        events = (await board.http.get(f"{path}/events")).json()
         await expect(entries).to_have_count(len(events))
+        # Archiving from the page is refused: the API's message and its reasons in "Lifecycle",
+        # the focus back on the button.
+        lifecycle = section(page, "Lifecycle")
+        await _confirm_archive(page)
+        alert = lifecycle.get_by_role("alert").filter(has_text=blocked.json()["error"])
+        await expect(alert).to_be_visible()
+        await expect(lifecycle.locator("[data-blocking-reasons]")).to_contain_text(
+            issue["identifier"]
+        )
+        archive = lifecycle.get_by_role("button", name="Archive workspace")
+        await expect(archive).to_be_focused()
+        # A live event re-renders the sections: the message stays until the next action.
+        changed = await board.http.patch(path, json={"config": {"cleanupCommand": "true"}})
+        assert changed.status_code == 200, status_of(changed)
+        events = (await board.http.get(f"{path}/events")).json()
+        await expect(entries).to_have_count(len(events), timeout=10_000)
+        await page.wait_for_timeout(500)
+        await expect(alert).to_be_visible()
+        await expect(lifecycle.locator("[data-blocking-reasons]")).to_contain_text(
+            issue["identifier"]
+        )
+        # The issue is done: archiving goes through.
+        done = await board.http.patch(f"/api/issues/{issue['id']}", json={"status": "done"})
+        assert done.status_code == 200, status_of(done)
+        events = (await board.http.get(f"{path}/events")).json()
+        await expect(entries).to_have_count(len(events), timeout=10_000)
         before = len(events)
-        # "As it was after" the first event: the workspace's state then, in a live panel.
-        panel = page.locator('[aria-live="polite"]').filter(has_text=ws["branchName"])
-        await expect(panel).to_have_count(0)
-        await entries.first.click()
-        await expect(panel).to_be_visible()
-        # Archive: a dialog asks first.
-        await section(page, "Lifecycle").get_by_role("button", name="Archive workspace").click()
-        dialog = page.get_by_role("dialog")
-        await expect(dialog).to_be_visible()
-        await dialog.get_by_role("button", name=re.compile("archive", re.I)).click()
+        await _confirm_archive(page)
         await expect(status).to_have_text("archived", timeout=30_000)
         await expect(
-            section(page, "Lifecycle").get_by_role("button", name="Reopen workspace")
-        ).to_be_visible()
+            lifecycle.get_by_role("alert").filter(has_text=re.compile(r"\S"))
+        ).to_have_count(0)
+        reopen = lifecycle.get_by_role("button", name="Reopen workspace")
+        await expect(reopen).to_be_visible()
+        await expect(reopen).to_be_focused()
         # The timeline grew on the page (without a reload) to every event the API lists.
-        events = (await board.http.get(f"/api/execution-workspaces/{ws['id']}/events")).json()
-        assert len(events) > before, [e["type"] for e in events]
-        assert "workspace.archived.v1" in [e["type"] for e in events]
+        events = (await board.http.get(f"{path}/events")).json()
+        types = [e["type"] for e in events]
+        assert len(events) > before, types
+        assert "workspace.archived.v1" in types
         await expect(entries).to_have_count(len(events), timeout=10_000)
         await expect(timeline).to_contain_text("workspace.archived.v1")
+        # "As it was after" the last event before the archive: active, unlike now.
+        panel = page.locator("[data-history-panel]")
+        await entries.nth(before - 1).click()
+        await expect(_fact(panel, "Status")).to_have_text("active")
+        await expect(_fact(panel, "Branch")).to_have_text(ws["branchName"])
+        await expect(status).to_have_text("archived")
+        # ... and after the archive event itself: archived.
+        await entries.nth(types.index("workspace.archived.v1")).click()
+        await expect(_fact(panel, "Status")).to_have_text("archived")
         # Reopened through the API while the page is open: the page follows by itself.
         archived = len(events)
-        reopened = await board.http.patch(
-            f"/api/execution-workspaces/{ws['id']}", json={"status": "active"}
-        )
+        reopened = await board.http.patch(path, json={"status": "active"})
         assert reopened.status_code == 200, status_of(reopened)
         await expect(status).to_have_text("active", timeout=15_000)
-        events = (await board.http.get(f"/api/execution-workspaces/{ws['id']}/events")).json()
+        events = (await board.http.get(f"{path}/events")).json()
         assert len(events) > archived
         await expect(entries).to_have_count(len(events), timeout=10_000)

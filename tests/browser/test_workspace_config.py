@@ -1,6 +1,7 @@
 """Configuration editing on the workspace page: a runtime config the API refuses (a service
-without a command) shows the API's own message next to "Runtime config (JSON)"; JSON that does
-not parse is refused in the page; a valid one is saved."""
+without a command) shows the API's own message for that field next to "Runtime config (JSON)",
+and it stays there when live events re-render the page's other sections; JSON that does not
+parse is refused in the page (its own message, no request sent); a valid one is saved."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Locator, Page, expect
+from playwright.async_api import Locator, Page, Route, expect
 
 from tests.browser.apiutil import operator_board
-from tests.browser.pageutil import section, sign_in
+from tests.browser.pageutil import expect_live, section, sign_in
 from tests.e2e.hostfacts import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -44,8 +45,12 @@ async def test_an_invalid_runtime_config_shows_the_api_message_next_to_the_field
         assert refused.status_code in (400, 422), refused.text
         fields = refused.json()["details"]["fields"]
         (named,) = [f for f in fields if f["field"].startswith("config.workspaceRuntime")]
+        summary = refused.json()["error"]
+        assert named["message"], refused.json()
+        assert named["message"] != summary, refused.json()
         await sign_in(page, operator.key)
         await page.goto(f"/workspaces/{ws['id']}")
+        await expect_live(page)
         form = section(page, "Configuration")
         runtime = form.get_by_label("Runtime config (JSON)", exact=True)
         for label in ("Provision command", "Runtime provision command", "Teardown command"):
@@ -55,16 +60,44 @@ async def test_an_invalid_runtime_config_shows_the_api_message_next_to_the_field
         await form.get_by_role("button", name="Save configuration").click()
         message = await _message_by(runtime)
         await expect(message).to_be_visible()
+        # The field's own message beside it (not the answer's summary repeated at every field).
         await expect(message).to_contain_text(named["message"])
+        await expect(message).not_to_contain_text(summary)
         detail = (await board.detail(ws["id"])).json()
         assert not (detail["config"] or {}).get("workspaceRuntime"), detail["config"]
-        # JSON that does not parse: refused in the page, no request sent.
+        # A live event re-renders the page's sections; the message and the typed text stay.
+        events = f"/api/execution-workspaces/{ws['id']}/events"
+        before = len((await board.http.get(events)).json())
+        changed = await board.http.patch(
+            f"/api/execution-workspaces/{ws['id']}", json={"config": {"cleanupCommand": "true"}}
+        )
+        assert changed.status_code == 200, changed.text
+        grown = len((await board.http.get(events)).json())
+        assert grown > before
+        timeline = section(page, "Timeline").get_by_role("button", name="As it was after")
+        await expect(timeline).to_have_count(grown, timeout=10_000)
+        await page.wait_for_timeout(500)
+        await expect(message).to_contain_text(named["message"])
+        assert json.loads(await runtime.input_value()) == INVALID
+        # JSON that does not parse: refused in the page with its own message, no request sent
+        # (a PATCH would be aborted and recorded).
         patches: list[str] = []
-        page.on("request", lambda r: patches.append(r.url) if r.method == "PATCH" else None)
+
+        async def refuse(route: Route) -> None:
+            if route.request.method == "PATCH":
+                patches.append(route.request.url)
+                await route.abort()
+            else:
+                await route.fallback()
+
+        await page.route("**/api/execution-workspaces/**", refuse)
         await runtime.fill("{not json")
         await form.get_by_role("button", name="Save configuration").click()
-        await expect(await _message_by(runtime)).to_be_visible()
+        unparsed = await _message_by(runtime)
+        await expect(unparsed).to_contain_text("not valid JSON")
+        await page.wait_for_timeout(500)
         assert patches == [], patches
+        await page.unroute("**/api/execution-workspaces/**", refuse)
         # A valid config is saved (the message goes away).
         valid = {"services": [{"name": "web", "command": "python3 -m http.server $PORT"}]}
         await runtime.fill(json.dumps(valid))

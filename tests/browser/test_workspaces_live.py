@@ -1,13 +1,16 @@
 """The workspaces list updates live: a workspace realized through the API while the page is open
-appears as a row without a reload (the page's EventSource on the company's event stream)."""
+appears as a row without a reload (the page's EventSource on the company's event stream), also
+one realized right after the page loaded, before its stream opened (the page refreshes when the
+stream opens)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 
 from tests.browser.apiutil import operator_board
 from tests.browser.pageutil import expect_live, screenshot, sign_in
@@ -58,3 +61,22 @@ async def test_a_realized_workspace_appears_without_reload(
         await page.wait_for_url(f"**/workspaces/{workspace['id']}")
         await expect(page.get_by_role("heading", level=1)).to_have_text(workspace["name"])
         assert issue["id"] == workspace["sourceIssueId"]
+        # Realized right after the page loaded, before its event stream opened (held here until
+        # the workspace exists): the page catches up when the stream opens, no reload.
+        opened = asyncio.Event()
+
+        async def hold(route: Route) -> None:
+            await opened.wait()
+            await route.fallback()
+
+        await page.route("**/events/stream*", hold)
+        await page.goto("/workspaces")
+        await page.evaluate("window.__sameDocument = true")
+        later_table = page.get_by_role("table", name="Execution workspaces")
+        await expect(later_table.locator("tr[data-workspace-id]")).to_have_count(1)
+        _, late = await operator.board.realize("Realized before the stream opened")
+        opened.set()
+        late_row = later_table.locator(f'tr[data-workspace-id="{late["id"]}"]')
+        await expect(late_row).to_be_visible(timeout=10_000)
+        assert await page.evaluate("window.__sameDocument") is True
+        await page.unroute("**/events/stream*", hold)

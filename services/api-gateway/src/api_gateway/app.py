@@ -22,6 +22,7 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Tag
 
+from api_gateway.api_headers import add_api_headers
 from api_gateway.application import GatewayApplication
 from api_gateway.bus import NatsBus
 from api_gateway.controllers import CONTROLLERS
@@ -142,6 +143,7 @@ def create_app(
             DefineMiddleware(AuthenticationMiddleware, exclude_from_auth_key="exclude_from_auth"),
         ],
         exception_handlers=exception_handlers(),  # type: ignore[arg-type]
+        before_send=[add_api_headers],  # nosniff on /api, and sandbox on its text/plain
         request_max_body_size=settings.max_body_bytes,
         openapi_config=_openapi(),
         template_config=ui_template_config(),

@@ -138,9 +138,8 @@ def run(company: str, **changes: Any) -> dict[str, Any]:
 def job_operation(company: str, **changes: Any) -> dict[str, Any]:
     metadata = {"workspaceCommandKind": "job", "workspaceCommandId": "job:hello",
                 "workspaceCommandName": "hello", "label": 'Workspace job "hello"'}  # fmt: skip
-    return rt.sup_operation(
-        company, id=JOB_OP, command="echo hello", exitCode=0, metadata=metadata, **changes
-    )
+    job = {"id": JOB_OP, "command": "echo hello", "exitCode": 0, "metadata": metadata}
+    return rt.sup_operation(company, **(job | changes))
 
 
 @pytest.fixture
@@ -281,7 +280,8 @@ def test_configuration_form_is_labelled_and_filled(signed_in: Client, scripted: 
         assert f">{text}</label>" in html
     assert controls["config-provision"]["value"] == "make setup"
     # The API's field names map onto the controls (actions.js: the longest prefix wins).
-    assert controls["config-runtime"]["data-api-field"] == "config.workspaceRuntime"
+    assert controls["workspaceRuntime"]["data-api-field"] == "config.workspaceRuntime"
+    assert controls["workspaceRuntime"]["name"] == "runtimeConfig"  # the realizer's name
     assert controls["config-teardown"]["data-api-field"] == "config.teardownCommand"
     assert "&#34;command&#34;: &#34;echo hello&#34;" in html or "&quot;command&quot;" in html
     assert ">Save configuration</button>" in html
@@ -337,7 +337,8 @@ def test_a_fragment_asks_only_for_its_section(signed_in: Client, scripted: Any) 
     signed_in.get(f"{PAGE}?fragment=timeline")
     asked = {s.subject for s in scripted.sent}
     assert subjects.workspace_events("realizer") in asked
-    assert subjects.WORKSPACE_GET not in asked
+    assert subjects.WORKSPACE_GET in asked  # the workspace is checked first (404 as the page)
+    assert RUNTIME_STATE not in asked
     assert heartbeat_subjects.RUN_LIST not in asked
 
 
@@ -452,7 +453,7 @@ def test_a_refused_configuration_names_a_field_of_the_form(
     assert response.status_code == 400, response.text
     (field,) = [one["field"] for one in response.json()["details"]["fields"]]
     assert field == "config.workspaceRuntime.services[0].command"
-    assert _control_for(form, field) == "config-runtime"
+    assert _control_for(form, field) == "workspaceRuntime"
     assert _control_for(form, "config.provisionCommand") == "config-provision"
     assert _control_for(form, "config.cleanupCommandX") is None
 
@@ -460,12 +461,17 @@ def test_a_refused_configuration_names_a_field_of_the_form(
 def test_a_realizer_422_names_its_field_next_to_the_control(
     signed_in: Client, scripted: Any
 ) -> None:
+    """The realizer refuses a runtime config as its InvalidInputError does: code
+    ``unprocessable``, ``details.field`` = ``runtimeConfig.<path>``; actions.js places the message
+    at the control that field names (``details.field`` when no ``details.fields``)."""
     page = signed_in.get(PAGE).text
+    form = between(page, 'data-fragment="configuration"')
+    message = "runtimeConfig.services[0].command is required: the shell command to run"
     scripted.replies[subjects.update_execution_workspace("local")] = ErrorReply(
-        code="workspace_validation_failed",
-        message="Service web: the command is empty.",
+        code="unprocessable",
+        message=message,
         status=422,
-        details={"fields": [{"field": "config.workspaceRuntime.services[0].command"}]},
+        details={"field": "runtimeConfig.services[0].command"},
     )
     response = signed_in.patch(
         f"/api/execution-workspaces/{wire.WS}",
@@ -474,6 +480,11 @@ def test_a_realizer_422_names_its_field_next_to_the_control(
     )
     assert response.status_code == 422, response.text
     body = response.json()
-    assert body["error"] == "Service web: the command is empty."
-    field = body["details"]["fields"][0]["field"]
-    assert _control_for(between(page, 'data-fragment="configuration"'), field) == "config-runtime"
+    assert body["error"] == message
+    field = body["details"]["field"]
+    assert _control_for(form, field) == "workspaceRuntime"
+    controls = {a["id"]: a for t, a in parse(form).tags if t in ("input", "textarea")}
+    assert controls["workspaceRuntime"]["data-api-field"] == "config.workspaceRuntime"
+    assert '<label for="workspaceRuntime">Runtime config (JSON)</label>' in form
+    # The gateway's own schema check names the same control the other way.
+    assert _control_for(form, "config.workspaceRuntime.services[0].command") == "workspaceRuntime"

@@ -3,19 +3,23 @@ answers the table body, and the live attributes name event types the stream acce
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import re
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
 from api_gateway.controllers.events import EVENT_TYPES
+from api_gateway.ui.pages_workspaces import COUNT_CONCURRENCY, ServiceCounts
 from contracts import workspace_subjects as subjects
-from contracts.base import ErrorReply
+from contracts.base import Actor, ErrorReply, Principal
 from contracts.execution_commands import ListExecutionWorkspaces
+from contracts.runtime_commands import GetRuntimeState
 from contracts.runtime_subjects import RUNTIME_STATE
 
 _spec = importlib.util.spec_from_file_location("pages", Path(__file__).parent / "pages.py")
@@ -157,3 +161,47 @@ def test_the_page_goes_live_on_workspace_and_service_events(
     )
     assert stream.status_code == 200
     assert stream.headers["content-type"].startswith("text/event-stream")
+
+
+async def test_service_counts_are_bounded_and_shared_while_in_flight(
+    bus: Any, settings: Any
+) -> None:
+    """No batch query exists, so the per-row questions run at most COUNT_CONCURRENCY at once and
+    two refreshes asking for the same workspace at the same time share one question; a later
+    refresh asks again (no stale answers after a live event)."""
+    gateway = SimpleNamespace(bus=bus, settings=settings)
+    principal = Principal(company_id="c1", actor=Actor(type="board", id="k1"))
+    flying = 0
+    most = 0
+
+    async def answer(query: GetRuntimeState) -> Any:
+        nonlocal flying, most
+        flying += 1
+        most = max(most, flying)
+        await asyncio.sleep(0.01)
+        flying -= 1
+        return wire.ok(runtime.state("c1"))
+
+    bus.replies[RUNTIME_STATE] = answer
+    counts = ServiceCounts()
+    ids = [f"ws-{i}" for i in range(3 * COUNT_CONCURRENCY)]
+    first, second = await asyncio.gather(
+        asyncio.gather(*(counts.of(gateway, principal, one) for one in ids)),
+        asyncio.gather(*(counts.of(gateway, principal, one) for one in ids)),
+    )
+    assert first == second == [(1, 1)] * len(ids)
+    asked = [s.message for s in bus.sent if isinstance(s.message, GetRuntimeState)]
+    assert sorted(one.workspace_id or "" for one in asked) == sorted(ids)
+    assert not any(one.probe_health for one in asked)
+    assert 1 < most <= COUNT_CONCURRENCY
+    await counts.of(gateway, principal, ids[0])
+    assert len([s for s in bus.sent if isinstance(s.message, GetRuntimeState)]) == len(ids) + 1
+
+
+def test_live_row_refreshes_never_probe_health(signed_in: Client, bus: Any, company: str) -> None:
+    bus.replies[subjects.WORKSPACE_LIST] = wire.page(wire.workspace(company))
+    bus.replies[RUNTIME_STATE] = wire.ok(runtime.state(company))
+    assert signed_in.get("/workspaces?fragment=rows").status_code == 200
+    asked = [s.message for s in bus.sent if isinstance(s.message, GetRuntimeState)]
+    assert asked
+    assert not any(one.probe_health for one in asked)

@@ -1,4 +1,8 @@
-"""``/api/session``: the operator page exchanges a board key for a session cookie, and signs out."""
+"""``/api/session``: the operator page exchanges a board key for a session cookie, and signs out.
+
+The cookie is ``ui.session``'s (path ``/``); sign-in and sign-out also expire the one older
+gateways set on ``/api``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ import hmac
 from typing import Any
 
 from litestar import Controller, Request, Response, delete, post
-from litestar.datastructures import Cookie
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
@@ -19,24 +22,13 @@ from api_gateway.domain import (
     hash_secret,
 )
 from api_gateway.security import CSRF_HEADER, SESSION_COOKIE
+from api_gateway.ui.session import session_cookies
 from contracts.base import Actor, Principal
 from contracts.http import SignedIn, SignIn
 
 __all__ = ["SessionController"]
 
 _PUBLIC: dict[str, Any] = {"exclude_from_auth": True}
-
-
-def _cookie(gateway: NamedDependency[Gateway], value: str, max_age: int) -> Cookie:
-    return Cookie(
-        key=SESSION_COOKIE,
-        value=value,
-        path="/",  # the operator page, the JSON API and the event stream all need it
-        max_age=max_age,
-        httponly=True,
-        samesite="strict",
-        secure=gateway.settings.session_cookie_secure,
-    )
 
 
 class SessionController(Controller):
@@ -74,7 +66,7 @@ class SessionController(Controller):
         started = await gateway.act(principal, app.start_session, data.key, ttl)
         return Response(
             SignedIn(csrf_token=started.csrf_token, company_id=started.company_id),
-            cookies=[_cookie(gateway, started.session_id, int(ttl))],
+            cookies=session_cookies(gateway, started.session_id, int(ttl)),
         )
 
     @delete(
@@ -108,4 +100,4 @@ class SessionController(Controller):
                     company_id=key.company_id, actor=Actor(type="board", id=key.id)
                 )
                 await gateway.act(principal, app.end_session, session_id)
-        return Response(None, status_code=204, cookies=[_cookie(gateway, "", 0)])
+        return Response(None, status_code=204, cookies=session_cookies(gateway, "", 0))

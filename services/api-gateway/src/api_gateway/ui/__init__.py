@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from litestar import Request, Response, Router
 from litestar.datastructures import CacheControlHeader
@@ -33,6 +34,7 @@ from litestar.template.config import TemplateConfig
 from api_gateway.domain import GatewayError
 from api_gateway.errors import BusReplyError, problem_of
 from api_gateway.ui.headers import PAGE_HEADERS, add_page_headers
+from api_gateway.ui.pages_workspaces import ServiceCounts
 from api_gateway.ui.session import (
     PageTokens,
     SignInRequired,
@@ -40,7 +42,14 @@ from api_gateway.ui.session import (
     provide_page_session,
 )
 
-__all__ = ["STATIC_DIR", "TEMPLATE_DIR", "ui_router", "ui_static_router", "ui_template_config"]
+__all__ = [
+    "STATIC_DIR",
+    "TEMPLATE_DIR",
+    "is_web_url",
+    "ui_router",
+    "ui_static_router",
+    "ui_template_config",
+]
 
 TEMPLATE_DIR: Final = Path(__file__).parent / "templates"
 STATIC_DIR: Final = Path(__file__).parent / "static"
@@ -74,12 +83,27 @@ def when(moment: datetime | None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def is_web_url(value: object) -> bool:
+    """Whether ``value`` may be a link's ``href``: an absolute ``http``/``https`` URL with a host
+    and no whitespace or control characters (a service's URL is whatever its command reported;
+    ``javascript:`` and friends are shown as text)."""
+    if not isinstance(value, str) or not value or any(c <= " " or c == "\x7f" for c in value):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+
+
 def ui_template_config() -> TemplateConfig[JinjaTemplateEngine]:
-    """The app's templates: ``ui/templates``, Jinja with autoescape, ``static_url`` global."""
+    """The app's templates: ``ui/templates``, Jinja with autoescape, ``static_url`` global,
+    ``when`` filter and ``web_url`` test (``{% if url is web_url %}``)."""
 
     def register(engine: JinjaTemplateEngine) -> None:
         engine.engine.globals["static_url"] = static_url
         engine.engine.filters["when"] = when
+        engine.engine.tests["web_url"] = is_web_url
 
     return TemplateConfig(
         directory=TEMPLATE_DIR, engine=JinjaTemplateEngine, engine_callback=register
@@ -111,12 +135,14 @@ def _page_routes() -> list[Any]:
 def ui_router() -> Router:
     """The router of the pages (one per app: it holds the CSRF tokens of its sessions)."""
     tokens = PageTokens()
+    counts = ServiceCounts()
     return Router(
         "/",
         route_handlers=_page_routes(),
         dependencies={
             "page_tokens": Provide(lambda: tokens, sync_to_thread=False, use_cache=True),
             "page_session": Provide(provide_page_session),
+            "service_counts": Provide(lambda: counts, sync_to_thread=False, use_cache=True),
         },
         exception_handlers={
             SignInRequired: _to_sign_in,

@@ -31,7 +31,12 @@ from api_gateway.domain import (
 from api_gateway.errors import problem_of
 from api_gateway.security import CSRF_HEADER, SESSION_COOKIE
 from api_gateway.ui.fragments import render
-from api_gateway.ui.session import PageTokens, SignInRequired, provide_page_session, session_cookie
+from api_gateway.ui.session import (
+    PageTokens,
+    SignInRequired,
+    provide_page_session,
+    session_cookies,
+)
 from contracts.base import Actor, Principal
 from contracts.http import ErrorBody
 
@@ -145,10 +150,10 @@ async def sign_in(
         return _refusal(exc, from_form)
     finally:
         del key
-    cookie = session_cookie(gateway, session_id, int(gateway.settings.session_ttl))
+    cookies = session_cookies(gateway, session_id, int(gateway.settings.session_ttl))
     if from_form:
-        return Redirect(_HOME, status_code=303, cookies=[cookie])
-    return Response({"next": _HOME}, cookies=[cookie], media_type="application/json")
+        return Redirect(_HOME, status_code=303, cookies=cookies)
+    return Response({"next": _HOME}, cookies=cookies, media_type="application/json")
 
 
 async def _csrf_of(request: Request[Any, Any, Any]) -> str | None:
@@ -183,7 +188,7 @@ async def sign_out(
             principal = Principal(company_id=key.company_id, actor=Actor(type="board", id=key.id))
             await gateway.act(principal, app.end_session, session_id)
         page_tokens.forget(session_id)
-    return Redirect("/sign-in", status_code=303, cookies=[session_cookie(gateway, "", 0)])
+    return Redirect("/sign-in", status_code=303, cookies=session_cookies(gateway, "", 0))
 
 
 ROUTES: Final[list[Any]] = [home, sign_in_page, sign_in, sign_out]

@@ -67,12 +67,19 @@ async def workspace_detail_page(
     operation_id: Annotated[str | None, QueryParameter(name="operationId")] = None,
 ) -> Template:
     """The workspace detail page, or one of its sections (``?fragment=<section>``; the "Jobs"
-    section takes ``operationId`` to show that job run's output)."""
+    section takes ``operationId`` to show that job run's output, ignored when the operation is
+    not one of this workspace's). Every fragment answers 404 for another company's or a missing
+    workspace, as the page does; only the full page re-probes the services' health."""
     if fragment is not None and fragment not in FRAGMENTS:
         return render(page_session, "workspace_detail.html", fragments=FRAGMENTS, fragment=fragment)
     sections = SECTIONS if fragment is None else (fragment,)
     page = await load_workspace_page(
-        gateway, page_session.principal, workspace_id, sections, operation_id=operation_id
+        gateway,
+        page_session.principal,
+        workspace_id,
+        sections,
+        operation_id=operation_id,
+        probe_health=fragment is None,
     )
     context: dict[str, Any] = {
         "nav": "workspaces",

@@ -1,8 +1,13 @@
 """``/workspaces``: the company's execution workspaces, filtered, with live rows.
 
 The rows come from the same bus query as ``GET /api/companies/{companyId}/execution-workspaces``
-(the realizer's list) and, per row, the runtime supervisor's facts (running / total services),
-asked together; a supervisor that does not answer leaves the services column empty. The filters
+(the realizer's list) and, per row, the runtime supervisor's facts (running / total services); a
+supervisor that does not answer leaves the services column empty. The supervisor has no query for
+many workspaces at once, so the per-row questions are bounded (:class:`ServiceCounts`: at most
+:data:`COUNT_CONCURRENCY` at a time per gateway, and a question already in flight for a workspace
+is shared by every refresh that needs it rather than asked again) and never re-probe health. A
+time-based cache is deliberately not used: a live refresh follows a ``runtime_service.*`` event
+and must show the state after it. The filters
 (``?projectId=&status=&issueId=``) are the API's. ``?fragment=rows`` answers the table body only:
 the page refetches it whenever a ``workspace.*`` or ``runtime_service.*`` event of the company
 arrives (``live.js``).
@@ -10,8 +15,9 @@ arrives (``live.js``).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Final
 
 from litestar import get
@@ -34,11 +40,13 @@ from contracts.workspace_commands import ListIssues, ListProjects
 from contracts.workspace_views import Issue, Page, Project
 
 __all__ = [
+    "COUNT_CONCURRENCY",
     "FRAGMENTS",
     "LIVE_TYPES",
     "ROUTES",
     "ROW_LIMIT",
     "Filters",
+    "ServiceCounts",
     "WorkspaceListRow",
     "list_rows",
     "workspaces_page",
@@ -46,6 +54,8 @@ __all__ = [
 
 FRAGMENTS: Final = {"rows": "_workspace_rows.html"}
 ROW_LIMIT: Final = 200
+COUNT_CONCURRENCY: Final = 8
+"""Supervisor questions (one per row) in flight at once, per gateway."""
 LIVE_TYPES: Final = tuple(
     sorted(t for t in EVENT_TYPES if t.startswith(("workspace.", "runtime_service.")))
 )
@@ -78,21 +88,66 @@ class WorkspaceListRow:
     total: int | None
 
 
+@dataclass
+class ServiceCounts:
+    """Running / total services per workspace, asked of the supervisor with bounded concurrency;
+    one question in flight per workspace (and company) is shared by everyone who needs it."""
+
+    concurrency: int = COUNT_CONCURRENCY
+    _limit: asyncio.Semaphore | None = None
+    _flying: dict[tuple[str, str], asyncio.Future[tuple[int, int] | None]] = field(
+        default_factory=dict
+    )
+
+    async def _ask(
+        self, gateway: Gateway, principal: Principal, workspace_id: str
+    ) -> tuple[int, int] | None:
+        if self._limit is None:
+            self._limit = asyncio.Semaphore(self.concurrency)
+        async with self._limit:
+            facts = await runtime_state(gateway, principal, workspace_id=workspace_id)
+        if facts.state is None:
+            return None
+        services = facts.state.runtime_services
+        return sum(1 for one in services if one.status == "running"), len(services)
+
+    async def of(
+        self, gateway: Gateway, principal: Principal, workspace_id: str
+    ) -> tuple[int, int] | None:
+        """``(running, total)`` of a workspace's services (None: the supervisor did not answer)."""
+        key = (principal.company_id or "", workspace_id)
+        flying = self._flying.get(key)
+        if flying is None:
+            flying = asyncio.ensure_future(self._ask(gateway, principal, workspace_id))
+            self._flying[key] = flying
+            flying.add_done_callback(lambda _: self._flying.pop(key, None))
+        return await asyncio.shield(flying)
+
+
 async def _services(
-    gateway: Gateway, principal: Principal, row: ExecutionWorkspaceRow
+    gateway: Gateway, principal: Principal, row: ExecutionWorkspaceRow, counts: ServiceCounts
 ) -> WorkspaceListRow:
-    facts = await runtime_state(gateway, principal, workspace_id=row.id)
-    if facts.state is None:
+    found = await counts.of(gateway, principal, row.id)
+    if found is None:
         return WorkspaceListRow(row, None, None)
-    services = facts.state.runtime_services
-    running = sum(1 for service in services if service.status == "running")
-    return WorkspaceListRow(row, running, len(services))
+    return WorkspaceListRow(row, *found)
 
 
 async def list_rows(
-    gateway: Gateway, principal: Principal, filters: Filters
+    gateway: Gateway,
+    principal: Principal,
+    filters: Filters,
+    counts: ServiceCounts | None = None,
 ) -> tuple[list[WorkspaceListRow], int]:
-    """The filtered workspaces (newest use first) with their services, and the total."""
+    """The filtered workspaces (newest use first) with their services, and the total.
+
+    Args:
+        gateway: The gateway.
+        principal: The session's principal.
+        filters: The list's filters.
+        counts: The gateway's shared :class:`ServiceCounts` (a fresh one when None).
+    """
+    counts = counts or ServiceCounts()
     company_id = principal.company_id or ""
     query = ListExecutionWorkspaces(
         principal=principal,
@@ -109,7 +164,7 @@ async def list_rows(
         Page[ExecutionWorkspaceRow],  # type: ignore[valid-type]
         timeout=timeout,
     )
-    rows = await gather(*(_services(gateway, principal, row) for row in page.items))
+    rows = await gather(*(_services(gateway, principal, row, counts) for row in page.items))
     return list(rows), page.total
 
 
@@ -142,6 +197,7 @@ async def _choices(
 async def workspaces_page(
     gateway: NamedDependency[Gateway],
     page_session: NamedDependency[PageSession],
+    service_counts: NamedDependency[ServiceCounts],
     project_id: Annotated[str, QueryParameter(name="projectId")] = "",
     status: Annotated[str, QueryParameter()] = "",
     issue_id: Annotated[str, QueryParameter(name="issueId")] = "",
@@ -152,7 +208,7 @@ async def workspaces_page(
     check_fragment(fragment, FRAGMENTS)
     principal = page_session.principal
     if fragment is not None:
-        rows, total = await list_rows(gateway, principal, filters)
+        rows, total = await list_rows(gateway, principal, filters, service_counts)
         return render(
             page_session,
             "workspaces.html",
@@ -162,7 +218,7 @@ async def workspaces_page(
             total=total,
         )
     (rows, total), (projects, issues) = await gather(
-        list_rows(gateway, principal, filters), _choices(gateway, principal)
+        list_rows(gateway, principal, filters, service_counts), _choices(gateway, principal)
     )
     return render(
         page_session,

@@ -13,6 +13,9 @@ Interface (kept stable; other page modules build on it):
   ``forget`` are kept for the callers and do nothing).
 - ``SESSION_COOKIE_PATH``: the page's session cookie covers the whole site (``/``), so that pages,
   the JSON API and the event stream all see it.
+- ``session_cookies``: the cookies a sign-in or sign-out sets: the session cookie on ``/`` and an
+  expired ``clipyard_session`` on the old path ``/api`` (``LEGACY_COOKIE_PATH``), so a session
+  cookie an older gateway set there cannot outlive a sign-out or shadow the new one.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from api_gateway.security import SESSION_COOKIE
 from contracts.base import Actor, Principal
 
 __all__ = [
+    "LEGACY_COOKIE_PATH",
     "SESSION_COOKIE_PATH",
     "PageSession",
     "PageTokens",
@@ -38,9 +42,12 @@ __all__ = [
     "known_page_session",
     "provide_page_session",
     "session_cookie",
+    "session_cookies",
 ]
 
 SESSION_COOKIE_PATH: Final = "/"
+LEGACY_COOKIE_PATH: Final = "/api"
+"""Where older gateways set the session cookie; every sign-in and sign-out expires it there."""
 _STATE_KEY: Final = "ui_page_session"
 
 
@@ -85,6 +92,21 @@ def session_cookie(gateway: Gateway, value: str, max_age: int) -> Cookie:
         samesite="strict",
         secure=gateway.settings.session_cookie_secure,
     )
+
+
+def session_cookies(gateway: Gateway, value: str, max_age: int) -> list[Cookie]:
+    """The cookies of a sign-in (``value``, ``max_age``) or a sign-out (``""``, ``0``): the
+    session cookie on ``/`` and an expired one on :data:`LEGACY_COOKIE_PATH`."""
+    legacy = Cookie(
+        key=SESSION_COOKIE,
+        value="",
+        path=LEGACY_COOKIE_PATH,
+        max_age=0,
+        httponly=True,
+        samesite="strict",
+        secure=gateway.settings.session_cookie_secure,
+    )
+    return [session_cookie(gateway, value, max_age), legacy]
 
 
 async def provide_page_session(

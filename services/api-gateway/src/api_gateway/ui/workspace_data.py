@@ -2,21 +2,23 @@
 
 Each section of ``/workspaces/{id}`` is loaded from the same bus requests its JSON endpoint
 makes, with the session's principal (the services check the company again). The workspace itself
-must load (its refusal, 404 for another company's, is the page's answer); any other section that
-cannot be loaded says so in its place rather than failing the page.
+must load, for the whole page and for every fragment alike (its refusal, 404 for another
+company's or a missing one, is the answer); any other section that cannot be loaded says so in its
+place rather than failing the page. The operations and the timeline show the NEWEST rows
+(``workspace_records.newest_rows``) and say how many there are in all. Only the full page load
+re-probes the runtime services' health; the fragments the page refreshes live do not.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from api_gateway.controllers.realizer import fetch
 from api_gateway.controllers.runtime_facts import close_readiness, workspace_detail
-from api_gateway.controllers.workspace_audit import OPERATION_SOURCES
 from api_gateway.dependencies import Gateway
 from api_gateway.errors import BusReplyError
 from api_gateway.ui.workspace_commands import (
@@ -27,13 +29,14 @@ from api_gateway.ui.workspace_commands import (
     configured_commands,
     service_rows,
 )
+from api_gateway.ui.workspace_records import newest_rows, workspace_operation
 from contracts import heartbeat_subjects
 from contracts import workspace_subjects as subjects
 from contracts.agents import ListRuns, RunFilters, RunView
 from contracts.base import Principal
 from contracts.execution_commands import (
+    GetExecutionWorkspace,
     GetWorkspaceEvents,
-    GetWorkspaceOperation,
     ListWorkspaceOperations,
 )
 from contracts.execution_views import (
@@ -49,7 +52,14 @@ from contracts.workspace_commands import GetProjectWorkspace
 from contracts.workspace_config import RuntimeConfig
 from contracts.workspace_views import Page, ProjectWorkspace
 
-__all__ = ["LOG_TAIL_LINES", "SECTIONS", "WorkspacePage", "load_workspace_page"]
+__all__ = [
+    "EVENT_WINDOW",
+    "LOG_TAIL_LINES",
+    "OPERATION_WINDOW",
+    "SECTIONS",
+    "WorkspacePage",
+    "load_workspace_page",
+]
 
 T = TypeVar("T")
 
@@ -68,12 +78,13 @@ SECTIONS: Final = (
 )
 """The page's sections, in page order; each is a ``?fragment=<name>``."""
 LOG_TAIL_LINES: Final = 40
-_EVENT_WINDOW: Final = 1000
-_OPERATION_WINDOW: Final = 200
+EVENT_WINDOW: Final = 1000
+"""The timeline shows the newest this many events."""
+OPERATION_WINDOW: Final = 200
+"""The operations section shows the newest this many operations."""
 _RUN_WINDOW: Final = 50
-_NEEDS_WORKSPACE: Final = frozenset(
-    {"summary", "services", "jobs", "configuration", "lifecycle", "runs"}
-)
+_NEEDS_RUNTIME: Final = frozenset({"services"})
+"""Sections that show the supervisor's runtime facts."""
 
 
 @dataclass
@@ -97,7 +108,13 @@ class WorkspacePage:
     """Job command id → its latest run (a workspace operation)."""
     form: ConfigForm | None = None
     operations: list[WorkspaceOperation] = field(default_factory=list)
+    """The newest operations, oldest first."""
+    operations_total: int = 0
+    """How many operations the workspace has in all."""
     events: list[WorkspaceEventRow] = field(default_factory=list)
+    """The newest events, oldest first."""
+    events_total: int = 0
+    """How many events the workspace has in all."""
     runs: list[RunView] = field(default_factory=list)
 
     @property
@@ -118,38 +135,6 @@ async def _section(page: WorkspacePage, name: str, load: Awaitable[T]) -> T | No
         log.warning("workspace page %s, section %s: %s", page.workspace_id, name, exc)
         page.errors[name] = _message(exc)
         return None
-
-
-async def _merged(
-    gateway: Gateway,
-    subject_of: Callable[[Any], str],
-    message: Any,
-    row: type[T],
-    what: str,
-    warnings: list[str],
-) -> list[T]:
-    """The rows every operation source holds, unsorted; the workspace owner's refusal raises,
-    another source's is a warning."""
-
-    async def ask(source: Any) -> list[T]:
-        try:
-            answer = await fetch(
-                gateway,
-                subject_of(source),
-                message,
-                Page[row],
-                timeout=gateway.settings.query_timeout,
-            )
-        except BusReplyError as exc:
-            if source == OPERATION_SOURCES[0]:
-                raise
-            if exc.reply.code != "not_found":
-                warnings.append(f"Some {what} are not shown: {exc.reply.message}")
-            return []
-        return list(answer.items)
-
-    found = await asyncio.gather(*(ask(source) for source in OPERATION_SOURCES))
-    return [one for rows in found for one in rows]
 
 
 async def _effective_runtime(
@@ -186,36 +171,25 @@ async def _log_tail(
     return found.text
 
 
-async def _services(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
+async def _commands(
+    gateway: Gateway, principal: Principal, page: WorkspacePage, section: str = "jobs"
+) -> None:
+    """The configured services and jobs (the workspace's runtime config, else its project's)."""
     workspace = page.workspace
     assert workspace is not None
-    runtime = await _section(page, "services", _effective_runtime(gateway, principal, workspace))
+    runtime = await _section(page, section, _effective_runtime(gateway, principal, workspace))
     page.commands = configured_commands(runtime)
+
+
+async def _services(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
+    """The services table: configured services with their runtime rows and log tails."""
+    workspace = page.workspace
+    assert workspace is not None
+    await _commands(gateway, principal, page, "services")
     page.services = service_rows(page.commands, list(workspace.runtime_services))
     ids = [row.runtime.id for row in page.services if row.runtime is not None]
     tails = await asyncio.gather(*(_log_tail(gateway, principal, workspace.id, i) for i in ids))
     page.logs = dict(zip(ids, tails, strict=True))
-
-
-async def _operation(
-    gateway: Gateway, principal: Principal, operation_id: str
-) -> WorkspaceOperationDetail:
-    """One workspace operation with its output, from whichever source holds it."""
-    query = GetWorkspaceOperation(principal=principal, operation_id=operation_id)
-    refusal: BusReplyError | None = None
-    for source in OPERATION_SOURCES:
-        try:
-            return await fetch(
-                gateway,
-                subjects.workspace_operation(source),
-                query,
-                WorkspaceOperationDetail,
-                timeout=gateway.settings.query_timeout,
-            )
-        except BusReplyError as exc:
-            refusal = refusal if refusal and exc.reply.code == "not_found" else exc
-    assert refusal is not None
-    raise refusal
 
 
 async def _runs(
@@ -244,6 +218,22 @@ async def _runs(
     return sorted(held, key=lambda run: run.queued_at, reverse=True)
 
 
+async def _workspace(
+    gateway: Gateway,
+    principal: Principal,
+    workspace_id: str,
+    *,
+    runtime: bool,
+    probe_health: bool,
+) -> tuple[ExecutionWorkspace, str | None]:
+    """The workspace (the realizer's 404 for another company's or a missing one is raised), with
+    the supervisor's runtime facts when ``runtime`` (re-probed only when ``probe_health``)."""
+    if runtime:
+        return await workspace_detail(gateway, principal, workspace_id, probe_health=probe_health)
+    query = GetExecutionWorkspace(principal=principal, workspace_id=workspace_id)
+    return await fetch(gateway, subjects.WORKSPACE_GET, query, ExecutionWorkspace), None
+
+
 async def load_workspace_page(
     gateway: Gateway,
     principal: Principal,
@@ -251,15 +241,22 @@ async def load_workspace_page(
     sections: Collection[str] = SECTIONS,
     *,
     operation_id: str | None = None,
+    probe_health: bool = False,
 ) -> WorkspacePage:
     """Load what ``sections`` of the workspace page show.
+
+    The workspace is read first whatever the sections (so any section of another company's or a
+    missing workspace answers 404 as the whole page does); the sections are then loaded together.
 
     Args:
         gateway: The gateway (its bus and timeouts).
         principal: The session's principal.
         workspace_id: The execution workspace.
         sections: Which sections (names of :data:`SECTIONS`).
-        operation_id: A job's workspace operation whose output the "Jobs" section shows.
+        operation_id: A job's workspace operation whose output the "Jobs" section shows; one
+            that belongs to another workspace is ignored (the newest job run is shown instead).
+        probe_health: Re-probe the running services' health (the full page load only; live
+            fragment refreshes read the health as last probed).
 
     Returns:
         The page's data; sections that could not be loaded are named in ``errors``.
@@ -268,14 +265,18 @@ async def load_workspace_page(
         BusReplyError: The workspace itself could not be read (404 for another company's).
     """
     page = WorkspacePage(workspace_id=workspace_id)
-    if _NEEDS_WORKSPACE & set(sections) or not sections:
-        probe = "summary" in sections or "services" in sections
-        workspace, warning = await workspace_detail(
-            gateway, principal, workspace_id, probe_health=probe
-        )
-        page.workspace = workspace
-        if warning:
-            page.warnings.append(warning)
+    wanted = set(sections)
+    workspace, warning = await _workspace(
+        gateway,
+        principal,
+        workspace_id,
+        runtime=bool(_NEEDS_RUNTIME & wanted),
+        probe_health=probe_health,
+    )
+    page.workspace = workspace
+    page.form = config_form(workspace.config)
+    if warning:
+        page.warnings.append(warning)
     tasks: list[Awaitable[Any]] = []
 
     async def readiness() -> None:
@@ -287,58 +288,61 @@ async def load_workspace_page(
 
     async def operations() -> None:
         window = ListWorkspaceOperations(
-            principal=principal, workspace_id=workspace_id, limit=_OPERATION_WINDOW
+            principal=principal, workspace_id=workspace_id, limit=OPERATION_WINDOW
         )
-        rows = await _section(
+        tail = await _section(
             page,
             "operations",
-            _merged(
+            newest_rows(
                 gateway,
                 subjects.workspace_operations,
                 window,
                 WorkspaceOperation,
+                lambda row: row.started_at,
                 "workspace operations",
                 page.warnings,
             ),
         )
-        page.operations = sorted(rows or [], key=lambda row: row.started_at)
+        if tail is not None:
+            page.operations, page.operations_total = tail.rows, tail.total
 
     async def timeline() -> None:
         window = GetWorkspaceEvents(
-            principal=principal, workspace_id=workspace_id, limit=_EVENT_WINDOW
+            principal=principal, workspace_id=workspace_id, limit=EVENT_WINDOW
         )
-        rows = await _section(
+        tail = await _section(
             page,
             "timeline",
-            _merged(
+            newest_rows(
                 gateway,
                 subjects.workspace_events,
                 window,
                 WorkspaceEventRow,
+                lambda row: row.occurred_at,
                 "workspace events",
                 page.warnings,
             ),
         )
-        page.events = sorted(rows or [], key=lambda row: row.occurred_at)
+        if tail is not None:
+            page.events, page.events_total = tail.rows, tail.total
 
     async def runs() -> None:
-        assert page.workspace is not None
-        page.runs = await _section(page, "runs", _runs(gateway, principal, page.workspace)) or []
+        page.runs = await _section(page, "runs", _runs(gateway, principal, workspace)) or []
 
-    if "readiness" in sections:
+    if "readiness" in wanted:
         tasks.append(readiness())
-    if "operations" in sections or "jobs" in sections:
+    if wanted & {"operations", "jobs"}:
         tasks.append(operations())
-    if "timeline" in sections:
+    if "timeline" in wanted:
         tasks.append(timeline())
-    if page.workspace is not None:
-        if "services" in sections or "jobs" in sections:
-            tasks.append(_services(gateway, principal, page))
-        if "runs" in sections:
-            tasks.append(runs())
-        page.form = config_form(page.workspace.config)
+    if "services" in wanted:
+        tasks.append(_services(gateway, principal, page))
+    elif "jobs" in wanted:
+        tasks.append(_commands(gateway, principal, page))
+    if "runs" in wanted:
+        tasks.append(runs())
     await asyncio.gather(*tasks)
-    if "jobs" in sections:
+    if "jobs" in wanted:
         await _job_output(gateway, principal, page, operation_id)
     return page
 
@@ -346,15 +350,25 @@ async def load_workspace_page(
 async def _job_output(
     gateway: Gateway, principal: Principal, page: WorkspacePage, operation_id: str | None
 ) -> None:
-    """The last run of each job (from the operations log) and the output of the one asked for,
-    else of the latest job run."""
-    for row in page.operations:
+    """The last run of each job (the newest job operation of the operations log) and the output
+    of the one asked for (when it is an operation of this workspace), else of the newest job run.
+    """
+    for row in sorted(page.operations, key=lambda row: row.started_at):
         if row.metadata.get("workspaceCommandKind") == "job":
             page.job_runs[str(row.metadata.get("workspaceCommandId", ""))] = row
-    wanted = operation_id or max(
-        page.job_runs.values(), key=lambda row: row.started_at, default=None
-    )
-    if wanted is None:
-        return
-    target = wanted if isinstance(wanted, str) else wanted.id
-    page.job_operation = await _section(page, "jobs", _operation(gateway, principal, target))
+    newest = max(page.job_runs.values(), key=lambda row: row.started_at, default=None)
+    if operation_id is not None:
+        asked = await _section(page, "jobs", workspace_operation(gateway, principal, operation_id))
+        if asked is None or asked.execution_workspace_id == page.workspace_id:
+            page.job_operation = asked  # None: the section says why it is missing
+            return
+        log.warning(
+            "workspace page %s: operation %s is not one of its operations; showing the newest "
+            "job run",
+            page.workspace_id,
+            operation_id,
+        )
+    if newest is not None:
+        page.job_operation = await _section(
+            page, "jobs", workspace_operation(gateway, principal, newest.id)
+        )

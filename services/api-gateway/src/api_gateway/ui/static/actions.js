@@ -9,17 +9,28 @@
  *                                     (or the text for non-JSON answers, null when empty). Never
  *                                     rejects: a network failure gives {ok: false, status: 0,
  *                                     body: {error: "...", code: "network_error", details: {}}}.
- *   showError(element, body)          show an API error ({error, code, details}) inside `element`
- *                                     (a form or section): next to the control whose
- *                                     data-api-field (or name) matches details.fields[].field
- *                                     (the longest prefix wins: data-api-field="config.workspaceRuntime"
- *                                     takes "config.workspaceRuntime.services[0].command"), else
- *                                     in the element's [data-error-for=""] slot, else at its top;
- *                                     always in an element with role="alert".
+ *   showError(element, body, options)
+ *                                     show an API error ({error, code, details}) inside `element`
+ *                                     (a form or section): each details.fields[] entry's own
+ *                                     message (its top-level `error` when it has none) next to
+ *                                     the control whose data-api-field (or name) matches its
+ *                                     field (the longest prefix wins: data-api-field=
+ *                                     "config.workspaceRuntime" takes
+ *                                     "config.workspaceRuntime.services[0].command"); the
+ *                                     top-level `error` (plus the messages of fields no control
+ *                                     takes) in the element's [data-error-for=""] slot, else at
+ *                                     its top, when no field took a message. Always in an element
+ *                                     with role="alert". The first control named gets the focus
+ *                                     unless options.focus === false.
  *   clearErrors(element)              remove the messages showError put in `element`.
- *   refreshFragment(name, container)  fetch the current page with ?fragment=<name> and replace the
- *                                     element [data-fragment="<name>"] (inside `container`,
- *                                     default document) with the answer. Resolves true when
+ *   refreshFragment(name, container)  fetch the current page with ?fragment=<name> and put the
+ *                                     answer in place of the element [data-fragment="<name>"]
+ *                                     (inside `container`, default document). The element's own
+ *                                     top-level action slots ([data-error-for=""],
+ *                                     [data-action-status], [data-blocking-reasons]) are kept as
+ *                                     they are (an action's message stays until the next action),
+ *                                     and a top-level role="alert" whose text did not change is
+ *                                     kept too (not announced again). Resolves true when
  *                                     replaced. A signed-out session goes to /sign-in.
  */
 "use strict";
@@ -124,31 +135,102 @@ function clearErrors(element) {
   });
 }
 
-function showError(element, body) {
+function _add(alert, text) {
+  const lines = alert.textContent ? alert.textContent.split("\n") : [];
+  if (lines.indexOf(text) === -1) { lines.push(text); }
+  alert.textContent = lines.join("\n");
+}
+
+function showError(element, body, options) {
   clearErrors(element);
+  const focus = !(options && options.focus === false);
   const error = (body && typeof body === "object") ? body : { error: String(body || "The request failed."), details: {} };
   const message = error.error || "The request failed.";
-  const fields = (error.details && Array.isArray(error.details.fields)) ? error.details.fields : [];
-  let placed = false;
+  const details = (error.details && typeof error.details === "object") ? error.details : {};
+  const fields = Array.isArray(details.fields) ? details.fields.slice() : [];
+  if (!fields.length && details.field) {
+    fields.push({ field: details.field, message: details.message });
+  }
+  let first = null;
+  const unplaced = [];
   fields.forEach(function (entry) {
-    const control = entry && entry.field ? _controlFor(element, String(entry.field)) : null;
+    if (!entry || !entry.field) { return; }
+    const text = (typeof entry.message === "string" && entry.message) ? entry.message : message;
+    const control = _controlFor(element, String(entry.field));
     if (control) {
-      _alertAfter(control).textContent = message;
-      if (!placed) { control.focus(); }
-      placed = true;
+      _add(_alertAfter(control), text);
+      if (first === null) { first = control; }
+    } else if (text !== message) {
+      unplaced.push(String(entry.field) + ": " + text);
     }
   });
-  if (!placed && error.details && error.details.field) {
-    const control = _controlFor(element, String(error.details.field));
-    if (control) {
-      _alertAfter(control).textContent = message;
-      control.focus();
-      placed = true;
+  if (first === null || unplaced.length) {
+    const general = _generalAlert(element);
+    general.textContent = "";
+    _add(general, message);
+    unplaced.forEach(function (text) { _add(general, text); });
+  }
+  if (first !== null && focus) { first.focus(); }
+}
+
+// Top-level children of a fragment kept across a refresh: the action slots (always: an action's
+// message and status stay until the next action) and an alert whose text did not change (not
+// announced again). The key pairs an old child with its fresh counterpart.
+function _keepKey(node, index) {
+  if (!(node instanceof Element)) { return null; }
+  if (node.matches('[data-error-for=""]')) { return "slot:error"; }
+  if (node.matches("[data-action-status]")) { return "slot:status"; }
+  if (node.matches("[data-blocking-reasons]")) { return "slot:reasons"; }
+  if (node.getAttribute("role") === "alert") { return "alert:" + index + ":" + node.textContent.trim(); }
+  return null;
+}
+
+function _keyed(element) {
+  const keys = new Map();
+  let alerts = 0;
+  Array.from(element.children).forEach(function (child) {
+    const key = _keepKey(child, alerts);
+    if (key === null) { return; }
+    if (key.indexOf("alert:") === 0) { alerts += 1; }
+    if (!keys.has(key)) { keys.set(key, child); }
+  });
+  return keys;
+}
+
+// Make `target` show `fresh` without taking the kept children out of the document.
+function _morph(target, fresh) {
+  const old = _keyed(target);
+  const incoming = _keyed(fresh);
+  const keep = new Set();
+  const general = Array.from(target.children).filter(function (child) { return child.matches("[data-general-error]"); });
+  general.forEach(function (child) { keep.add(child); });
+  const wanted = general.concat(Array.from(fresh.childNodes).map(function (node) {
+    for (const [key, element] of incoming) {
+      if (element === node && old.has(key)) {
+        keep.add(old.get(key));
+        return old.get(key);
+      }
     }
-  }
-  if (!placed) {
-    _generalAlert(element).textContent = message;
-  }
+    return node;
+  }));
+  Array.from(target.attributes).forEach(function (attr) {
+    if (!fresh.hasAttribute(attr.name)) { target.removeAttribute(attr.name); }
+  });
+  Array.from(fresh.attributes).forEach(function (attr) {
+    if (target.getAttribute(attr.name) !== attr.value) { target.setAttribute(attr.name, attr.value); }
+  });
+  Array.from(target.childNodes).forEach(function (node) {
+    if (!keep.has(node)) { node.remove(); }
+  });
+  let cursor = target.firstChild;
+  wanted.forEach(function (node) {
+    if (node === cursor) {
+      cursor = cursor.nextSibling;
+    } else {
+      target.insertBefore(node, cursor);
+    }
+  });
+  return target;
 }
 
 async function refreshFragment(name, container) {
@@ -172,8 +254,13 @@ async function refreshFragment(name, container) {
   template.innerHTML = html.trim();
   const fresh = template.content.querySelector('[data-fragment="' + name + '"]') || template.content.firstElementChild;
   if (!fresh) { return false; }
-  target.replaceWith(fresh);
-  document.dispatchEvent(new CustomEvent("clipyard:fragment", { detail: { name: name, element: fresh } }));
+  let element = fresh;
+  if (fresh.tagName === target.tagName) {
+    element = _morph(target, fresh);
+  } else {
+    target.replaceWith(fresh);
+  }
+  document.dispatchEvent(new CustomEvent("clipyard:fragment", { detail: { name: name, element: element } }));
   return true;
 }
 

@@ -6,6 +6,12 @@
  * answered 202 {operationId} is followed on GET /api/operations/{id} until it ends. Live events
  * (live.js subscribe) that name this workspace (or one of its runs or issues) refresh the
  * sections again. Controls carry data-* attributes; nothing here is inline in the page.
+ *
+ * An action's message (error or status) is written in its section's top-level slots
+ * ([data-error-for=""], [data-action-status], [data-blocking-reasons]), which refreshFragment
+ * keeps across live refreshes: it stays until the next action. The configuration form is not
+ * re-rendered by a live event while it is focused, edited or shows an error. After archive /
+ * reopen the focus goes to the button that undoes it (ids lifecycle-archive / lifecycle-reopen).
  */
 "use strict";
 
@@ -46,7 +52,7 @@
     return open;
   }
 
-  async function refresh(names) {
+  async function refresh(names, focusNext) {
     const logs = openLogs();
     const focusedId = document.activeElement ? document.activeElement.id : "";
     const focusedLabel = document.activeElement ? document.activeElement.getAttribute("data-label") : null;
@@ -55,6 +61,10 @@
       const details = document.querySelector('details[data-log-for="' + id + '"]');
       if (details) { details.open = true; }
     });
+    if (focusNext && (document.activeElement === document.body || document.activeElement === null)) {
+      const next = focusNext.map(function (id) { return document.getElementById(id); }).filter(Boolean)[0];
+      if (next) { next.focus(); return; }
+    }
     if (focusedLabel) {
       const again = document.querySelector('[data-label="' + CSS.escape(focusedLabel) + '"]');
       if (again && document.activeElement === document.body) { again.focus(); }
@@ -217,9 +227,12 @@
   }
 
   async function lifecycle(status, text) {
+    showBlockingReasons(null);
     const answer = await call("PATCH", wsPath, { status: status }, "lifecycle", text);
     const failed = answer.ok ? null : answer.body;
-    await refresh(LIVE_SECTIONS);
+    const mine = status === "archived" ? "lifecycle-archive" : "lifecycle-reopen";
+    const undo = status === "archived" ? "lifecycle-reopen" : "lifecycle-archive";
+    await refresh(LIVE_SECTIONS, failed ? [mine, undo] : [undo, mine]);
     if (failed) {
       errorIn("lifecycle", failed);
       showBlockingReasons(failed);
@@ -327,6 +340,19 @@
     return ids.some(function (id) { return id && text.indexOf(id) !== -1; });
   }
 
+  // Is the configuration form in use (focused, edited, or showing an error)? Then a live event
+  // does not re-render it (what the operator typed, and the API's message about it, stay).
+  function busyForm(form) {
+    if (form.contains(document.activeElement)) { return true; }
+    if (form.querySelector("[data-shown-error], [aria-invalid=\"true\"]")) { return true; }
+    const slot = form.querySelector('[data-error-for=""]');
+    if (slot && slot.textContent.trim() !== "") { return true; }
+    return Array.from(form.elements).some(function (control) {
+      return (control instanceof HTMLInputElement || control instanceof HTMLTextAreaElement) &&
+        control.value !== control.defaultValue;
+    });
+  }
+
   function live() {
     const types = (root.getAttribute("data-live-event-types") || "").split(",").filter(Boolean);
     if (!types.length || !window.Clipyard.subscribe) { return; }
@@ -338,7 +364,7 @@
         pending = null;
         const names = LIVE_SECTIONS.slice();
         const form = document.querySelector("[data-config-form]");
-        if (configChanged && form && !form.contains(document.activeElement)) { names.push("configuration"); }
+        if (configChanged && form && !busyForm(form)) { names.push("configuration"); }
         configChanged = false;
         refresh(names);
       }, 300);
