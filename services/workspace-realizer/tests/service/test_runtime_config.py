@@ -105,3 +105,15 @@ def test_a_service_may_start_out_manual_and_nothing_else() -> None:
         normalize_runtime_config({"services": [{"command": "x", "desiredState": "paused"}]})
     with pytest.raises(InvalidInputError, match="is not a job field"):
         normalize_runtime_config({"jobs": [{"command": "x", "desiredState": "manual"}]})
+
+
+def test_an_execution_workspace_override_is_named_as_the_request_carries_it() -> None:
+    # PATCH /api/execution-workspaces/{id} sends it as config.workspaceRuntime: errors say so.
+    raw = {"services": [{"name": "web"}]}
+    with pytest.raises(InvalidInputError) as caught:
+        normalize_runtime_config(raw, field="config.workspaceRuntime")
+    assert caught.value.details["field"] == "config.workspaceRuntime.services[0].command"
+    assert str(caught.value).startswith("config.workspaceRuntime.services[0].command is required")
+    with pytest.raises(InvalidInputError) as plain:
+        normalize_runtime_config(raw)
+    assert plain.value.details["field"] == "runtimeConfig.services[0].command"

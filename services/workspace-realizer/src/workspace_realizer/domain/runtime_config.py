@@ -63,11 +63,15 @@ def command_slug(text: str) -> str:
     return re.sub(r"-{2,}", "-", slug).strip("-_")
 
 
-def normalize_runtime_config(raw: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def normalize_runtime_config(
+    raw: Mapping[str, Any] | None, *, field: str = "runtimeConfig"
+) -> list[dict[str, Any]]:
     """Validate a runtime config and list its commands with ids and service indexes.
 
     Args:
         raw: The config as sent (camelCase keys), or None.
+        field: Where the request carries it: ``runtimeConfig`` (a project workspace) or
+            ``config.workspaceRuntime`` (an execution workspace's override); errors name it.
 
     Returns:
         ``[{id, kind, name, command, cwd, env, serviceIndex, source: {key, index}, ...}]``.
@@ -75,6 +79,20 @@ def normalize_runtime_config(raw: Mapping[str, Any] | None) -> list[dict[str, An
     Raises:
         InvalidInputError: The message names the field (``runtimeConfig.services[0].command``).
     """
+    try:
+        return _normalize(raw)
+    except InvalidInputError as error:
+        if field == "runtimeConfig":
+            raise
+        named = str(error.details.get("field", "runtimeConfig"))
+        message = str(error)
+        renamed = field + named.removeprefix("runtimeConfig")
+        raise InvalidInputError(
+            message.replace(named, renamed, 1), **{**error.details, "field": renamed}
+        ) from None
+
+
+def _normalize(raw: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     if raw is None:
         return []
     raw = _compact(raw)

@@ -194,5 +194,5 @@ def _patched(config: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, A
             merged.pop(key, None)
         else:
             merged[key] = value
-    normalize_runtime_config(merged.get("workspaceRuntime"))
+    normalize_runtime_config(merged.get("workspaceRuntime"), field="config.workspaceRuntime")
     return merged
