@@ -17,6 +17,7 @@ from contracts.runtime_commands import (
     EnsureRunServices,
     GetRuntimeServiceLog,
     GetRuntimeState,
+    ListRuntimeSummaries,
 )
 from contracts.runtime_events import (
     RuntimeProvisioningFailed,
@@ -52,6 +53,7 @@ def build(envelope: Callable[..., dict[str, Any]], principal: Principal) -> list
     return [
         ControlRuntime(principal=p, workspace_id=WS, action="start", service_index=0),
         GetRuntimeState(principal=p, workspace_id=WS, probe_health=True),
+        ListRuntimeSummaries(principal=p, workspace_ids=[WS]),
         GetRuntimeServiceLog(principal=p, workspace_id=WS, service_id=SERVICE, tail=100),
         EnsureRunServices(principal=p, workspace_id=WS, run_id=RUN, agent_id=AGENT, issue_id=ISSUE),
         RunStarted(**envelope("run"), agent_id=AGENT, issue_id=ISSUE, workspace_id=WS),

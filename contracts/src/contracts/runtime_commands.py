@@ -11,7 +11,7 @@ reply's ``ok`` value.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -23,12 +23,15 @@ __all__ = [
     "EnsureRunServices",
     "GetRuntimeServiceLog",
     "GetRuntimeState",
+    "ListRuntimeSummaries",
     "RunServices",
     "RuntimeAction",
     "RuntimeControlResult",
     "RuntimeLeaseOutcome",
     "RuntimeServiceLog",
     "RuntimeState",
+    "RuntimeSummaries",
+    "RuntimeSummary",
 ]
 
 RuntimeAction = Literal["start", "stop", "restart", "run"]
@@ -63,6 +66,22 @@ class RuntimeState(Struct, frozen=True, kw_only=True):
     service_states: dict[str, Literal["running", "stopped", "manual"]] = msgspec.field(
         default_factory=dict
     )
+
+
+class RuntimeSummary(Struct, frozen=True, kw_only=True):
+    """A workspace's services in short: ``total`` instances its runtime state shows (live ones
+    and the last end of each service with none live) and the ``running`` ones among them."""
+
+    workspace_id: str
+    running: int
+    total: int
+
+
+class RuntimeSummaries(Struct, frozen=True, kw_only=True):
+    """The answer to :class:`ListRuntimeSummaries`: one summary per known workspace asked for,
+    in the order asked (unknown and other companies' workspaces are left out)."""
+
+    items: list[RuntimeSummary] = msgspec.field(default_factory=list)
 
 
 class RuntimeServiceLog(Struct, frozen=True, kw_only=True):
@@ -106,6 +125,15 @@ class GetRuntimeState(Query, tag="runtime_service.get_state.v1", frozen=True, kw
     workspace_id: str | None = None
     project_workspace_id: str | None = None
     probe_health: bool = False
+
+
+class ListRuntimeSummaries(
+    Query, tag="runtime_service.list_summaries.v1", frozen=True, kw_only=True
+):
+    """Running / total services of many execution workspaces → ``RuntimeSummaries`` (health as
+    last probed, never re-probed; lists)."""
+
+    workspace_ids: Annotated[list[str], msgspec.Meta(max_length=200)]
 
 
 class GetRuntimeServiceLog(Query, tag="runtime_service.get_log.v1", frozen=True, kw_only=True):

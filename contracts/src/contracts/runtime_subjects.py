@@ -12,10 +12,17 @@ from typing import Final
 
 from contracts.subjects import command, query
 
-__all__ = ["RUNTIME_LOG", "RUNTIME_STATE", "ensure_run_services", "runtime_control"]
+__all__ = [
+    "RUNTIME_LOG",
+    "RUNTIME_STATE",
+    "RUNTIME_SUMMARIES",
+    "ensure_run_services",
+    "runtime_control",
+]
 
 RUNTIME_STATE: Final = query("runtime_service", "state")
 RUNTIME_LOG: Final = query("runtime_service", "log")
+RUNTIME_SUMMARIES: Final = query("runtime_service", "summaries")
 
 
 def runtime_control(node: str) -> str:

@@ -3,31 +3,28 @@ answers the table body, and the live attributes name event types the stream acce
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import re
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
 from api_gateway.controllers.events import EVENT_TYPES
-from api_gateway.ui.pages_workspaces import COUNT_CONCURRENCY, ServiceCounts
 from contracts import workspace_subjects as subjects
-from contracts.base import Actor, ErrorReply, Principal
+from contracts.base import ErrorReply
 from contracts.execution_commands import ListExecutionWorkspaces
-from contracts.runtime_commands import GetRuntimeState
-from contracts.runtime_subjects import RUNTIME_STATE
+from contracts.runtime_commands import GetRuntimeState, ListRuntimeSummaries
+from contracts.runtime_subjects import RUNTIME_STATE, RUNTIME_SUMMARIES
 
 _spec = importlib.util.spec_from_file_location("pages", Path(__file__).parent / "pages.py")
 assert _spec
 assert _spec.loader
 pages: Any = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(pages)
-wire, runtime = pages.wire, pages.runtime
+wire = pages.wire
 
 Client = TestClient[Any]
 OTHER_WS = "5d1a3c9e-8b7a-4e2d-9a1b-3c4d5e6f7a8b"
@@ -45,20 +42,28 @@ def _list_queries(bus: Any) -> list[ListExecutionWorkspaces]:
     return [s.message for s in bus.sent if s.subject == subjects.WORKSPACE_LIST]
 
 
+def _summary_queries(bus: Any) -> list[ListRuntimeSummaries]:
+    return [s.message for s in bus.sent if s.subject == RUNTIME_SUMMARIES]
+
+
+def _summaries(*items: tuple[str, int, int]) -> Any:
+    return wire.ok({"items": [{"workspaceId": w, "running": r, "total": t} for w, r, t in items]})
+
+
+def _services_cell(html: str, workspace_id: str) -> str:
+    row = html.split(f'data-workspace-id="{workspace_id}"')[1].split("</tr>")[0]
+    return row.split('data-field="services">')[1].split("</td>")[0]
+
+
 def test_the_page_lists_workspaces_with_their_services(
     signed_in: Client, bus: Any, company: str
 ) -> None:
-    stopped = runtime.service(company, id="s2", serviceName="worker", status="stopped")
     bus.replies[subjects.WORKSPACE_LIST] = wire.page(
         wire.workspace(company), wire.workspace(company, id=OTHER_WS, name="acme-2", status="idle")
     )
     bus.replies[subjects.PROJECT_LIST] = wire.page(wire.project(company))
     bus.replies[subjects.ISSUE_LIST] = wire.page(wire.issue(company))
-    bus.replies[RUNTIME_STATE] = lambda query: (
-        wire.ok(runtime.state(company, runtimeServices=[runtime.service(company), stopped]))
-        if query.workspace_id == wire.WS
-        else ErrorReply(code="timeout", message="late", status=504)
-    )
+    bus.replies[RUNTIME_SUMMARIES] = _summaries((wire.WS, 1, 2))  # OTHER_WS left out
     response = signed_in.get("/workspaces")
     assert response.status_code == 200
     html = response.text
@@ -71,7 +76,11 @@ def test_the_page_lists_workspaces_with_their_services(
     row = html.split(f'data-workspace-id="{wire.WS}"')[1].split("</tr>")[0]
     assert 'data-field="services">1 / 2<' in row
     other = html.split(f'data-workspace-id="{OTHER_WS}"')[1].split("</tr>")[0]
-    assert "unknown" in other  # its supervisor answer was late: the page still renders
+    assert "unknown" in other  # the supervisor left it out: the page still renders
+    (asked,) = _summary_queries(bus)
+    assert asked.workspace_ids == [wire.WS, OTHER_WS]
+    assert asked.principal.company_id == company
+    assert not any(s.subject == RUNTIME_STATE for s in bus.sent)  # no question per row
     assert "2026-11-29 12:00:00 UTC" in row
     assert f'<option value="{wire.PROJECT}">Web</option>' in html
     assert "ACME-1 Fix login" in html
@@ -127,7 +136,7 @@ def test_a_realizer_error_is_an_html_page_with_its_status(signed_in: Client, bus
 
 def test_the_rows_fragment_is_the_table_body(signed_in: Client, bus: Any, company: str) -> None:
     bus.replies[subjects.WORKSPACE_LIST] = wire.page(wire.workspace(company))
-    bus.replies[RUNTIME_STATE] = wire.ok(runtime.state(company))
+    bus.replies[RUNTIME_SUMMARIES] = _summaries((wire.WS, 1, 1))
     response = signed_in.get("/workspaces?status=active&fragment=rows")
     assert response.status_code == 200
     html = response.text.strip()
@@ -136,6 +145,7 @@ def test_the_rows_fragment_is_the_table_body(signed_in: Client, bus: Any, compan
     assert "<html" not in html
     assert "<nav" not in html
     assert f'<tr data-workspace-id="{wire.WS}">' in html
+    assert _services_cell(html, wire.WS) == "1 / 1"
     assert _list_queries(bus)[-1].filters.statuses == ["active"]
     assert response.headers["content-security-policy"].startswith("default-src 'self'")
     unknown = signed_in.get("/workspaces?fragment=nope")
@@ -163,45 +173,53 @@ def test_the_page_goes_live_on_workspace_and_service_events(
     assert stream.headers["content-type"].startswith("text/event-stream")
 
 
-async def test_service_counts_are_bounded_and_shared_while_in_flight(
-    bus: Any, settings: Any
+@pytest.mark.parametrize(
+    "reply",
+    [
+        ErrorReply(code="timeout", message="late", status=504),
+        ErrorReply(code="service_unavailable", message="no responders", status=503),
+        wire.ok({"items": [{"workspaceId": wire.WS, "running": "many"}]}),
+    ],
+    ids=["timeout", "unavailable", "unreadable"],
+)
+def test_rows_show_unknown_services_when_the_supervisor_does_not_answer(
+    signed_in: Client, bus: Any, company: str, reply: Any
 ) -> None:
-    """No batch query exists, so the per-row questions run at most COUNT_CONCURRENCY at once and
-    two refreshes asking for the same workspace at the same time share one question; a later
-    refresh asks again (no stale answers after a live event)."""
-    gateway = SimpleNamespace(bus=bus, settings=settings)
-    principal = Principal(company_id="c1", actor=Actor(type="board", id="k1"))
-    flying = 0
-    most = 0
-
-    async def answer(query: GetRuntimeState) -> Any:
-        nonlocal flying, most
-        flying += 1
-        most = max(most, flying)
-        await asyncio.sleep(0.01)
-        flying -= 1
-        return wire.ok(runtime.state("c1"))
-
-    bus.replies[RUNTIME_STATE] = answer
-    counts = ServiceCounts()
-    ids = [f"ws-{i}" for i in range(3 * COUNT_CONCURRENCY)]
-    first, second = await asyncio.gather(
-        asyncio.gather(*(counts.of(gateway, principal, one) for one in ids)),
-        asyncio.gather(*(counts.of(gateway, principal, one) for one in ids)),
+    bus.replies[subjects.WORKSPACE_LIST] = wire.page(
+        wire.workspace(company), wire.workspace(company, id=OTHER_WS, name="acme-2")
     )
-    assert first == second == [(1, 1)] * len(ids)
-    asked = [s.message for s in bus.sent if isinstance(s.message, GetRuntimeState)]
-    assert sorted(one.workspace_id or "" for one in asked) == sorted(ids)
-    assert not any(one.probe_health for one in asked)
-    assert 1 < most <= COUNT_CONCURRENCY
-    await counts.of(gateway, principal, ids[0])
-    assert len([s for s in bus.sent if isinstance(s.message, GetRuntimeState)]) == len(ids) + 1
+    bus.replies[RUNTIME_SUMMARIES] = reply
+    response = signed_in.get("/workspaces?fragment=rows")
+    assert response.status_code == 200
+    for one in (wire.WS, OTHER_WS):
+        assert _services_cell(response.text, one) == '<span class="muted">unknown</span>'
+    assert len(_summary_queries(bus)) == 1
 
 
-def test_live_row_refreshes_never_probe_health(signed_in: Client, bus: Any, company: str) -> None:
-    bus.replies[subjects.WORKSPACE_LIST] = wire.page(wire.workspace(company))
-    bus.replies[RUNTIME_STATE] = wire.ok(runtime.state(company))
-    assert signed_in.get("/workspaces?fragment=rows").status_code == 200
-    asked = [s.message for s in bus.sent if isinstance(s.message, GetRuntimeState)]
-    assert asked
-    assert not any(one.probe_health for one in asked)
+def test_no_rows_ask_the_supervisor_nothing(signed_in: Client, bus: Any, company: str) -> None:
+    bus.replies[subjects.WORKSPACE_LIST] = wire.page()
+    response = signed_in.get("/workspaces?fragment=rows")
+    assert response.status_code == 200
+    assert "No execution workspaces match these filters." in response.text
+    assert _summary_queries(bus) == []
+
+
+def test_each_live_refresh_asks_once_for_all_rows_and_never_probes_health(
+    signed_in: Client, bus: Any, company: str
+) -> None:
+    bus.replies[subjects.WORKSPACE_LIST] = wire.page(
+        wire.workspace(company), wire.workspace(company, id=OTHER_WS, name="acme-2")
+    )
+    counts = iter([(0, 2), (2, 2)])
+
+    def answer(query: ListRuntimeSummaries) -> Any:
+        running, total = next(counts)
+        return _summaries(*((one, running, total) for one in query.workspace_ids))
+
+    bus.replies[RUNTIME_SUMMARIES] = answer
+    first = signed_in.get("/workspaces?fragment=rows").text
+    second = signed_in.get("/workspaces?fragment=rows").text  # after a runtime_service.* event
+    assert (_services_cell(first, wire.WS), _services_cell(first, OTHER_WS)) == ("0 / 2",) * 2
+    assert (_services_cell(second, wire.WS), _services_cell(second, OTHER_WS)) == ("2 / 2",) * 2
+    assert [q.workspace_ids for q in _summary_queries(bus)] == [[wire.WS, OTHER_WS]] * 2
+    assert not any(isinstance(s.message, GetRuntimeState) for s in bus.sent)

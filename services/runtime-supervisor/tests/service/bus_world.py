@@ -22,11 +22,14 @@ from contracts.runtime_commands import (
     EnsureRunServices,
     GetRuntimeServiceLog,
     GetRuntimeState,
+    ListRuntimeSummaries,
     RuntimeState,
+    RuntimeSummaries,
 )
 from contracts.runtime_subjects import (
     RUNTIME_LOG,
     RUNTIME_STATE,
+    RUNTIME_SUMMARIES,
     ensure_run_services,
     runtime_control,
 )
@@ -194,6 +197,10 @@ class Sup:
         query = GetRuntimeState(principal=BOARD, workspace_id=ws, project_workspace_id=pw,
                                 probe_health=probe)  # fmt: skip
         return await self.bus.call(RUNTIME_STATE, query, RuntimeState, timeout=30.0)
+
+    async def summaries(self, *ws: str, principal: Principal = BOARD) -> RuntimeSummaries:
+        query = ListRuntimeSummaries(principal=principal, workspace_ids=list(ws))
+        return await self.bus.call(RUNTIME_SUMMARIES, query, RuntimeSummaries, timeout=30.0)
 
     async def known(self, ws: str | None = None, *, pw: str | None = None,
                     check: Callable[[RuntimeState], bool] | None = None) -> RuntimeState:  # fmt: skip

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from state_world import ACME, DB, WEB, World, runtime_of
+from state_world import ACME, DB, OTHER, WEB, World, runtime_of
 
 from contracts.execution_views import RuntimeProvisioning
 from contracts.workspace_config import ExecutionWorkspaceConfig
@@ -44,6 +44,46 @@ def test_the_desired_state_the_rule_computes_is_recorded_and_shown(
     world.start(target, "db", index=1)
     [brief] = app.runtime_state(target).runtime_services
     assert (brief.service_name, brief.desired_state) == ("db", "manual")
+
+
+def test_summaries_count_what_the_runtime_state_shows_per_workspace(
+    app: RuntimeSupervisorApplication, world: World
+) -> None:
+    pw = world.project_workspace(runtime_of(WEB, DB))
+    busy = world.target(ws=world.workspace(pw))
+    world.start(busy, "web", index=0)
+    world.start(busy, "db", index=1, run=False)  # starting: shown, not running
+    quiet = world.target(ws=world.workspace(pw))
+    ended = world.start(quiet, "web", index=0)
+    world.clock.advance(1)
+    app.mark_stopped(ended, stop_reason="manual")
+    idle = world.target(ws=world.workspace(pw))
+    foreign = world.workspace(None, company=OTHER)
+    ids = [
+        idle.execution_workspace_id,
+        busy.execution_workspace_id,
+        "no-such-workspace",
+        foreign,
+        quiet.execution_workspace_id,
+        busy.execution_workspace_id,
+    ]
+    found = app.runtime_summaries(ACME, [i or "" for i in ids])
+    got = [(s.workspace_id, s.running, s.total) for s in found.items]
+    assert got == [
+        (idle.execution_workspace_id, 0, 0),
+        (busy.execution_workspace_id, 1, 2),
+        (quiet.execution_workspace_id, 0, 1),
+    ]
+    # The same numbers as the runtime state the detail shows.
+    for target, (_, running, total) in zip((idle, busy, quiet), got, strict=True):
+        services = app.runtime_state(target).runtime_services
+        assert (running, total) == (
+            sum(1 for one in services if one.status == "running"),
+            len(services),
+        )
+    # Another company sees only its own; an operator without a company sees every one.
+    assert [s.workspace_id for s in app.runtime_summaries(OTHER, ids[:4]).items] == [foreign]
+    assert len(app.runtime_summaries(None, ids).items) == 4
 
 
 def _provisioned(world: World) -> RuntimeTarget:

@@ -34,7 +34,6 @@ from litestar.template.config import TemplateConfig
 from api_gateway.domain import GatewayError
 from api_gateway.errors import BusReplyError, problem_of
 from api_gateway.ui.headers import PAGE_HEADERS, add_page_headers
-from api_gateway.ui.pages_workspaces import ServiceCounts
 from api_gateway.ui.session import (
     PageTokens,
     SignInRequired,
@@ -135,14 +134,12 @@ def _page_routes() -> list[Any]:
 def ui_router() -> Router:
     """The router of the pages (one per app: it holds the CSRF tokens of its sessions)."""
     tokens = PageTokens()
-    counts = ServiceCounts()
     return Router(
         "/",
         route_handlers=_page_routes(),
         dependencies={
             "page_tokens": Provide(lambda: tokens, sync_to_thread=False, use_cache=True),
             "page_session": Provide(provide_page_session),
-            "service_counts": Provide(lambda: counts, sync_to_thread=False, use_cache=True),
         },
         exception_handlers={
             SignInRequired: _to_sign_in,

@@ -1,13 +1,11 @@
 """``/workspaces``: the company's execution workspaces, filtered, with live rows.
 
 The rows come from the same bus query as ``GET /api/companies/{companyId}/execution-workspaces``
-(the realizer's list) and, per row, the runtime supervisor's facts (running / total services); a
-supervisor that does not answer leaves the services column empty. The supervisor has no query for
-many workspaces at once, so the per-row questions are bounded (:class:`ServiceCounts`: at most
-:data:`COUNT_CONCURRENCY` at a time per gateway, and a question already in flight for a workspace
-is shared by every refresh that needs it rather than asked again) and never re-probe health. A
-time-based cache is deliberately not used: a live refresh follows a ``runtime_service.*`` event
-and must show the state after it. The filters
+(the realizer's list) and their services (running / total) from one ``ListRuntimeSummaries``
+question to the runtime supervisor for the whole page (:func:`service_counts`; health as last
+probed, never re-probed). A row the supervisor leaves out, or every row when it does not answer,
+shows its services as unknown. A time-based cache is deliberately not used: a live refresh
+follows a ``runtime_service.*`` event and must show the state after it. The filters
 (``?projectId=&status=&issueId=``) are the API's. ``?fragment=rows`` answers the table body only:
 the page refetches it whenever a ``workspace.*`` or ``runtime_service.*`` event of the company
 arrives (``live.js``).
@@ -15,11 +13,12 @@ arrives (``live.js``).
 
 from __future__ import annotations
 
-import asyncio
+import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated, Any, Final
 
+import msgspec
 from litestar import get
 from litestar.di import NamedDependency
 from litestar.params import QueryParameter
@@ -27,39 +26,40 @@ from litestar.response import Template
 
 from api_gateway.controllers.events import EVENT_TYPES
 from api_gateway.controllers.realizer import fetch, parse_choices
-from api_gateway.controllers.runtime_facts import runtime_state
 from api_gateway.dependencies import Gateway
 from api_gateway.ui.fragments import check_fragment, render
 from api_gateway.ui.lookups import gather
 from api_gateway.ui.session import PageSession
 from contracts import workspace_subjects as subjects
-from contracts.base import Principal
+from contracts.base import Ok, Principal
 from contracts.execution_commands import ListExecutionWorkspaces, WorkspaceFilters
 from contracts.execution_views import WORKSPACE_STATUSES, ExecutionWorkspaceRow
+from contracts.runtime_commands import ListRuntimeSummaries, RuntimeSummaries
+from contracts.runtime_subjects import RUNTIME_SUMMARIES
 from contracts.workspace_commands import ListIssues, ListProjects
 from contracts.workspace_views import Issue, Page, Project
 
 __all__ = [
-    "COUNT_CONCURRENCY",
     "FRAGMENTS",
     "LIVE_TYPES",
     "ROUTES",
     "ROW_LIMIT",
     "Filters",
-    "ServiceCounts",
     "WorkspaceListRow",
     "list_rows",
+    "service_counts",
     "workspaces_page",
 ]
 
 FRAGMENTS: Final = {"rows": "_workspace_rows.html"}
 ROW_LIMIT: Final = 200
-COUNT_CONCURRENCY: Final = 8
-"""Supervisor questions (one per row) in flight at once, per gateway."""
+"""Rows per page (also the most workspaces one ``ListRuntimeSummaries`` may name)."""
 LIVE_TYPES: Final = tuple(
     sorted(t for t in EVENT_TYPES if t.startswith(("workspace.", "runtime_service.")))
 )
 """The events that refresh the rows (every ``workspace.*`` and ``runtime_service.*`` type)."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -88,56 +88,43 @@ class WorkspaceListRow:
     total: int | None
 
 
-@dataclass
-class ServiceCounts:
-    """Running / total services per workspace, asked of the supervisor with bounded concurrency;
-    one question in flight per workspace (and company) is shared by everyone who needs it."""
+async def service_counts(
+    gateway: Gateway, principal: Principal, workspace_ids: Sequence[str]
+) -> dict[str, tuple[int, int]]:
+    """``(running, total)`` services per workspace, in one question to the supervisor.
 
-    concurrency: int = COUNT_CONCURRENCY
-    _limit: asyncio.Semaphore | None = None
-    _flying: dict[tuple[str, str], asyncio.Future[tuple[int, int] | None]] = field(
-        default_factory=dict
+    Args:
+        gateway: The gateway (its bus and query timeout).
+        principal: Who asks (the supervisor answers for the principal's company only).
+        workspace_ids: The workspaces (at most :data:`ROW_LIMIT`).
+
+    Returns:
+        The counts of the workspaces the supervisor answered for; empty when it did not answer
+        (logged as a warning).
+    """
+    if not workspace_ids:
+        return {}
+    query = ListRuntimeSummaries(principal=principal, workspace_ids=list(workspace_ids))
+    reply = await gateway.bus.request(
+        RUNTIME_SUMMARIES, query, timeout=gateway.settings.query_timeout
     )
-
-    async def _ask(
-        self, gateway: Gateway, principal: Principal, workspace_id: str
-    ) -> tuple[int, int] | None:
-        if self._limit is None:
-            self._limit = asyncio.Semaphore(self.concurrency)
-        async with self._limit:
-            facts = await runtime_state(gateway, principal, workspace_id=workspace_id)
-        if facts.state is None:
-            return None
-        services = facts.state.runtime_services
-        return sum(1 for one in services if one.status == "running"), len(services)
-
-    async def of(
-        self, gateway: Gateway, principal: Principal, workspace_id: str
-    ) -> tuple[int, int] | None:
-        """``(running, total)`` of a workspace's services (None: the supervisor did not answer)."""
-        key = (principal.company_id or "", workspace_id)
-        flying = self._flying.get(key)
-        if flying is None:
-            flying = asyncio.ensure_future(self._ask(gateway, principal, workspace_id))
-            self._flying[key] = flying
-            flying.add_done_callback(lambda _: self._flying.pop(key, None))
-        return await asyncio.shield(flying)
-
-
-async def _services(
-    gateway: Gateway, principal: Principal, row: ExecutionWorkspaceRow, counts: ServiceCounts
-) -> WorkspaceListRow:
-    found = await counts.of(gateway, principal, row.id)
-    if found is None:
-        return WorkspaceListRow(row, None, None)
-    return WorkspaceListRow(row, *found)
+    if isinstance(reply, Ok):
+        try:
+            found = msgspec.convert(reply.result, RuntimeSummaries)
+        except msgspec.ValidationError as exc:
+            reason = f"an answer the gateway cannot read ({exc})"
+        else:
+            return {one.workspace_id: (one.running, one.total) for one in found.items}
+    else:
+        reason = getattr(reply, "code", "accepted")
+    log.warning("runtime summaries of %d workspaces: no answer (%s)", len(workspace_ids), reason)
+    return {}
 
 
 async def list_rows(
     gateway: Gateway,
     principal: Principal,
     filters: Filters,
-    counts: ServiceCounts | None = None,
 ) -> tuple[list[WorkspaceListRow], int]:
     """The filtered workspaces (newest use first) with their services, and the total.
 
@@ -145,9 +132,7 @@ async def list_rows(
         gateway: The gateway.
         principal: The session's principal.
         filters: The list's filters.
-        counts: The gateway's shared :class:`ServiceCounts` (a fresh one when None).
     """
-    counts = counts or ServiceCounts()
     company_id = principal.company_id or ""
     query = ListExecutionWorkspaces(
         principal=principal,
@@ -164,8 +149,9 @@ async def list_rows(
         Page[ExecutionWorkspaceRow],  # type: ignore[valid-type]
         timeout=timeout,
     )
-    rows = await gather(*(_services(gateway, principal, row, counts) for row in page.items))
-    return list(rows), page.total
+    counts = await service_counts(gateway, principal, [row.id for row in page.items])
+    rows = [WorkspaceListRow(row, *counts.get(row.id, (None, None))) for row in page.items]
+    return rows, page.total
 
 
 async def _choices(
@@ -197,7 +183,6 @@ async def _choices(
 async def workspaces_page(
     gateway: NamedDependency[Gateway],
     page_session: NamedDependency[PageSession],
-    service_counts: NamedDependency[ServiceCounts],
     project_id: Annotated[str, QueryParameter(name="projectId")] = "",
     status: Annotated[str, QueryParameter()] = "",
     issue_id: Annotated[str, QueryParameter(name="issueId")] = "",
@@ -208,7 +193,7 @@ async def workspaces_page(
     check_fragment(fragment, FRAGMENTS)
     principal = page_session.principal
     if fragment is not None:
-        rows, total = await list_rows(gateway, principal, filters, service_counts)
+        rows, total = await list_rows(gateway, principal, filters)
         return render(
             page_session,
             "workspaces.html",
@@ -218,7 +203,7 @@ async def workspaces_page(
             total=total,
         )
     (rows, total), (projects, issues) = await gather(
-        list_rows(gateway, principal, filters, service_counts), _choices(gateway, principal)
+        list_rows(gateway, principal, filters), _choices(gateway, principal)
     )
     return render(
         page_session,

@@ -1,6 +1,6 @@
 """Endpoints of runtime control and reads: ``ControlRuntime`` (long: answered in time or
-``accepted``), ``EnsureRunServices`` (long), ``GetRuntimeState`` (health re-probed on request)
-and ``GetRuntimeServiceLog``."""
+``accepted``), ``EnsureRunServices`` (long), ``GetRuntimeState`` (health re-probed on request),
+``ListRuntimeSummaries`` (many workspaces at once, never probed) and ``GetRuntimeServiceLog``."""
 
 from __future__ import annotations
 
@@ -13,14 +13,17 @@ from contracts.runtime_commands import (
     EnsureRunServices,
     GetRuntimeServiceLog,
     GetRuntimeState,
+    ListRuntimeSummaries,
     RunServices,
     RuntimeControlResult,
     RuntimeServiceLog,
     RuntimeState,
+    RuntimeSummaries,
 )
 from contracts.runtime_subjects import (
     RUNTIME_LOG,
     RUNTIME_STATE,
+    RUNTIME_SUMMARIES,
     ensure_run_services,
     runtime_control,
 )
@@ -87,6 +90,12 @@ async def register_runtime(e: Endpoints) -> None:
         found: RuntimeState = await sup.store(app.runtime_state, target)
         return found
 
+    async def summaries(q: ListRuntimeSummaries, ctx: RequestContext) -> RuntimeSummaries:
+        found: RuntimeSummaries = await sup.store(
+            app.runtime_summaries, principal_scope(q.principal), q.workspace_ids
+        )
+        return found
+
     def service_of(q: GetRuntimeServiceLog) -> ServiceRecord:
         target = app.target(principal_scope(q.principal), q.workspace_id, q.project_workspace_id)
         for record in app.services_of(target, include_history=True):
@@ -110,4 +119,5 @@ async def register_runtime(e: Endpoints) -> None:
     await e.add("runtime_control", runtime_control(e.node), control, ControlRuntime)
     await e.add("runtime_ensure_for_run", ensure_run_services(e.node), ensure, EnsureRunServices)
     await e.add("runtime_state", RUNTIME_STATE, state, GetRuntimeState)
+    await e.add("runtime_summaries", RUNTIME_SUMMARIES, summaries, ListRuntimeSummaries)
     await e.add("runtime_log", RUNTIME_LOG, log, GetRuntimeServiceLog)

@@ -8,7 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
-from contracts.runtime_commands import RuntimeState
+from contracts.runtime_commands import RuntimeState, RuntimeSummaries, RuntimeSummary
 from contracts.workspace_views import Page
 from runtime_supervisor.config.effective import effective_commands
 from runtime_supervisor.desired import seeded_states
@@ -170,6 +170,25 @@ class Queries(Lookups):
             desired_state=desired_state,  # type: ignore[arg-type]
             service_states=service_states,  # type: ignore[arg-type]
         )
+
+    def runtime_summaries(
+        self, scope_company_id: str | None, workspace_ids: Iterable[str]
+    ) -> RuntimeSummaries:
+        """``ListRuntimeSummaries``: running / total of each execution workspace's services as
+        :meth:`runtime_state` shows them (health as last probed), in the order asked; unknown
+        and other companies' workspaces are left out."""
+        items: list[RuntimeSummary] = []
+        for workspace_id in dict.fromkeys(workspace_ids):
+            try:
+                target = self.target(scope_company_id, workspace_id=workspace_id)
+            except NotFoundError:
+                continue
+            records = self.services_of(target)
+            running = sum(1 for record in records if record.status == "running")
+            items.append(
+                RuntimeSummary(workspace_id=workspace_id, running=running, total=len(records))
+            )
+        return RuntimeSummaries(items=items)
 
     def event_sources(self, target: RuntimeTarget) -> list[UUID]:
         """The ids of the aggregates whose stored events are the target's runtime history (its
