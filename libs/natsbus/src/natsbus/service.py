@@ -20,9 +20,8 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 from nats.aio.client import Client
-from nats.micro import add_service
 from nats.micro.request import Request
-from nats.micro.service import Service
+from nats.micro.service import Service, ServiceConfig
 from opentelemetry.trace import Span
 
 from contracts.base import ErrorReply, Ok, Reply
@@ -83,6 +82,7 @@ class BusService:
         description: str | None = None,
         metadata: dict[str, str] | None = None,
         error_mapper: ErrorMapper = default_error_mapper,
+        announce: bool = True,
     ) -> BusService:
         """Start a micro service on ``nc`` (no endpoints yet).
 
@@ -93,14 +93,24 @@ class BusService:
             description: A line shown by ``$SRV.INFO``.
             metadata: Extra facts shown by ``$SRV.INFO``.
             error_mapper: Maps a handler's exception to its error reply.
+            announce: Answer ``$SRV.PING/INFO/STATS`` at once; with ``False`` the service stays
+                silent (its endpoints still serve) until :meth:`announce`, so whoever waits for
+                its ping never finds it up with endpoints still missing.
 
         Returns:
             The started service.
         """
-        micro = await add_service(
-            nc, name=name, version=version, description=description, metadata=metadata
+        config = ServiceConfig(
+            name=name, version=version, description=description, metadata=metadata
         )
-        return cls(nc, micro, error_mapper=error_mapper)
+        service = cls(nc, Service(nc, config), error_mapper=error_mapper)
+        if announce:
+            await service.announce()
+        return service
+
+    async def announce(self) -> None:
+        """Answer ``$SRV.PING/INFO/STATS`` from now on (again a no-op once announced)."""
+        await self._micro.start()
 
     @property
     def id(self) -> str:

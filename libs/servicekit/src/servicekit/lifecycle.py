@@ -143,8 +143,13 @@ async def start_service(
     budget.push(stack, "relay", relay.stop)
 
     hooks = AsyncExitStack()
+    # Silent until every endpoint is registered: a ping answered means the service is up.
     service = await BusService.start(
-        nc, name=spec.name, version=spec.version, description=spec.description or spec.name
+        nc,
+        name=spec.name,
+        version=spec.version,
+        description=spec.description or spec.name,
+        announce=False,
     )
     runtime = ServiceRuntime(
         spec=spec,
@@ -180,6 +185,7 @@ async def start_service(
     if spec.register is not None:
         await spec.register(runtime)
     await nc.flush()  # every endpoint is known to the server before the service says it is up
+    await service.announce()
     # Registered last, so they run first on shutdown: stop taking requests, let long work end.
     budget.push(stack, "operations", operations.stop)
     budget.push(stack, "endpoints", service.stop, weight=2.0)

@@ -86,11 +86,14 @@ def make_register(
                 orch.request_cancel(run_id)
             dispatcher.nudge()
 
-        # The endpoints first: the micro service answers pings from the lifecycle's start on,
-        # and these only touch the store (a wake queues, a cancel is recorded and reaches its
-        # run's task once recovery re-attached it). Nothing starts a run before recovery.
+        # The endpoints first, and the service says it is up before recovery (which may wait on
+        # the supervisor): these only touch the store (a wake queues, a cancel is recorded and
+        # reaches its run's task once recovery re-attached it). Nothing starts a run before
+        # recovery.
         await register_agents(runtime, on_wake=on_wake, on_agent_deleted=on_agent_deleted)
         await register_runs(runtime, on_cancel=on_cancel)
+        await runtime.nc.flush()
+        await runtime.service.announce()
         await recover_runs(orch, dispatcher)
         dispatcher.start()
 
