@@ -135,8 +135,9 @@ class Upstream:
 
     async def workspace(self, cwd: str, *, pw: str | None = None, issue: str | None = None,
                         config: ExecutionWorkspaceConfig | None = None,
-                        mode: str = "isolated_workspace", branch: str = "ACME-1") -> str:  # fmt: skip
-        ws = str(uuid.uuid4())
+                        mode: str = "isolated_workspace", branch: str = "ACME-1",
+                        ws: str | None = None) -> str:  # fmt: skip
+        ws = ws or str(uuid.uuid4())
         await self.publish(WorkspaceRealized(
             **self.envelope("workspace", ws), project_id="p-1", project_workspace_id=pw,
             source_issue_id=issue, mode=mode, strategy_type="git_worktree",  # type: ignore[arg-type]

@@ -5,6 +5,8 @@ a shared ``manual`` one keeps running, an ``idle_timeout`` one stops after ``idl
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,8 @@ from bus_world import BOARD, CONTROLLER, Sup, Upstream, eventually, http_service
 
 from contracts.base import ErrorReply, Ok, Principal
 from contracts.run_events import RunStarted
+from contracts.runtime_commands import EnsureRunServices
+from contracts.runtime_subjects import ensure_run_services
 from contracts.workspace_config import StopPolicy
 from runtime_supervisor.process import proc_start_time
 
@@ -232,3 +236,39 @@ async def test_a_reuse_without_a_lease_rearms_the_idle_timer(
     stopped = await sup.wait_status(ws, row["id"], "stopped", timeout=IDLE + 10)
     assert (stopped.stopped_at - stopped.last_used_at).total_seconds() >= IDLE - 0.1
     assert proc_start_time(row["pid"]) is None
+
+
+async def test_a_run_asking_before_its_workspace_is_copied_here_waits_for_it(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
+) -> None:
+    # The controller asks as soon as the realizer answers; the realizer's workspace.realized may
+    # still be on its way through JetStream. The supervisor waits for it instead of a 404.
+    await start_supervisor()
+    pw = await upstream.project_workspace(str(workdir), runtime(SHARED))
+    await sup.known(pw=pw)
+    ws, run = str(uuid.uuid4()), str(uuid.uuid4())
+    asking = asyncio.ensure_future(sup.ensure(ws, run))
+    await asyncio.sleep(1.0)
+    assert not asking.done(), asking.result()  # waiting, not refused
+    await upstream.workspace(str(workdir), pw=pw, ws=ws)
+
+    reply = await asyncio.wait_for(asking, 30)
+
+    assert isinstance(reply, Ok), reply
+    (row,) = reply.result["runtimeServices"]
+    assert (row["serviceName"], row["leaseRunIds"]) == ("shared", [run])
+
+
+async def test_a_workspace_that_never_arrives_is_still_not_found_within_the_callers_time(
+    start_supervisor: Any, sup: Sup
+) -> None:
+    await start_supervisor()
+    command = EnsureRunServices(principal=BOARD, workspace_id=str(uuid.uuid4()),
+                                run_id=str(uuid.uuid4()), agent_id="agent-1")  # fmt: skip
+    started = time.monotonic()
+
+    reply = await sup.request(ensure_run_services(sup.node), command, timeout=4.0)
+
+    assert isinstance(reply, ErrorReply), reply
+    assert (reply.code, reply.status) == ("not_found", 404), reply
+    assert time.monotonic() - started < 4.0

@@ -32,6 +32,7 @@ from runtime_supervisor.domain import InvalidInputError, NotFoundError, ServiceR
 from runtime_supervisor.health import probe_running
 from runtime_supervisor.process import LogSlice, read_range, tail_bytes, tail_lines
 from runtime_supervisor.process.logs import MAX_READ
+from runtime_supervisor.runs import COPY_WAIT, run_target
 from runtime_supervisor.runs import ensure_run_services as ensure_for_run
 
 if TYPE_CHECKING:
@@ -73,7 +74,9 @@ async def register_runtime(e: Endpoints) -> None:
 
     async def ensure(c: EnsureRunServices, ctx: RequestContext) -> RunServices | Accepted:
         with e.acting(c.principal, "run services", run_id=c.run_id):
-            target = await sup.store(app.target, principal_scope(c.principal), c.workspace_id)
+            # Asked right after the realizer's answer: its workspace may not be copied here yet.
+            wait = min(COPY_WAIT, ctx.remaining() - 1.0)  # a 404 still reaches the caller
+            target = await run_target(sup, principal_scope(c.principal), c.workspace_id, wait)
             return await runtime.operations.run(
                 "ensure_run_services",
                 lambda operation_id: ensure_for_run(sup, c, operation_id),
