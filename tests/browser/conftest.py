@@ -1,11 +1,16 @@
 """Browser tests: headless Debian ``chromium`` driven by Playwright against the ``stack`` fixture
 (``tests/conftest.py``). One browser per test (Playwright objects belong to the test's event
 loop), a fresh context (no cookies, no storage) and one page. Uncaught page errors and Content
-Security Policy violations fail the test that caused them."""
+Security Policy violations fail the test that caused them.
+
+Waits are 15 s: actions and navigations through the context's default timeout, and every
+``expect()`` assertion without its own ``timeout`` through Playwright's global assertion timeout
+(``expect.set_options``; the context's default does not reach ``expect``, whose own default is
+5 s, too short for a live update on a loaded CI machine)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +22,30 @@ from playwright.async_api import (
     Error,
     Page,
     async_playwright,
+    expect,
 )
 
 from tests.e2e.hostfacts import reap
 
 CHROMIUM = Path("/usr/bin/chromium")
 """Debian's ``chromium`` package; Playwright's own browser downloads are never used."""
+
+WAIT_MS = 15_000
+"""How long an action, a navigation or an ``expect()`` assertion waits by default."""
+
+
+@pytest.fixture(autouse=True)
+def assertion_timeout() -> Iterator[None]:
+    """Every ``expect()`` of the test waits up to ``WAIT_MS`` unless it gives its own timeout.
+
+    ``expect`` is one process-wide object: its option is put back to Playwright's default after
+    the test.
+    """
+    expect.set_options(timeout=WAIT_MS)
+    try:
+        yield
+    finally:
+        expect.set_options(timeout=None)
 
 
 @pytest.fixture
@@ -46,7 +69,7 @@ async def browser() -> AsyncIterator[Browser]:
 async def context(browser: Browser, stack: Any) -> AsyncIterator[BrowserContext]:
     """A fresh browser context on the stack's API origin (no cookies, no storage)."""
     made = await browser.new_context(base_url=stack.api, viewport={"width": 1280, "height": 900})
-    made.set_default_timeout(15_000)
+    made.set_default_timeout(WAIT_MS)
     try:
         yield made
     finally:

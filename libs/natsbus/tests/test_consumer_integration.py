@@ -17,7 +17,7 @@ from natsbus import OrderedConsumer, PoisonMessage, ensure_event_stream, publish
 pytestmark = pytest.mark.integration
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+async def eventually(check: Callable[[], bool], timeout: float = 15.0) -> None:
     """Wait until ``check()`` holds; fail after ``timeout``."""
     deadline = time.monotonic() + timeout
     while not check():
@@ -217,9 +217,10 @@ async def test_stop_when_idle_is_prompt(js: JetStreamContext, token: str) -> Non
     await bus.start()
     await asyncio.sleep(0.1)
     started = time.monotonic()
-    await bus.stop()
-    # At most one fetch (0.5 s here) to wait out.
-    assert time.monotonic() - started < 0.8
+    await bus.stop(timeout=5)
+    # At most one fetch (0.5 s here) to wait out, with room for a busy machine: well short of
+    # the 5 s stop timeout that a loop not noticing the stop would run into.
+    assert time.monotonic() - started < 0.5 + 1.5
 
 
 async def test_a_long_handler_keeps_its_message_from_a_replica(
@@ -229,11 +230,14 @@ async def test_a_long_handler_keeps_its_message_from_a_replica(
     for n in range(3):
         await publish(js, f"ws.evt.{token}.a", f"{n}".encode())
     seen: list[tuple[bytes, int]] = []
+    # in_progress goes every ack_wait / 3 (1 s): a stalled event loop on a busy machine has 2 s
+    # of slack before the server would redeliver.
+    ack_wait = 3.0
 
     async def handle(msg: Msg) -> None:
         seen.append((msg.data, msg.metadata.num_delivered))
         if msg.data == b"0":
-            await asyncio.sleep(2.5)  # well past ack_wait
+            await asyncio.sleep(2 * ack_wait)  # well past ack_wait
 
     def replica() -> OrderedConsumer:
         return OrderedConsumer(
@@ -242,7 +246,7 @@ async def test_a_long_handler_keeps_its_message_from_a_replica(
             filter_subjects=[f"ws.evt.{token}.>"],
             handler=handle,
             on_poison=nothing,
-            ack_wait=1.0,
+            ack_wait=ack_wait,
             fetch_timeout=0.5,
         )
 
@@ -251,7 +255,7 @@ async def test_a_long_handler_keeps_its_message_from_a_replica(
     await first.start()
     await second.start()
     try:
-        await eventually(lambda: len(seen) >= 3, timeout=8)
+        await eventually(lambda: len(seen) >= 3, timeout=20)
         await asyncio.sleep(0.5)
     finally:
         await first.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
+import threading
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -43,16 +43,20 @@ class Note(ClipyardAggregate):
 
 
 class Notebook(ServiceApplication):
-    """Notes by id; ``delay`` slows each projection (set only while a rebuild is measured)."""
+    """Notes by id; while ``hold`` is set, projecting waits for ``release`` (only in a rebuild)."""
 
-    delay: ClassVar[float] = 0.0
+    hold: ClassVar[bool] = False
+    rebuilding: ClassVar[threading.Event] = threading.Event()
+    release: ClassVar[threading.Event] = threading.Event()
 
     def init_read_models(self) -> None:
         self.notes: dict[str, str] = {}
 
     def project(self, domain_event: Any) -> None:
-        if type(self).delay:
-            time.sleep(type(self).delay)
+        cls = type(self)
+        if cls.hold:
+            cls.rebuilding.set()
+            cls.release.wait(timeout=60)  # never forever, whatever the test does
         if isinstance(domain_event, Note.Written):
             self.notes[str(domain_event.originator_id)] = domain_event.text
 
@@ -83,7 +87,8 @@ async def runtime(tmp_path: Path, nats_server: Any) -> AsyncIterator[ServiceRunt
     )
     async with AsyncExitStack() as stack:
         yield await start_service(spec, settings, stack, asyncio.Event())
-    Notebook.delay = 0.0
+    Notebook.hold = False
+    Notebook.release.set()
 
 
 @pytest.fixture
@@ -125,16 +130,22 @@ async def test_replay_rebuilds_off_the_store_thread(
 ) -> None:
     for index in range(8):
         await runtime.store(runtime.app.write, f"note {index}")  # type: ignore[attr-defined]
-    Notebook.delay = 0.15  # the fresh instance's rebuild now takes about 1.2 s
+    # The fresh instance's rebuild now stops at its first projection until released.
+    Notebook.rebuilding, Notebook.release = threading.Event(), threading.Event()
+    Notebook.hold = True
     replay = asyncio.ensure_future(
-        bus.call(REPLAY, VerifyReplay(principal=ADMIN), ReplayReport, timeout=10)
+        bus.call(REPLAY, VerifyReplay(principal=ADMIN), ReplayReport, timeout=30)
     )
-    await asyncio.sleep(0.4)  # the rebuild is under way
-    assert not replay.done()
-    started = time.monotonic()
-    assert await runtime.store(lambda: "answered") == "answered"
-    # The store thread answered at once instead of after the rebuild.
-    assert time.monotonic() - started < 0.1
+    try:
+        assert await asyncio.to_thread(Notebook.rebuilding.wait, 20), "the rebuild never started"
+        # The store thread answers while the rebuild is held: were the rebuild on the store
+        # thread, this call would wait for the release and time out.
+        answered = await asyncio.wait_for(runtime.store(lambda: "answered"), 10)
+        assert answered == "answered"
+        assert not replay.done()
+    finally:
+        Notebook.hold = False
+        Notebook.release.set()
     report = await replay
     assert report.ok, report.differences
     assert report.notifications_replayed == 8

@@ -1,10 +1,10 @@
 """A minimal service for the testkit's own tests (run as ``python -m clipyard_probe_service``).
 
-It follows the services' lifecycle: connect to ``CLIPYARD_NATS_URL``, serve a micro service named
-``clipyard-probe`` (so ``$SRV.PING.clipyard-probe`` answers) with an echo endpoint, write
-``<CLIPYARD_HOME>/probe.pid``, and on SIGTERM stop, drain and exit 0. Switches for failure cases:
-``PROBE_CRASH_AT_START=1`` exits 3 at once, ``PROBE_IGNORE_SIGTERM=1`` ignores SIGTERM,
-``PROBE_EXIT_CODE=<n>`` exits with ``n`` after SIGTERM.
+It follows the services' lifecycle: connect to ``CLIPYARD_NATS_URL``, set up a micro service named
+``clipyard-probe`` with an echo endpoint, write ``<CLIPYARD_HOME>/probe.pid`` (atomically), and only
+then answer ``$SRV.PING.clipyard-probe`` (so a probe found ready has all of these); on SIGTERM stop,
+drain and exit 0. Switches for failure cases: ``PROBE_CRASH_AT_START=1`` exits 3 at once,
+``PROBE_IGNORE_SIGTERM=1`` ignores SIGTERM, ``PROBE_EXIT_CODE=<n>`` exits with ``n`` after SIGTERM.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 import nats
-from nats.micro import add_service
 from nats.micro.request import Request
+from nats.micro.service import Service, ServiceConfig
 
 
 async def main() -> int:
@@ -36,14 +36,20 @@ async def main() -> int:
         user=os.environ.get("CLIPYARD_NATS_USER") or None,
         password=os.environ.get("CLIPYARD_NATS_PASSWORD") or None,
     )
-    service = await add_service(nc, name="clipyard-probe", version="0.1.0")
+    # Everything a test checks once the probe is ready is in place before the ping is answered.
+    service = Service(nc, ServiceConfig(name="clipyard-probe", version="0.1.0"))
 
     async def echo(request: Request) -> None:
         await request.respond(request.data)
 
     await service.add_endpoint(name="echo", subject="probe.echo", handler=echo)
-    (Path(os.environ["CLIPYARD_HOME"]) / "probe.pid").write_text(str(os.getpid()))
+    # Written whole or not at all (a readiness check may look for the file at any moment).
+    pid_file = Path(os.environ["CLIPYARD_HOME"]) / "probe.pid"
+    partial = pid_file.with_name(pid_file.name + ".partial")
+    partial.write_text(str(os.getpid()))
+    partial.replace(pid_file)
     print("probe: ready", flush=True)
+    await service.start()  # answers $SRV.PING.clipyard-probe from now on
     await quit_event.wait()
     await service.stop()
     await nc.drain()

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import socket
-from collections.abc import AsyncIterator, Callable
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -107,6 +109,14 @@ async def _open_stream(
     return task
 
 
+async def _eventually(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait until ``condition()`` holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not hold in time"
+        await asyncio.sleep(0.01)
+
+
 async def test_revoking_the_key_ends_its_open_stream_within_a_second(
     live: httpx.AsyncClient, bus: Any
 ) -> None:
@@ -117,8 +127,9 @@ async def test_revoking_the_key_ends_its_open_stream_within_a_second(
     lines = await asyncio.wait_for(reading, timeout=1.0)
     assert lines[0] == ": connected"
     assert lines[-2].startswith(": closed: This key (watcher) was revoked")
-    await asyncio.sleep(0.05)
-    assert bus.streams_closed == 1  # the consumer was stopped too
+    # The consumer was stopped too (the stream's cleanup runs as the response ends).
+    await _eventually(lambda: bus.streams_closed >= 1)
+    assert bus.streams_closed == 1
     # Reconnecting is refused.
     again = await live.get(
         f"/api/companies/{company_id}/events/stream", headers={"Authorization": f"Bearer {key}"}
@@ -144,7 +155,8 @@ async def test_an_expiring_session_ends_its_stream(
     application: GatewayApplication, bus: Any, fast_settings: GatewaySettings
 ) -> None:
     bus.hold_stream_open = True
-    settings = dataclasses.replace(fast_settings, session_ttl=0.8)
+    ttl = 3.0  # long enough to open the stream and see it stay open on a loaded machine
+    settings = dataclasses.replace(fast_settings, session_ttl=ttl)
     app = create_app(application=application, bus=bus, settings=settings)
     async with serving(app) as url, httpx.AsyncClient(base_url=url, timeout=5) as client:
         company_id, _, key = await _company_and_board_key(client)
@@ -152,36 +164,26 @@ async def test_an_expiring_session_ends_its_stream(
         assert signed_in.status_code == 200
         cookie = _session_cookie(signed_in)
         reading = await _open_stream(client, company_id, Cookie=cookie)
-        lines = await asyncio.wait_for(reading, timeout=1.5)
+        lines = await asyncio.wait_for(reading, timeout=ttl + 10)
     assert lines[-2].startswith(": closed: This session has expired")
 
 
 class BusyBus:
-    """Another company's events arrive every 10 ms, forever."""
+    """Another company's events, back to back, forever: one is always waiting in the queue."""
 
     connected = True
 
+    def __init__(self) -> None:
+        self.sent = 0
+
     async def events(self, *, after_sequence: int | None) -> AsyncIterator[StreamedEvent]:
-        sequence = 0
         while True:
-            sequence += 1
-            body = {"type": "company.created.v1", "companyId": "other", "eventId": f"e{sequence}"}
-            yield StreamedEvent(sequence, "ws.evt.company.created", msgspec.json.encode(body))
-            await asyncio.sleep(0.01)
-
-
-async def _collect(
-    stream: AsyncIterator[ServerSentEventMessage], seconds: float
-) -> list[ServerSentEventMessage]:
-    messages: list[ServerSentEventMessage] = []
-
-    async def take() -> None:
-        async for message in stream:
-            messages.append(message)
-
-    with pytest.raises(TimeoutError):
-        await asyncio.wait_for(take(), seconds)
-    return messages
+            self.sent += 1
+            body = {"type": "company.created.v1", "companyId": "other", "eventId": f"e{self.sent}"}
+            yield StreamedEvent(self.sent, "ws.evt.company.created", msgspec.json.encode(body))
+            # No pause: the stream's queue stays full, so its next read never waits (a gap in
+            # the busy company's events cannot be mistaken for this client's silence).
+            await asyncio.sleep(0)
 
 
 def _gateway(
@@ -202,24 +204,40 @@ def _gateway(
 async def test_a_quiet_companys_client_gets_keep_alives_while_others_are_busy(
     application: GatewayApplication, settings: GatewaySettings
 ) -> None:
-    settings = dataclasses.replace(settings, sse_keepalive=0.05, sse_auth_recheck=0.2)
-    gateway = _gateway(application, BusyBus(), settings)()
-    checks = 0
+    keepalive, every = 0.05, 0.2
+    settings = dataclasses.replace(settings, sse_keepalive=keepalive, sse_auth_recheck=every)
+    bus = BusyBus()
+    gateway = _gateway(application, bus, settings)()
+    loop = asyncio.get_running_loop()
+    checked: list[float] = []
 
     async def still_allowed() -> None:
-        nonlocal checks
-        checks += 1
+        checked.append(loop.time())
 
     stream = company_events(gateway, "quiet", None, None, recheck=still_allowed)
-    messages = await _collect(stream, 0.5)
-    gateway.executor.close()
+    assert isinstance(stream, AsyncGenerator)
+    received: list[tuple[float, ServerSentEventMessage]] = []
+    try:
+        async with asyncio.timeout(20):  # the old rule never gets there: no keep-alive comes
+            async for message in stream:
+                received.append((loop.time(), message))
+                keepalives = sum(m.comment == "keep-alive" for _, m in received)
+                if keepalives >= 5 and len(checked) >= 3:
+                    break
+    finally:
+        await stream.aclose()
+        gateway.executor.close()
+    messages = [m for _, m in received]
     assert messages[0].comment == "connected"
     assert all(m.data is None for m in messages)  # none of the busy company's events
-    keepalives = [m for m in messages if m.comment == "keep-alive"]
-    # One every 50 ms of silence towards this client (10 ms apart would be 0 with the old rule).
-    assert 5 <= len(keepalives) <= 11
-    # The credential is checked on its own clock too, busy or not.
-    assert 2 <= checks <= 3
+    assert bus.sent > 10 * len(messages), "the other company was busy all along"
+    # Keep-alives come although another company's event is always waiting (with the old rule,
+    # a keep-alive only after sse_keepalive seconds without any event, none ever came), and no
+    # sooner than sse_keepalive after this client's previous write (not one per event).
+    written = [t for t, m in received if m.comment in ("connected", "keep-alive")]
+    assert all(b - a >= keepalive - 1e-6 for a, b in itertools.pairwise(written))
+    # The credential is checked on its own clock too, busy or not (not once per event).
+    assert all(b - a >= every - 1e-6 for a, b in itertools.pairwise(checked))
 
 
 async def test_a_failing_check_fails_closed(

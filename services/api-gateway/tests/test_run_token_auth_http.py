@@ -9,7 +9,7 @@ import asyncio
 import importlib.util
 import sys
 import time
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +100,12 @@ def test_the_run_header_is_optional_and_must_match(
 def test_an_expired_run_token_is_401(
     client: Client, application: GatewayApplication, scripted: Any, company: str
 ) -> None:
-    token = _token(application, company, expires_in=timedelta(milliseconds=200))
+    token = _token(application, company, expires_in=timedelta(seconds=2))
+    expired_by = datetime.now(UTC) + timedelta(seconds=2)  # minted before now: expires sooner
     auth = {"Authorization": f"Bearer {token}"}
     assert client.get(RUN_URL, headers=auth).status_code == 200
-    time.sleep(0.25)
+    while (left := (expired_by - datetime.now(UTC)).total_seconds()) >= 0:
+        time.sleep(left + 0.01)  # until past its expiry on the store's clock
     body = _error(client.get(RUN_URL, headers=auth), 401, "unauthenticated")
     assert "expired" in body["error"]
     assert body["details"] == {"runId": fx.RUN}

@@ -6,6 +6,7 @@ services do, and publish ``slot.adapter_finished.v1`` to JetStream with the supe
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -41,8 +42,11 @@ class StandIns:
     js: Any
     hang: bool = False
     """Adapters run until killed (else they exit 0 at once)."""
-    slot_of_delay: float = 0.0
-    """Seconds ``GetRunSlot`` takes to answer (a slow supervisor at the controller's restart)."""
+    slot_of_hold: asyncio.Event | None = None
+    """When given, ``GetRunSlot`` answers only once it is set (a slow supervisor at the
+    controller's restart: the test decides when it answers); ``stop`` sets it."""
+    slot_asked_at: dict[str, float] = field(default_factory=dict)
+    """When (``time.monotonic()``) each run's slot was first asked for."""
     calls: list[tuple[str, str]] = field(default_factory=list)
     envs: dict[str, dict[str, str]] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
@@ -64,6 +68,8 @@ class StandIns:
         await self.nc.flush()
 
     async def stop(self) -> None:
+        if self.slot_of_hold is not None:
+            self.slot_of_hold.set()
         for sub in self._subs:
             await sub.unsubscribe()
 
@@ -119,7 +125,9 @@ class StandIns:
 
     async def _slot_of(self, q: GetRunSlot) -> RunSlot:
         self.calls.append(("get_run_slot", q.run_id))
-        await asyncio.sleep(self.slot_of_delay)
+        self.slot_asked_at.setdefault(q.run_id, time.monotonic())
+        if self.slot_of_hold is not None:
+            await self.slot_of_hold.wait()
         if q.run_id not in self.slots:
             raise LookupError(f"run {q.run_id} never had a slot")
         return self.slots[q.run_id]

@@ -1,6 +1,7 @@
 """Fixtures of the realizer's use-case, orchestration and handler tests: the in-memory store and
 hand-written fakes of the host ports (``adapters/ports.py``); for the tests on the host's real git,
-a repository with a bare origin and the realizer on the real adapters (``repo``, ``real``).
+a repository with a bare origin and the realizer on the real adapters (``repo``, ``real``); for
+the tests on a running realizer, ``company_known`` (wait for the gateway's company to arrive).
 
 The git fake keeps worktrees and branches in memory but creates and removes real directories,
 so the archive saga's on-disk verification is real.
@@ -8,8 +9,10 @@ so the archive saga's on-disk verification is real.
 
 from __future__ import annotations
 
+import asyncio
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -315,6 +318,28 @@ def executor() -> Iterator[StoreExecutor]:
     store = StoreExecutor("test-realizer-store")
     yield store
     store.close()
+
+
+CompanyKnown = Callable[[Any, str], Awaitable[None]]
+
+
+@pytest.fixture
+def company_known() -> CompanyKnown:
+    """``await company_known(runtime, company_id)``: wait until the running realizer (the runtime
+    ``start_service`` gave) holds its copy of the company.
+
+    The gateway's ``company.created`` reaches the realizer through its inbox, asynchronously; an
+    issue created before the copy is applied is refused (404 "not known ... (yet)") once the
+    endpoint's own short wait runs out, which a loaded machine can outlast.
+    """
+
+    async def wait(runtime: Any, company_id: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while await runtime.store(runtime.app.company_copy, company_id) is None:
+            assert time.monotonic() < deadline, f"the realizer never received {company_id}"
+            await asyncio.sleep(0.05)
+
+    return wait
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ subjects move the workspace's status, and the status events come out on the real
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,7 +52,12 @@ def own_nats(tmp_path: Path) -> Iterator[Any]:
 
 @pytest.fixture
 async def stack(
-    own_nats: Any, tmp_path: Path, git: Any, commands: Any, pull_requests: Any
+    own_nats: Any,
+    tmp_path: Path,
+    git: Any,
+    commands: Any,
+    pull_requests: Any,
+    company_known: Callable[[Any, str], Awaitable[None]],
 ) -> AsyncIterator[tuple[BusClient, Any, Any]]:
     env = {
         "CLIPYARD_HOME": str(tmp_path / "home"),
@@ -81,6 +86,7 @@ async def stack(
             msgspec.json.encode(created),
             headers={"Nats-Msg-Id": "gateway:1"},
         )
+        await company_known(runtime, COMPANY)
         yield BusClient(nc), runtime, nc
     await nc.drain()
 

@@ -9,7 +9,7 @@ environment (so a clone without any credential still gets past TLS to the server
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -121,7 +121,10 @@ def server(https_git_server: HttpsGitServer) -> HttpsGitServer:
 
 @pytest.fixture
 async def stack(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, https_git_server: HttpsGitServer
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    https_git_server: HttpsGitServer,
+    company_known: Callable[[Any, str], Awaitable[None]],
 ) -> AsyncIterator[Stack]:
     # Both before the real host ports read the environment: a hermetic git that trusts the test
     # git server's CA.
@@ -165,6 +168,7 @@ async def stack(
                 msgspec.json.encode(created),
                 headers={"Nats-Msg-Id": "gateway:1"},
             )
+            await company_known(runtime, COMPANY)
             yield Stack(BusClient(nc), nc, runtime, credentials, subscriptions)
         await nc.drain()
     finally:

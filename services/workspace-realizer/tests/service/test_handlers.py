@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,7 +87,12 @@ def own_nats(tmp_path: Path) -> Iterator[Any]:
 
 @pytest.fixture
 async def stack(
-    own_nats: Any, tmp_path: Path, git: Any, commands: Any, pull_requests: Any
+    own_nats: Any,
+    tmp_path: Path,
+    git: Any,
+    commands: Any,
+    pull_requests: Any,
+    company_known: Callable[[Any, str], Awaitable[None]],
 ) -> AsyncIterator[Stack]:
     nats_server = own_nats
     env = {
@@ -123,6 +129,7 @@ async def stack(
             msgspec.json.encode(created),
             headers={"Nats-Msg-Id": "gateway:1"},
         )
+        await company_known(runtime, COMPANY)
         yield Stack(BusClient(nc), runtime, git)
     await nc.drain()
 
@@ -277,19 +284,23 @@ async def test_long_work_answers_accepted_and_the_operation_has_the_result(
         return await ensure(**kwargs)
 
     s.git.ensure_worktree = slow
+    # The work waits for the gate, opened only once the reply came: it outlives any deadline. The
+    # server answers 0.5 s (REPLY_MARGIN) before the deadline; 3 s leaves the request's own
+    # handling (store writes before the wait starts) room on a loaded machine.
     reply = await s.bus.request(
         subjects.realize_workspace("local"),
         RealizeWorkspace(principal=BOARD, issue_id=seeded["issue"]["id"]),
-        timeout=1.0,
+        timeout=3.0,
     )
     assert isinstance(reply, Accepted)
     gate.set()
-    for _ in range(100):
+    deadline = time.monotonic() + 20
+    while True:
         view = await s.ok(
             service_query("realizer", "operation"),
             GetOperation(principal=BOARD, operation_id=reply.operation_id),
         )
-        if view["status"] != "running":
+        if view["status"] != "running" or time.monotonic() > deadline:
             break
         await asyncio.sleep(0.05)
     assert view["status"] == "succeeded"

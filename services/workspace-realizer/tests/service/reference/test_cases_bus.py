@@ -5,7 +5,7 @@ host's real git and shell adapters on real repositories."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -83,7 +83,9 @@ def own_nats(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
-async def bus(own_nats: Any, tmp_path: Path) -> AsyncIterator[Bus]:
+async def bus(
+    own_nats: Any, tmp_path: Path, company_known: Callable[[Any, str], Awaitable[None]]
+) -> AsyncIterator[Bus]:
     home = tmp_path / "clipyard-home"
     env = {"CLIPYARD_HOME": str(home), "CLIPYARD_NATS_URL": own_nats.url,
            "CLIPYARD_STORE": "memory"}  # fmt: skip
@@ -100,7 +102,9 @@ async def bus(own_nats: Any, tmp_path: Path) -> AsyncIterator[Bus]:
 
     await nc.subscribe(subjects.stop_workspace_runtime_services("local"), cb=supervisor)
     async with AsyncExitStack() as stack:
-        await start_service(build_spec(settings, ports), settings.service, stack, asyncio.Event())
+        runtime = await start_service(
+            build_spec(settings, ports), settings.service, stack, asyncio.Event()
+        )
         created = CompanyCreated(
             event_id="6a0f0c52-0000-4000-8000-000000000035", aggregate="company", aggregate_id=COMPANY,
             aggregate_version=1, company_id=COMPANY, occurred_at=datetime.now(UTC),
@@ -108,6 +112,7 @@ async def bus(own_nats: Any, tmp_path: Path) -> AsyncIterator[Bus]:
         )  # fmt: skip
         await nc.jetstream().publish("ws.evt.company.created", msgspec.json.encode(created),
                                      headers={"Nats-Msg-Id": "gateway:35"})  # fmt: skip
+        await company_known(runtime, COMPANY)
         yield Bus(BusClient(nc))
     await nc.drain()
 
