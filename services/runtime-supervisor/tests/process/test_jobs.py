@@ -90,28 +90,36 @@ async def test_a_job_killed_by_a_signal(tmp_path: Path, service_env) -> None:
     assert (result.exit_code, result.signal) == (None, 9)
 
 
+# The jobs below sleep 300 s: a timeout of seconds leaves their shell ample time to start (and to
+# set its trap, write bg.pid and print) even on a loaded machine, and still cuts them short.
+_JOB_TIMEOUT = 3.0
+
+
 async def test_a_timeout_kills_the_whole_group(tmp_path: Path, service_env) -> None:
     started = time.monotonic()
     result = await run_job(
         command="sleep 300 & echo $! > bg.pid; echo waiting; sleep 300",
-        cwd=tmp_path, env=service_env, timeout=0.5,
+        cwd=tmp_path, env=service_env, timeout=_JOB_TIMEOUT,
     )  # fmt: skip
     assert result.timed_out
     assert result.signal == 15
     assert result.stdout == "waiting\n"
-    assert 0.5 <= time.monotonic() - started < 3
+    # The timeout, and no kill grace (SIGTERM ended it) nor the 300 s sleep.
+    assert _JOB_TIMEOUT <= time.monotonic() - started < _JOB_TIMEOUT + 2.5
     assert await _ends(int((tmp_path / "bg.pid").read_text()))
 
 
 async def test_a_timeout_that_ignores_sigterm_gets_sigkill(tmp_path: Path, service_env) -> None:
     started = time.monotonic()
     result = await run_job(
-        command="trap '' TERM; sleep 300 & echo $! > bg.pid; sleep 300",
-        cwd=tmp_path, env=service_env, timeout=0.3,
+        command="trap '' TERM; sleep 300 & echo $! > bg.pid; echo waiting; sleep 300",
+        cwd=tmp_path, env=service_env, timeout=_JOB_TIMEOUT,
     )  # fmt: skip
     assert result.timed_out
     assert result.signal == 9
-    assert time.monotonic() - started < 5
+    assert result.stdout == "waiting\n"  # its trap was set before the SIGTERM came
+    # The timeout and the 2 s grace after SIGTERM, not the 300 s sleep.
+    assert _JOB_TIMEOUT + 2 <= time.monotonic() - started < _JOB_TIMEOUT + 5
     assert await _ends(int((tmp_path / "bg.pid").read_text()))
 
 

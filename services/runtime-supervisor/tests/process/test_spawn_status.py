@@ -167,8 +167,14 @@ async def test_the_wrapper_keeps_waiting_when_its_trap_interrupts_wait(
 ) -> None:
     # The command handles SIGTERM and exits 0 a little later: the trapped SIGTERM interrupts the
     # wrapper's `wait` (status 143) while the command still runs; the real status is 0.
-    service = await spawn("trap 'sleep 0.3; echo bye; exit 0' TERM; while :; do sleep 0.05; done")
-    await asyncio.sleep(0.2)
+    service = await spawn(
+        "trap 'sleep 0.3; echo bye; exit 0' TERM; echo trapped; while :; do sleep 0.05; done"
+    )
+    # Signalled only once the command's trap is set (the wrapper's is set before spawn returns).
+    deadline = time.monotonic() + 10
+    while "trapped" not in service.log_path.read_text():
+        assert time.monotonic() < deadline, "the command did not set its trap within 10 s"
+        await asyncio.sleep(0.02)
     os.kill(service.pgid, signal.SIGTERM)
     await asyncio.wait_for(wait_exit(service.pgid), 10)
     assert read_status(service.run_dir) == ExitStatus(code=0)

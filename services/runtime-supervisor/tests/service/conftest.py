@@ -106,8 +106,9 @@ async def start_supervisor(
 
 
 async def _endpoints_ready(url: str, timeout: float = 15.0) -> None:
-    """Wait until the supervisor's endpoints answer: its ping answers before they are added
-    (after adoption), and the audit group is added last."""
+    """Wait until the supervisor's endpoints answer. servicekit announces the service (answers
+    ``$SRV.PING``) only once the register hook has added every endpoint, so this is a cheap
+    second check that the endpoints the tests use answer, kept as a guard."""
     connection = await nats.connect(url)
     try:
         bus = BusClient(connection)

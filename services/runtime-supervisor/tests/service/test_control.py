@@ -167,15 +167,16 @@ async def test_a_long_start_answers_accepted_and_shows_starting_before_it_is_rea
     start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
 ) -> None:
     await start_supervisor()
+    # Ready only after ~6 s, well past the reply (sent 0.5 s before the request's 3 s deadline).
     slow = http_service(
-        "slow", command="sleep 3; exec python3 -m http.server $PORT --bind 127.0.0.1"
+        "slow", command="sleep 6; exec python3 -m http.server $PORT --bind 127.0.0.1"
     )
     pw = await upstream.project_workspace(str(workdir), runtime(slow))
     ws = await upstream.workspace(str(workdir), pw=pw)
     await sup.known(ws)
 
     command = ControlRuntime(principal=BOARD, workspace_id=ws, action="start")
-    reply = await sup.bus.request(runtime_control("local"), command, timeout=1.5)
+    reply = await sup.bus.request(runtime_control("local"), command, timeout=3)
 
     assert isinstance(reply, Accepted), reply
     (row,) = (await sup.state(ws)).runtime_services

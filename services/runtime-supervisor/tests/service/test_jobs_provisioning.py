@@ -184,14 +184,15 @@ async def test_a_job_cut_short_by_a_supervisor_crash_is_recorded_failed_at_the_n
 ) -> None:
     supervisor = await start_supervisor()
     pw = await upstream.project_workspace(
-        str(workdir), runtime(jobs=[JobSpec(name="long", command="sleep 2")])
+        str(workdir), runtime(jobs=[JobSpec(name="long", command="sleep 10")])
     )
     ws = await upstream.workspace(str(workdir), pw=pw)
     await sup.known(ws)
     command = ControlRuntime(
         principal=BOARD, workspace_id=ws, action="run", workspace_command_id="job:long"
     )
-    accepted = await sup.bus.request(runtime_control("local"), command, timeout=1.0)
+    # The job outlasts the request: accepted 0.5 s before the 3 s deadline, still running.
+    accepted = await sup.bus.request(runtime_control("local"), command, timeout=3)
     assert isinstance(accepted, Accepted), accepted
 
     supervisor.kill()

@@ -210,7 +210,7 @@ async def test_stop_all_drains_the_node_cancels_starts_in_flight_and_stops_in_pa
         await sup.known(ws)
     pids = [r["pid"] for r in (await sup.ok_control("start", busy))["runtimeServices"]]
     command = ControlRuntime(principal=BOARD, workspace_id=slow, action="start")
-    accepted = await sup.bus.request(runtime_control("node-a"), command, timeout=1.5)
+    accepted = await sup.bus.request(runtime_control("node-a"), command, timeout=3)
     assert isinstance(accepted, Accepted), accepted
     waiting = await eventually(lambda: _spawned(sup, slow), 10, "the slow start spawned")
 

@@ -142,20 +142,27 @@ async def test_url_secrets_are_scrubbed_from_steps(tmp_path: Path) -> None:
 async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     pid_file = tmp_path / "child.pid"
     runner = ShellCommandRunner()
+    timeout = 3.0  # ample for the shells to start and set their traps, even on a loaded machine
     started = time.monotonic()
     result = await runner.run(
         phase="workspace_provision",
-        command=f"(trap '' TERM; exec sleep 60) & echo $! > {pid_file}; trap '' TERM; wait",
-        cwd=tmp_path, env={}, timeout=0.5, sink=StepRecorder(),
+        # The child writes its pid only once it ignores SIGTERM: only the SIGKILL can end it.
+        command=f"/bin/sh -c 'trap \"\" TERM; echo $$ > {pid_file}; exec sleep 60' & "
+        "trap '' TERM; wait",
+        cwd=tmp_path, env={}, timeout=timeout, sink=StepRecorder(),
     )  # fmt: skip
-    assert time.monotonic() - started < 5
+    # The timeout and the grace after SIGTERM (ignored), not the child's 60 s.
+    assert time.monotonic() - started < timeout + 2 + 2.5
     assert result.exit_code == TIMEOUT_EXIT_CODE
     assert result.step.status == "failed"
     assert result.step.metadata["timedOut"] is True
     assert b"timed out" in result.step.stderr
+    assert pid_file.exists(), "the child did not set its trap before the timeout"
     child = int(pid_file.read_text())
-    await asyncio.sleep(0.1)
-    assert not alive(child)
+    deadline = time.monotonic() + 10  # a SIGKILLed process takes a moment to be gone
+    while alive(child):
+        assert time.monotonic() < deadline, "the child outlived the timeout"
+        await asyncio.sleep(0.02)
 
 
 async def test_cancellation_kills_the_process_and_returns(tmp_path: Path) -> None:
