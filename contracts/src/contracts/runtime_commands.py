@@ -17,6 +17,7 @@ import msgspec
 
 from contracts.base import Command, Query, Struct
 from contracts.execution_views import RuntimeProvisioning, RuntimeServiceBrief, WorkspaceOperation
+from contracts.workspace_config import ExecutionWorkspaceConfig, RuntimeConfig
 
 __all__ = [
     "ControlRuntime",
@@ -24,6 +25,7 @@ __all__ = [
     "GetRuntimeServiceLog",
     "GetRuntimeState",
     "ListRuntimeSummaries",
+    "RealizerFacts",
     "RunServices",
     "RuntimeAction",
     "RuntimeControlResult",
@@ -101,6 +103,23 @@ class RunServices(Struct, frozen=True, kw_only=True):
     reused: list[str] = msgspec.field(default_factory=list)
 
 
+class RealizerFacts(Struct, frozen=True, kw_only=True):
+    """What the caller has just read from the workspace-realizer, so that the supervisor acts on
+    the same facts (read-your-writes across services): it waits, up to 10 s and within the
+    request's deadline, until its copies of the realizer's events say the same, then answers
+    ``state_conflict`` (409, "retry") if they still do not. A field left out is not compared;
+    ``null`` means "none".
+    """
+
+    workspace_config: ExecutionWorkspaceConfig | msgspec.UnsetType | None = msgspec.UNSET
+    """The execution workspace's ``config``."""
+    project_runtime_config: RuntimeConfig | msgspec.UnsetType | None = msgspec.UNSET
+    """The project workspace's ``runtimeConfig`` (the target's, or the one an execution workspace
+    inherits from)."""
+    lifecycle_generation: int | msgspec.UnsetType = msgspec.UNSET
+    """The execution workspace's ``lifecycleGeneration`` (archives and reopens)."""
+
+
 class ControlRuntime(Command, tag="runtime_service.control.v1", frozen=True, kw_only=True):
     """Start, stop or restart runtime services, or run a job → ``RuntimeControlResult``.
 
@@ -116,6 +135,8 @@ class ControlRuntime(Command, tag="runtime_service.control.v1", frozen=True, kw_
     workspace_command_id: str | None = None
     runtime_service_id: str | None = None
     service_index: int | None = None
+    realizer_facts: RealizerFacts | None = None
+    """What the caller read from the realizer just before (the gateway always sends it)."""
 
 
 class GetRuntimeState(Query, tag="runtime_service.get_state.v1", frozen=True, kw_only=True):
@@ -159,3 +180,5 @@ class EnsureRunServices(
     run_id: str
     agent_id: str | None = None
     issue_id: str | None = None
+    realizer_facts: RealizerFacts | None = None
+    """What the realizer answered the controller's realize with."""

@@ -19,6 +19,7 @@ from contracts.base import Accepted, ErrorReply
 from contracts.execution_commands import GetExecutionWorkspace
 from contracts.runtime_commands import ControlRuntime, GetRuntimeServiceLog, GetRuntimeState
 from contracts.workspace_commands import GetProjectWorkspace
+from contracts.workspace_config import ExecutionWorkspaceConfig, RuntimeConfig
 
 _spec = importlib.util.spec_from_file_location(
     "runtime_fixtures", Path(__file__).parent / "runtime_fixtures.py"
@@ -35,14 +36,34 @@ PWS_URL = f"/api/projects/{wire.PROJECT}/workspaces/{wire.PWS}"
 NODE = "node-b"
 CONTROL = f"ws.cmd.runtime_service.control.{NODE}"
 GET_WS = "ws.qry.workspace.get"
+GET_PWS = "ws.qry.project_workspace.get"
+READ = [GET_WS, GET_PWS]
+"""What the gateway reads before it acts: the workspace and the project workspace it inherits
+from (their configurations go to the supervisor as ``realizerFacts``)."""
 STATE = "ws.qry.runtime_service.state"
 LOG = "ws.qry.runtime_service.log"
+
+
+OWN_CONFIG = {"provisionCommand": "make setup"}
+PROJECT_RUNTIME = {"services": [{"name": "web", "command": "npm run dev"}]}
+
+
+def _full(wire_config: dict[str, Any], kind: type[Any]) -> Any:
+    """A configuration as it travels: every field, defaults included."""
+    return msgspec.to_builtins(msgspec.convert(wire_config, kind))
+
+
+def _control(sent: list[Any]) -> ControlRuntime:
+    (command,) = [one.message for one in sent if one.subject == CONTROL]
+    assert isinstance(command, ControlRuntime)
+    return command
 
 
 @pytest.fixture
 def scripted(bus: Any, company: str) -> Any:
     """The realizer knows the workspace (on ``node-b``); the supervisor answers a start."""
-    bus.replies[GET_WS] = wire.ok(wire.workspace(company, nodeId=NODE))
+    bus.replies[GET_WS] = wire.ok(wire.workspace(company, nodeId=NODE, config=OWN_CONFIG))
+    bus.replies[GET_PWS] = wire.ok(wire.project_workspace(company, runtimeConfig=PROJECT_RUNTIME))
     bus.replies[CONTROL] = wire.ok(rt.control_result(company))
     bus.replies[STATE] = wire.ok(rt.state(company))
     return bus
@@ -94,10 +115,17 @@ def test_an_action_goes_to_the_workspace_node_and_answers_the_workspace_read_aga
     assert [s["url"] for s in body["workspace"]["runtimeServices"]] == ["http://127.0.0.1:41007/"]
     assert body["workspace"]["runtimeProvisioning"]["state"] == "provisioned"
     subjects = [sent.subject for sent in scripted.sent]
-    assert subjects[:2] == [GET_WS, CONTROL]  # read first (404 for another company's), then act
-    assert sorted(subjects[2:]) == sorted([GET_WS, STATE])
-    command = scripted.sent[1].message
-    assert isinstance(command, ControlRuntime)
+    # Read first (404 for another company's), then act, then read again.
+    assert subjects[:3] == [*READ, CONTROL]
+    assert sorted(subjects[3:]) == sorted([GET_WS, STATE])
+    command = _control(scripted.sent)
+    # What the realizer said goes along: the supervisor acts once its copies say the same.
+    facts = msgspec.to_builtins(command.realizer_facts)
+    assert facts == {
+        "workspaceConfig": _full(OWN_CONFIG, ExecutionWorkspaceConfig),
+        "projectRuntimeConfig": _full(PROJECT_RUNTIME, RuntimeConfig),
+        "lifecycleGeneration": 0,
+    }
     assert (command.action, command.workspace_id, command.project_workspace_id) == (
         action,
         wire.WS,
@@ -121,7 +149,7 @@ def test_run_names_a_job_and_every_body_field_reaches_the_supervisor(
     body = {"workspaceCommandId": "job:migrate", "runtimeServiceId": rt.SERVICE, "serviceIndex": 0}
     response = client.post(f"{WS_URL}/runtime-commands/RUN", json=body, headers=board)
     assert response.status_code == 200, response.text
-    command = scripted.sent[1].message
+    command = _control(scripted.sent)
     assert command.action == "run"
     assert (command.workspace_command_id, command.runtime_service_id, command.service_index) == (
         "job:migrate",
@@ -137,7 +165,7 @@ def test_an_empty_body_acts_on_every_service(
     headers = {**board, "Content-Type": "application/json"} if content is not None else board
     response = client.post(f"{WS_URL}/runtime-services/stop", content=content, headers=headers)
     assert response.status_code == 200, response.text
-    command = scripted.sent[1].message
+    command = _control(scripted.sent)
     encoded = msgspec.json.decode(msgspec.json.encode(command))
     assert encoded["action"] == "stop"
     assert encoded["workspaceCommandId"] is None
@@ -186,7 +214,7 @@ def test_case64_a_job_with_start_and_a_service_with_run_are_422_from_the_supervi
         error = _error(response, 422, "unprocessable")
         assert error["error"] == message
         # Read, act; nothing is read again after a refusal.
-        assert [one.subject for one in scripted.sent[sent:]] == [GET_WS, CONTROL]
+        assert [one.subject for one in scripted.sent[sent:]] == [*READ, CONTROL]
 
 
 def test_a_lease_conflict_is_409_with_the_owner_in_details(
@@ -236,7 +264,7 @@ def test_a_long_start_answers_202_with_its_operation(
     response = client.post(f"{WS_URL}/runtime-services/start", headers=board)
     assert response.status_code == 202, response.text
     assert response.json() == {"operationId": wire.OP, "status": "running"}
-    assert [one.subject for one in scripted.sent] == [GET_WS, CONTROL]
+    assert [one.subject for one in scripted.sent] == [*READ, CONTROL]
 
 
 def test_another_company_workspace_is_404_and_nothing_is_controlled(
@@ -325,6 +353,7 @@ def test_project_workspace_actions_target_the_project_workspace(
     assert isinstance(command, ControlRuntime)
     assert (command.workspace_id, command.project_workspace_id) == (None, wire.PWS)
     assert (command.action, command.service_index) == ("start", 0)
+    assert msgspec.to_builtins(command.realizer_facts) == {"projectRuntimeConfig": None}
 
 
 def test_a_project_workspace_of_another_project_is_404_and_nothing_is_controlled(
@@ -347,7 +376,7 @@ def test_rights_board_and_agent_keys_act_the_admin_key_does_not(
     # An agent key is passed on as the agent: the supervisor checks its run and the lease.
     response = client.post(url, headers={**agent, "X-Run-Id": rt.RUN.upper()})
     assert response.status_code == 200, response.text
-    command = scripted.sent[1].message
+    command = _control(scripted.sent)
     assert (command.principal.actor.type, command.principal.actor.id) == ("agent", "agent-7")
     assert command.principal.run_id == rt.RUN
     response = client.post(url, headers={**agent, "X-Paperclip-Run-Id": rt.RUN})

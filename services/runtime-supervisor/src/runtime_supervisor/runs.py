@@ -18,7 +18,6 @@ from contracts.runtime_commands import EnsureRunServices, RunServices
 from runtime_supervisor.config.effective import effective_commands
 from runtime_supervisor.context import as_system
 from runtime_supervisor.desired import wanted_for_run
-from runtime_supervisor.domain import NotFoundError
 from runtime_supervisor.idle import arm_idle_timer, unleased_policy
 from runtime_supervisor.runtime import Started, start_service
 from runtime_supervisor.stopping import stop_instance
@@ -27,19 +26,13 @@ from runtime_supervisor.views import service_brief
 if TYPE_CHECKING:
     from contracts.execution_views import RuntimeServiceBrief
     from runtime_supervisor.context import Supervisor
-    from runtime_supervisor.domain import RuntimeTarget, ServiceRecord
+    from runtime_supervisor.domain import ServiceRecord
     from runtime_supervisor.inbox import RunFinishedHook
     from runtime_supervisor.usecases.services import Release
 
-__all__ = ["COPY_WAIT", "after_release", "ensure_run_services", "run_finished_hook", "run_target"]
+__all__ = ["after_release", "ensure_run_services", "run_finished_hook"]
 
 log = logging.getLogger(__name__)
-
-COPY_WAIT = 10.0
-"""Seconds a run's ``EnsureRunServices`` waits for its workspace to reach this service's copies.
-The controller asks as soon as the realizer has answered, and that answer can overtake the
-realizer's ``workspace.realized`` on its way through JetStream to this service's inbox."""
-_COPY_POLL = 0.05
 
 
 def after_release(
@@ -81,26 +74,6 @@ def run_finished_hook(sup: Supervisor, loop: asyncio.AbstractEventLoop) -> RunFi
         loop.call_soon_threadsafe(act)
 
     return hook
-
-
-async def run_target(sup: Supervisor, scope: str | None, workspace_id: str,
-                     wait: float = COPY_WAIT) -> RuntimeTarget:  # fmt: skip
-    """The run's workspace as this service's copies know it, waiting up to ``wait`` seconds for
-    a workspace the realizer has just realized to arrive.
-
-    Raises:
-        NotFoundError: Still unknown (or another company's) after ``wait``.
-    """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + max(wait, 0.0)
-    while True:
-        try:
-            target: RuntimeTarget = await sup.store(sup.app.target, scope, workspace_id)
-            return target
-        except NotFoundError:
-            if loop.time() >= deadline:
-                raise
-        await asyncio.sleep(_COPY_POLL)
 
 
 async def ensure_run_services(sup: Supervisor, request: EnsureRunServices,

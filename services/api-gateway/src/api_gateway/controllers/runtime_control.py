@@ -37,7 +37,12 @@ from contracts.base import Accepted, Principal, Struct
 from contracts.execution_commands import GetExecutionWorkspace
 from contracts.execution_views import ExecutionWorkspace, RuntimeServiceBrief, WorkspaceOperation
 from contracts.http import StrictBody
-from contracts.runtime_commands import ControlRuntime, RuntimeAction, RuntimeControlResult
+from contracts.runtime_commands import (
+    ControlRuntime,
+    RealizerFacts,
+    RuntimeAction,
+    RuntimeControlResult,
+)
 from contracts.runtime_subjects import runtime_control
 from contracts.workspace_commands import GetProjectWorkspace
 from contracts.workspace_views import ProjectWorkspace
@@ -164,7 +169,11 @@ def acting_principal(
 
 
 def _command(
-    principal: Principal, action: str, body: RuntimeControlBody | None, **target: str
+    principal: Principal,
+    action: str,
+    body: RuntimeControlBody | None,
+    facts: RealizerFacts,
+    **target: str,
 ) -> ControlRuntime:
     body = body or RuntimeControlBody()
     return ControlRuntime(
@@ -173,8 +182,33 @@ def _command(
         workspace_command_id=body.workspace_command_id,
         runtime_service_id=body.runtime_service_id,
         service_index=body.service_index,
+        realizer_facts=facts,
         **target,
     )
+
+
+async def _execution_facts(
+    gateway: Gateway, principal: Principal, workspace: ExecutionWorkspace
+) -> RealizerFacts:
+    """What the realizer says of the workspace (and of the project workspace it inherits
+    services from): the supervisor acts once its copies say the same, so a configuration saved
+    a moment ago is the one used."""
+    facts = RealizerFacts(
+        workspace_config=workspace.config, lifecycle_generation=workspace.lifecycle_generation
+    )
+    if workspace.project_workspace_id is None:
+        return facts
+    query = GetProjectWorkspace(
+        principal=principal,
+        project_id=workspace.project_id,
+        workspace_id=workspace.project_workspace_id,
+    )
+    try:
+        linked = await fetch(gateway, subjects.PROJECT_WORKSPACE_GET, query, ProjectWorkspace)
+    except BusReplyError as exc:  # not compared: the action goes on with what the copies say
+        log.info("project workspace %s not read: %s", workspace.project_workspace_id, exc)
+        return facts
+    return msgspec.structs.replace(facts, project_runtime_config=linked.runtime_config)
 
 
 async def control_execution_workspace(
@@ -192,7 +226,8 @@ async def control_execution_workspace(
     """
     query = GetExecutionWorkspace(principal=principal, workspace_id=workspace_id)
     workspace = await fetch(gateway, subjects.WORKSPACE_GET, query, ExecutionWorkspace)
-    command = _command(principal, action, body, workspace_id=workspace_id)
+    facts = await _execution_facts(gateway, principal, workspace)
+    command = _command(principal, action, body, facts, workspace_id=workspace_id)
     subject = runtime_control(workspace.node_id)
     result = await request_result(gateway, subject, command, RuntimeControlResult)
     if isinstance(result, Accepted):
@@ -223,7 +258,8 @@ async def control_project_workspace(
         principal=principal, project_id=project_id, workspace_id=workspace_id
     )
     workspace = await fetch(gateway, subjects.PROJECT_WORKSPACE_GET, query, ProjectWorkspace)
-    command = _command(principal, action, body, project_workspace_id=workspace_id)
+    facts = RealizerFacts(project_runtime_config=workspace.runtime_config)
+    command = _command(principal, action, body, facts, project_workspace_id=workspace_id)
     subject = runtime_control(node_of(gateway))
     result = await request_result(gateway, subject, command, RuntimeControlResult)
     if isinstance(result, Accepted):

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from contracts.execution_commands import RealizeWorkspace
 from contracts.run_tokens import MintRunToken
-from contracts.runtime_commands import EnsureRunServices
+from contracts.runtime_commands import EnsureRunServices, RealizerFacts
 from contracts.slots import AcquireSlot, LaunchAdapter, ReleaseSlot, SlotGrant
 from heartbeat_controller.orchestration.collect import Outcome, collect_end
 from heartbeat_controller.orchestration.env import RunIdentity, adapter_context, adapter_env
@@ -173,9 +173,13 @@ class _Runner:
             await self._guarded(w.channel.lease.wait(), f"workspace {workspace_id}, held by "
                                 "another run", "workspace_validation_failed")  # fmt: skip
         self._boundary()
+        # The supervisor waits until its copies say what the realizer answered (its events may
+        # still be on their way), so the run's services start from this configuration.
+        facts = RealizerFacts(workspace_config=realized.workspace.config,
+                              lifecycle_generation=realized.workspace.lifecycle_generation)  # fmt: skip
         ensure = orch.ports.supervisor.ensure_run_services(EnsureRunServices(
             principal=w.principal, workspace_id=workspace_id, run_id=self.run_id,
-            agent_id=w.agent_id, issue_id=w.issue_id,
+            agent_id=w.agent_id, issue_id=w.issue_id, realizer_facts=facts,
         ))  # fmt: skip
         try:
             services = await self._guarded(ensure, "the workspace's runtime services",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from runtime_supervisor.domain.copies import COPY_KINDS, CopyKind, UpstreamCopy, copy_id
 from runtime_supervisor.domain.errors import (
+    CopiesBehindError,
     ForbiddenError,
     InvalidInputError,
     LeaseConflictError,
@@ -42,6 +43,7 @@ __all__ = [
     "LIVE_SLOT_STATES",
     "LIVE_STATUSES",
     "AdapterSlot",
+    "CopiesBehindError",
     "CopyKind",
     "ForbiddenError",
     "InvalidInputError",

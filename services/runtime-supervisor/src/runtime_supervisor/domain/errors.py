@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "CopiesBehindError",
     "ForbiddenError",
     "InvalidInputError",
     "LeaseConflictError",
@@ -35,6 +36,14 @@ class NotFoundError(RuntimeSupervisorError):
 
     code = "not_found"
     status = 404
+
+
+class CopiesBehindError(RuntimeSupervisorError):
+    """The realizer has said something this service's copies have not heard yet (its events are
+    still on their way): retry in a moment."""
+
+    code = "service_unavailable"
+    status = 503
 
 
 class ForbiddenError(RuntimeSupervisorError):

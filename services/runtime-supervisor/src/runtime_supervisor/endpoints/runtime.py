@@ -29,10 +29,10 @@ from contracts.runtime_subjects import (
 )
 from runtime_supervisor.control import execute, prepare, principal_scope
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, ServiceRecord
+from runtime_supervisor.freshness import fresh_target, wait_for
 from runtime_supervisor.health import probe_running
 from runtime_supervisor.process import LogSlice, read_range, tail_bytes, tail_lines
 from runtime_supervisor.process.logs import MAX_READ
-from runtime_supervisor.runs import COPY_WAIT, run_target
 from runtime_supervisor.runs import ensure_run_services as ensure_for_run
 
 if TYPE_CHECKING:
@@ -65,6 +65,10 @@ async def register_runtime(e: Endpoints) -> None:
 
     async def control(c: ControlRuntime, ctx: RequestContext) -> RuntimeControlResult | Accepted:
         with e.acting(c.principal, f"runtime {c.action}"):
+            if c.realizer_facts is not None:  # the caller read the workspace a moment ago
+                await fresh_target(sup, principal_scope(c.principal), workspace_id=c.workspace_id,
+                                   project_workspace_id=c.project_workspace_id,
+                                   facts=c.realizer_facts, wait=wait_for(ctx))  # fmt: skip
             plan = await prepare(sup, c)  # every refusal before any long work is recorded
             return await runtime.operations.run(
                 f"runtime_{plan.selection.action}",
@@ -75,8 +79,9 @@ async def register_runtime(e: Endpoints) -> None:
     async def ensure(c: EnsureRunServices, ctx: RequestContext) -> RunServices | Accepted:
         with e.acting(c.principal, "run services", run_id=c.run_id):
             # Asked right after the realizer's answer: its workspace may not be copied here yet.
-            wait = min(COPY_WAIT, ctx.remaining() - 1.0)  # a 404 still reaches the caller
-            target = await run_target(sup, principal_scope(c.principal), c.workspace_id, wait)
+            target = await fresh_target(sup, principal_scope(c.principal),
+                                        workspace_id=c.workspace_id, facts=c.realizer_facts,
+                                        wait=wait_for(ctx))  # fmt: skip
             return await runtime.operations.run(
                 "ensure_run_services",
                 lambda operation_id: ensure_for_run(sup, c, operation_id),

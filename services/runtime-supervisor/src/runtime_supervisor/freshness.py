@@ -1,0 +1,135 @@
+"""Read-your-writes across services: act on a workspace only once this service's copies say what
+the caller has just read from the workspace-realizer.
+
+The copies follow the realizer's events through JetStream, while a caller (the gateway, the
+heartbeat-controller) asks the realizer and then this service straight away: the realizer's answer
+can overtake its own events. So a request that carries :class:`RealizerFacts` (or names a
+workspace the realizer has just realized) waits, up to :data:`COPY_WAIT` seconds and within the
+request's deadline, for the copies to catch up: a workspace realized a moment ago is found, and a
+configuration saved a moment ago is the one used. Still behind after that: ``service_unavailable``
+(503, retry); still unknown: ``not_found``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from runtime_supervisor.domain import CopiesBehindError, NotFoundError
+
+if TYPE_CHECKING:
+    from contracts.runtime_commands import RealizerFacts
+    from natsbus import RequestContext
+    from runtime_supervisor.context import Supervisor
+    from runtime_supervisor.domain import RuntimeTarget
+
+__all__ = ["COPY_WAIT", "behind", "fresh_target", "wait_for"]
+
+COPY_WAIT = 10.0
+"""Seconds a request waits at most for the copies to catch up with the realizer."""
+_POLL = 0.05
+_ANSWER_MARGIN = 1.0
+"""Seconds kept before the request's deadline, so that the refusal still reaches the caller."""
+
+
+def _same(seen: msgspec.Struct | None, read: msgspec.Struct | None) -> bool:
+    """Equal configurations; none and an empty one (every field at its default) are the same."""
+
+    def normal(config: msgspec.Struct | None) -> msgspec.Struct | None:
+        return None if config is None or config == type(config)() else config
+
+    return normal(seen) == normal(read)
+
+
+def wait_for(ctx: RequestContext) -> float:
+    """How long a request may wait for the copies: :data:`COPY_WAIT`, less near its deadline."""
+    return max(0.0, min(COPY_WAIT, ctx.remaining() - _ANSWER_MARGIN))
+
+
+def behind(target: RuntimeTarget, facts: RealizerFacts | None) -> list[str]:
+    """What the copies (``target``) do not yet say as ``facts`` do; empty when they agree.
+
+    Args:
+        target: The workspace as the copies say now.
+        facts: What the caller read from the realizer (None: nothing to compare).
+
+    Returns:
+        The names of the facts that differ (``workspaceConfig``, ``projectRuntimeConfig``,
+        ``lifecycleGeneration``).
+    """
+    if facts is None:
+        return []
+    differ: list[str] = []
+    execution = target.kind == "execution_workspace"
+    config = facts.workspace_config
+    if (
+        execution
+        and not isinstance(config, msgspec.UnsetType)
+        and not _same(target.workspace_config, config)
+    ):
+        differ.append("workspaceConfig")
+    runtime = facts.project_runtime_config
+    if not isinstance(runtime, msgspec.UnsetType):
+        seen = target.project_runtime if execution else target.own_runtime
+        linked = not execution or target.project_workspace_id is not None
+        if linked and not _same(seen, runtime):
+            differ.append("projectRuntimeConfig")
+    generation = facts.lifecycle_generation
+    # Copies only move forward: a newer generation here is newer than what the caller read.
+    if (
+        execution
+        and not isinstance(generation, msgspec.UnsetType)
+        and target.lifecycle_generation < generation
+    ):
+        differ.append("lifecycleGeneration")
+    return differ
+
+
+async def fresh_target(
+    sup: Supervisor,
+    scope: str | None,
+    *,
+    workspace_id: str | None = None,
+    project_workspace_id: str | None = None,
+    facts: RealizerFacts | None = None,
+    wait: float = COPY_WAIT,
+) -> RuntimeTarget:
+    """The target as the copies say it, once they know it and agree with ``facts``.
+
+    Args:
+        sup: The supervisor.
+        scope: The principal's company (None: an operator's, every company).
+        workspace_id: An execution workspace, or
+        project_workspace_id: a project workspace.
+        facts: What the caller read from the realizer.
+        wait: Seconds to wait at most (see :func:`wait_for`).
+
+    Raises:
+        NotFoundError: Still unknown (or another company's) after ``wait``.
+        CopiesBehindError: Known, but still behind ``facts`` after ``wait``.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(wait, 0.0)
+    while True:
+        try:
+            target: RuntimeTarget = await sup.store(
+                sup.app.target, scope, workspace_id, project_workspace_id
+            )
+        except NotFoundError:
+            if loop.time() >= deadline:
+                raise
+        else:
+            differ = behind(target, facts)
+            if not differ:
+                return target
+            if loop.time() >= deadline:
+                raise CopiesBehindError(
+                    f"The runtime-supervisor has not yet heard the workspace-realizer's latest "
+                    f"change to {target.kind.replace('_', ' ')} {target.id} "
+                    f"({', '.join(differ)}); retry in a moment.",
+                    workspaceId=target.id,
+                    behind=differ,
+                )
+        await asyncio.sleep(_POLL)
