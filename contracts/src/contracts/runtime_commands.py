@@ -105,10 +105,12 @@ class RunServices(Struct, frozen=True, kw_only=True):
 
 class RealizerFacts(Struct, frozen=True, kw_only=True):
     """What the caller has just read from the workspace-realizer, so that the supervisor acts on
-    the same facts (read-your-writes across services): it waits, up to 10 s and within the
-    request's deadline, until its copies of the realizer's events say the same, then answers
-    ``state_conflict`` (409, "retry") if they still do not. A field left out is not compared;
-    ``null`` means "none".
+    it (read-your-writes across services): it waits, up to 10 s and within the request's
+    deadline, until its copies of the realizer's events have had these facts (a configuration
+    they had, now or before; a generation at least this one), else answers
+    ``service_unavailable`` (503, "retry in a moment"); an unknown workspace stays ``not_found``.
+    A ``stop`` waits only for the workspace. A field left out is not compared; ``null`` means
+    "none".
     """
 
     workspace_config: ExecutionWorkspaceConfig | msgspec.UnsetType | None = msgspec.UNSET

@@ -96,6 +96,8 @@ class Script:
     realize: Callable[[RealizeWorkspace], RealizeResult] | PortError | None = None
     realize_gate: asyncio.Event | None = None
     services_error: PortError | None = None
+    services_refusals: list[PortError] = field(default_factory=list)
+    """Errors ``EnsureRunServices`` answers first, one per call, before it succeeds."""
     slot_refusals: list[PortError] = field(default_factory=list)
     slot_refuse_always: PortError | None = None
     slot_gate: asyncio.Event | None = None
@@ -151,6 +153,8 @@ class World:
         self.calls.append(("ensure_services", command.run_id, command))
         if self.script.services_error is not None:
             raise self.script.services_error
+        if self.script.services_refusals:
+            raise self.script.services_refusals.pop(0)
         return RunServices()
 
     async def acquire_slot(self, command: AcquireSlot) -> SlotGrant:

@@ -216,3 +216,36 @@ async def test_two_runs_on_one_workspace_never_overlap(h: Harness) -> None:
     order = [(w, rid) for w, rid, _ in h.world.calls if w in ("launch", "release_slot")]
     assert order == [("launch", launches[0]), ("release_slot", releases[0]),
                      ("launch", launches[1]), ("release_slot", releases[1])]  # fmt: skip
+
+
+async def test_the_run_asks_for_its_services_with_what_the_realizer_answered(
+    h: Harness,
+) -> None:
+    agent = await h.agent()
+    await h.issue("i-4")
+    run_id = await h.wake(agent, "i-4")
+    assert (await h.finished(run_id)).status == "succeeded"
+    (ensure,) = [m for what, rid, m in h.world.calls if what == "ensure_services" and rid == run_id]
+    facts = ensure.realizer_facts
+    # The supervisor waits until its copies have had these (the realizer's events may lag).
+    assert (facts.workspace_config, facts.lifecycle_generation) == (None, 0)
+
+
+async def test_a_supervisor_not_ready_for_the_services_is_asked_again_then_gives_up(
+    h: Harness,
+) -> None:
+    behind = PortError("service_unavailable", "copies behind; retry in a moment", 503)
+    h.world.script.services_refusals = [behind, behind]
+    agent = await h.agent()
+    await h.issue("i-5")
+    first = await h.wake(agent, "i-5")
+    assert (await h.finished(first)).status == "succeeded"
+    assert h.world.of(first)[:4] == ["realize", "ensure_services", "ensure_services",
+                                     "ensure_services"]  # fmt: skip
+    # Three refusals in a row: the run fails, through cleanup, with the supervisor's message.
+    h.world.script.services_refusals = [behind, behind, behind]
+    second = await h.wake(agent, "i-5")
+    view = await h.finished(second)
+    assert (view.status, view.error_code) == ("failed", "runtime_services_failed"), view
+    assert "retry in a moment" in (view.error or "")
+    assert h.world.of(second) == ["realize"] + ["ensure_services"] * 3

@@ -17,30 +17,28 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from contracts.workspace_config import ExecutionWorkspaceConfig, RuntimeConfig
 from runtime_supervisor.domain import CopiesBehindError, NotFoundError
+from runtime_supervisor.domain.configs_seen import config_fingerprint
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from contracts.runtime_commands import RealizerFacts
     from natsbus import RequestContext
+    from runtime_supervisor.application import RuntimeSupervisorApplication
     from runtime_supervisor.context import Supervisor
-    from runtime_supervisor.domain import RuntimeTarget
+    from runtime_supervisor.domain import CopyKind, RuntimeTarget
+
+    Seen = Callable[[CopyKind, str], set[bytes]]
 
 __all__ = ["COPY_WAIT", "behind", "fresh_target", "wait_for"]
 
 COPY_WAIT = 10.0
 """Seconds a request waits at most for the copies to catch up with the realizer."""
-_POLL = 0.05
+_POLL = 0.1
 _ANSWER_MARGIN = 1.0
 """Seconds kept before the request's deadline, so that the refusal still reaches the caller."""
-
-
-def _same(seen: msgspec.Struct | None, read: msgspec.Struct | None) -> bool:
-    """Equal configurations; none and an empty one (every field at its default) are the same."""
-
-    def normal(config: msgspec.Struct | None) -> msgspec.Struct | None:
-        return None if config is None or config == type(config)() else config
-
-    return normal(seen) == normal(read)
 
 
 def wait_for(ctx: RequestContext) -> float:
@@ -48,15 +46,19 @@ def wait_for(ctx: RequestContext) -> float:
     return max(0.0, min(COPY_WAIT, ctx.remaining() - _ANSWER_MARGIN))
 
 
-def behind(target: RuntimeTarget, facts: RealizerFacts | None) -> list[str]:
-    """What the copies (``target``) do not yet say as ``facts`` do; empty when they agree.
+def behind(target: RuntimeTarget, facts: RealizerFacts | None, seen: Seen) -> list[str]:
+    """What the copies (``target``) have not yet had of ``facts``; empty when they have.
+
+    A configuration counts once the copy has had it, now or before (a copy that moved on past
+    what the caller read is not behind); the generation once the copy's is at least the caller's.
 
     Args:
         target: The workspace as the copies say now.
         facts: What the caller read from the realizer (None: nothing to compare).
+        seen: ``seen(kind, id)``: the fingerprints of the configurations a copy has had.
 
     Returns:
-        The names of the facts that differ (``workspaceConfig``, ``projectRuntimeConfig``,
+        The names of the facts not had yet (``workspaceConfig``, ``projectRuntimeConfig``,
         ``lifecycleGeneration``).
     """
     if facts is None:
@@ -64,17 +66,14 @@ def behind(target: RuntimeTarget, facts: RealizerFacts | None) -> list[str]:
     differ: list[str] = []
     execution = target.kind == "execution_workspace"
     config = facts.workspace_config
-    if (
-        execution
-        and not isinstance(config, msgspec.UnsetType)
-        and not _same(target.workspace_config, config)
-    ):
-        differ.append("workspaceConfig")
+    if execution and not isinstance(config, msgspec.UnsetType):
+        fingerprint = config_fingerprint(config, ExecutionWorkspaceConfig)
+        if fingerprint not in seen("workspace", target.id):
+            differ.append("workspaceConfig")
     runtime = facts.project_runtime_config
-    if not isinstance(runtime, msgspec.UnsetType):
-        seen = target.project_runtime if execution else target.own_runtime
-        linked = not execution or target.project_workspace_id is not None
-        if linked and not _same(seen, runtime):
+    if not isinstance(runtime, msgspec.UnsetType) and target.project_workspace_id is not None:
+        fingerprint = config_fingerprint(runtime, RuntimeConfig)
+        if fingerprint not in seen("project_workspace", target.project_workspace_id):
             differ.append("projectRuntimeConfig")
     generation = facts.lifecycle_generation
     # Copies only move forward: a newer generation here is newer than what the caller read.
@@ -85,6 +84,22 @@ def behind(target: RuntimeTarget, facts: RealizerFacts | None) -> list[str]:
     ):
         differ.append("lifecycleGeneration")
     return differ
+
+
+def _look(
+    app: RuntimeSupervisorApplication,
+    scope: str | None,
+    workspace_id: str | None,
+    project_workspace_id: str | None,
+    facts: RealizerFacts | None,
+) -> tuple[RuntimeTarget, list[str]]:
+    """On the store's thread: the target and what its copies have not had of ``facts``."""
+    target = app.target(scope, workspace_id, project_workspace_id)
+
+    def seen(kind: CopyKind, key: str) -> set[bytes]:
+        return app.configs_seen.get((kind, key), set())
+
+    return target, behind(target, facts, seen)
 
 
 async def fresh_target(
@@ -114,14 +129,14 @@ async def fresh_target(
     deadline = loop.time() + max(wait, 0.0)
     while True:
         try:
-            target: RuntimeTarget = await sup.store(
-                sup.app.target, scope, workspace_id, project_workspace_id
+            looked: tuple[RuntimeTarget, list[str]] = await sup.store(
+                _look, sup.app, scope, workspace_id, project_workspace_id, facts
             )
+            target, differ = looked
         except NotFoundError:
             if loop.time() >= deadline:
                 raise
         else:
-            differ = behind(target, facts)
             if not differ:
                 return target
             if loop.time() >= deadline:

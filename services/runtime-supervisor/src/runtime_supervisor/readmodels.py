@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+import msgspec
+
 from eventstore import ServiceApplication
 from runtime_supervisor.domain import (
     COPY_KINDS,
@@ -22,6 +24,7 @@ from runtime_supervisor.domain import (
     UpstreamCopy,
     WorkspaceRuntime,
 )
+from runtime_supervisor.domain.configs_seen import CONFIG_FIELDS, config_fingerprint
 
 __all__ = ["SupervisorReadModels", "aggregate_state"]
 
@@ -67,6 +70,9 @@ class SupervisorReadModels(ServiceApplication):
     """Slot id -> the adapter slot (every grant ever made)."""
     slots_by_run: dict[str, str]
     """Run id -> the id of its latest slot."""
+    configs_seen: dict[tuple[CopyKind, str], set[bytes]]
+    """(kind, upstream id) -> fingerprints of every configuration the copy has had
+    (``domain.configs_seen``)."""
     _objects: dict[UUID, Any]
     _leases: dict[str, frozenset[str]]
 
@@ -82,6 +88,7 @@ class SupervisorReadModels(ServiceApplication):
         self.operations_by_target = {}
         self.slots = {}
         self.slots_by_run = {}
+        self.configs_seen = {}
         self._objects = {}
         self._leases = {}
 
@@ -98,6 +105,7 @@ class SupervisorReadModels(ServiceApplication):
         key = str(aggregate.id)
         if isinstance(aggregate, UpstreamCopy):
             self.copies[aggregate.kind][aggregate.key] = aggregate
+            self._note_config(aggregate)
         elif isinstance(aggregate, RuntimeService):
             self.services[key] = aggregate
             if created:
@@ -117,6 +125,16 @@ class SupervisorReadModels(ServiceApplication):
         elif isinstance(aggregate, AdapterSlot):
             self.slots[key] = aggregate
             self.slots_by_run[aggregate.run_id] = key
+
+    def _note_config(self, copy: UpstreamCopy) -> None:
+        if copy.kind not in CONFIG_FIELDS:
+            return
+        name, kind = CONFIG_FIELDS[copy.kind]
+        try:
+            fingerprint = config_fingerprint(copy.get(name), kind)
+        except msgspec.ValidationError:  # not a configuration this build reads: never matched
+            return
+        self.configs_seen.setdefault((copy.kind, copy.key), set()).add(fingerprint)
 
     def _index_leases(self, key: str, leases: frozenset[str]) -> None:
         before = self._leases.get(key, frozenset())
@@ -147,6 +165,10 @@ class SupervisorReadModels(ServiceApplication):
             "operations_by_target": {k: list(v) for k, v in self.operations_by_target.items()},
             "slots": {key: aggregate_state(s) for key, s in self.slots.items()},
             "slots_by_run": dict(self.slots_by_run),
+            "configs_seen": {
+                f"{kind}:{key}": sorted(seen.decode() for seen in fingerprints)
+                for (kind, key), fingerprints in self.configs_seen.items()
+            },
         }
 
     def copy_of(self, kind: CopyKind, key: str | None) -> UpstreamCopy | None:

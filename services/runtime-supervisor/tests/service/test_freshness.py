@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bus_world import BOARD, Sup, Upstream, http_service, runtime
+from bus_world import BOARD, Sup, Upstream, eventually, http_service, runtime
 
 from contracts.base import ErrorReply, Ok
 from contracts.runtime_commands import ControlRuntime, EnsureRunServices, RealizerFacts
@@ -122,3 +122,53 @@ async def test_copies_that_never_catch_up_answer_503_within_the_callers_time(
     # Without facts (a caller that read nothing) the copies are used as they are, at once.
     plain = ControlRuntime(principal=BOARD, workspace_id=ws, action="start")
     assert await _started_names(await sup.request(runtime_control(sup.node), plain)) == ["old"]
+
+
+async def test_copies_that_moved_on_past_what_the_caller_read_act_at_once_on_the_newer(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
+) -> None:
+    # The caller read OLD; the board changed it to NEW before the action reached us (a run that
+    # waited for its workspace lease, say). The copies have had OLD: they are not behind.
+    await start_supervisor()
+    ws = await upstream.workspace(str(workdir), config=_own(OLD))
+    await upstream.ws_config(ws, _own(NEW))
+    await _until_config(sup, ws, "new")
+    command = ControlRuntime(principal=BOARD, workspace_id=ws, action="start",
+                             realizer_facts=RealizerFacts(workspace_config=_own(OLD)))  # fmt: skip
+    started = time.monotonic()
+
+    reply = await sup.request(runtime_control(sup.node), command, timeout=30)
+
+    assert await _started_names(reply) == ["new"]
+    assert time.monotonic() - started < 5.0  # not the 10 s wait
+
+
+async def test_a_stop_waits_only_for_the_workspace_not_for_its_configuration(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
+) -> None:
+    await start_supervisor()
+    ws = await upstream.workspace(str(workdir), config=_own(OLD))
+    await sup.known(ws)
+    await sup.ok_control("start", ws)
+    stale = RealizerFacts(workspace_config=_own(NEW))  # never copied here
+    command = ControlRuntime(principal=BOARD, workspace_id=ws, action="stop", realizer_facts=stale)
+    started = time.monotonic()
+
+    reply = await sup.request(runtime_control(sup.node), command, timeout=30)
+
+    assert isinstance(reply, Ok), reply
+    assert [row["status"] for row in reply.result["runtimeServices"]] == ["stopped"]
+    assert time.monotonic() - started < 5.0
+
+
+async def _until_config(sup: Sup, ws: str, service: str) -> None:
+    """Wait until a plain start (no facts) would use the configuration naming ``service``: the
+    copies have had the change."""
+    plain = ControlRuntime(principal=BOARD, workspace_id=ws, action="stop",
+                           workspace_command_id=f"service:{service}")  # fmt: skip
+
+    async def probe() -> bool | None:
+        reply = await sup.request(runtime_control(sup.node), plain)
+        return True if isinstance(reply, Ok) else None
+
+    await eventually(probe, what=f"the supervisor knowing service {service} of {ws}")

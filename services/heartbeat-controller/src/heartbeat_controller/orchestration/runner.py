@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from contracts.execution_commands import RealizeWorkspace
 from contracts.run_tokens import MintRunToken
-from contracts.runtime_commands import EnsureRunServices, RealizerFacts
+from contracts.runtime_commands import EnsureRunServices, RealizerFacts, RunServices
 from contracts.slots import AcquireSlot, LaunchAdapter, ReleaseSlot, SlotGrant
 from heartbeat_controller.orchestration.collect import Outcome, collect_end
 from heartbeat_controller.orchestration.env import RunIdentity, adapter_context, adapter_env
@@ -54,6 +54,7 @@ _UNEXPECTED = {
     "result_collection": "adapter_failed",
 }
 """The error code of an unexpected failure, by the stage it happened in."""
+_ENSURE_ATTEMPTS = 3
 
 
 class StageFailedError(Exception):
@@ -177,18 +178,29 @@ class _Runner:
         # still be on their way), so the run's services start from this configuration.
         facts = RealizerFacts(workspace_config=realized.workspace.config,
                               lifecycle_generation=realized.workspace.lifecycle_generation)  # fmt: skip
-        ensure = orch.ports.supervisor.ensure_run_services(EnsureRunServices(
-            principal=w.principal, workspace_id=workspace_id, run_id=self.run_id,
-            agent_id=w.agent_id, issue_id=w.issue_id, realizer_facts=facts,
-        ))  # fmt: skip
-        try:
-            services = await self._guarded(ensure, "the workspace's runtime services",
-                                           "runtime_services_failed")  # fmt: skip
-        except PortError as failed:
-            raise _fail("runtime_services_failed", failed.message) from None
+        ensure = EnsureRunServices(principal=w.principal, workspace_id=workspace_id,
+                                   run_id=self.run_id, agent_id=w.agent_id, issue_id=w.issue_id,
+                                   realizer_facts=facts)  # fmt: skip
+        services = await self._ensure_services(ensure)
         w.services = [s.id for s in services.runtime_services]
         w.realized_detail = {"workspaceId": workspace_id, "created": realized.created,
                              "services": w.services}  # fmt: skip
+
+    async def _ensure_services(self, command: EnsureRunServices) -> RunServices:
+        """Ask the supervisor for the run's services; a ``service_unavailable`` (restarting, or
+        its copies still behind the realizer) is asked again, twice, a second apart."""
+        for attempt in range(_ENSURE_ATTEMPTS):
+            ensure = self.orch.ports.supervisor.ensure_run_services(command)
+            try:
+                return await self._guarded(ensure, "the workspace's runtime services",
+                                           "runtime_services_failed")  # fmt: skip
+            except PortError as failed:
+                if failed.code != "service_unavailable" or attempt + 1 == _ENSURE_ATTEMPTS:
+                    raise _fail("runtime_services_failed", failed.message) from None
+            if await wait_event(self.work.channel.cancel, 1.0):
+                raise RunCancelledError
+            self._boundary()
+        raise AssertionError("unreachable")
 
     async def _acquire_slot(self) -> SlotGrant:
         w, orch = self.work, self.orch

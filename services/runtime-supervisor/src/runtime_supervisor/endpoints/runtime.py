@@ -14,6 +14,7 @@ from contracts.runtime_commands import (
     GetRuntimeServiceLog,
     GetRuntimeState,
     ListRuntimeSummaries,
+    RealizerFacts,
     RunServices,
     RuntimeControlResult,
     RuntimeServiceLog,
@@ -65,10 +66,13 @@ async def register_runtime(e: Endpoints) -> None:
 
     async def control(c: ControlRuntime, ctx: RequestContext) -> RuntimeControlResult | Accepted:
         with e.acting(c.principal, f"runtime {c.action}"):
-            if c.realizer_facts is not None:  # the caller read the workspace a moment ago
+            # The caller read the workspace a moment ago: act on what it read. A stop stops what
+            # runs, whatever the configuration says now: it waits only for the workspace.
+            if c.realizer_facts is not None:
+                facts = RealizerFacts() if c.action == "stop" else c.realizer_facts
                 await fresh_target(sup, principal_scope(c.principal), workspace_id=c.workspace_id,
-                                   project_workspace_id=c.project_workspace_id,
-                                   facts=c.realizer_facts, wait=wait_for(ctx))  # fmt: skip
+                                   project_workspace_id=c.project_workspace_id, facts=facts,
+                                   wait=wait_for(ctx))  # fmt: skip
             plan = await prepare(sup, c)  # every refusal before any long work is recorded
             return await runtime.operations.run(
                 f"runtime_{plan.selection.action}",
