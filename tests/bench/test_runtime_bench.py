@@ -128,7 +128,7 @@ async def test_start_to_ready_and_stop_vs_raw_process(
             await board.set_runtime(ws["id"], {"services": [http_service("web")]})
             # A first start and stop, untimed: the config has reached the supervisor, and both
             # sides' code and the python3 on disk are warm.
-            first = await board.control(ws["id"], "start", settle=15, workspaceCommandId=WEB)
+            first = await board.control(ws["id"], "start", workspaceCommandId=WEB)
             assert first.status_code == 200, status_of(first)
             assert (await board.control(ws["id"], "stop")).status_code == 200
             await asyncio.to_thread(_raw_start_stop, ws["cwd"])
@@ -228,7 +228,7 @@ async def test_supervisor_memory_with_200_idle_services(
             # One service started and stopped, untimed: the config has reached the supervisor
             # and the spawning code has run once before the empty measurement.
             last = f"service:idle{IDLE - 1}"
-            warm = await board.control(ws["id"], "start", settle=15, workspaceCommandId=last)
+            warm = await board.control(ws["id"], "start", workspaceCommandId=last)
             assert warm.status_code == 200, status_of(warm)
             assert (await board.control(ws["id"], "stop")).status_code == 200
             empty = await _rss_median(supervisor.pid)

@@ -144,9 +144,10 @@ class Board:
     ) -> httpx.Response:
         """POST ``.../{path}/{action}`` with ``body`` (camelCase keys).
 
-        ``settle``: for that many seconds, a 404 or 422 is retried. The supervisor learns a
-        workspace and its runtime config from the realizer's events, a moment after the realize
-        or PATCH answered; a first start right after one may arrive before them.
+        ``settle``: for that many seconds, a 404 or 422 is retried (no runtime test needs it any
+        more: the gateway sends what the realizer has just said with each action, and the
+        supervisor waits until its copies have had it, so a start right after a realize or a
+        PATCH finds the workspace and its new configuration).
         """
         url = f"/api/execution-workspaces/{workspace_id}/{path}/{action}"
         deadline = time.monotonic() + settle

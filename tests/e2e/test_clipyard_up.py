@@ -116,10 +116,8 @@ async def _serve_in_a_workspace(stack: _UpStack, tmp_path: Path) -> _Served:
     async with runtime_board(stack, tmp_path, name="Up Runtime") as board:
         _, ws = await board.realize("Serve while up")
         await board.set_project_runtime({"services": [http_service("web")]})
-        # The supervisor learns the config from the realizer's events: settle on a first 404/422.
-        started = await board.control(
-            ws["id"], "start", settle=15, workspaceCommandId="service:web"
-        )
+        # Started at once: the gateway sends what the realizer just said, the supervisor waits for it.
+        started = await board.control(ws["id"], "start", workspaceCommandId="service:web")
         assert started.status_code == 200, status_of(started)
         (row,) = rows_of(started.json()["workspace"], "service:web")
         assert row["status"] == "running", row

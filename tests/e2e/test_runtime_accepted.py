@@ -36,7 +36,7 @@ async def test_a_start_past_the_deadline_answers_202_and_its_operation_ends_runn
         slow = http_service("web", command=SLOW)
         slow["readiness"]["timeoutSec"] = 30
         await board.set_runtime(ws["id"], {"services": [slow]})
-        answer = await board.control(ws["id"], "start", settle=15, workspaceCommandId="service:web")
+        answer = await board.control(ws["id"], "start", workspaceCommandId="service:web")
         assert answer.status_code == 202, answer.text
         assert answer.json()["status"] == "running", answer.json()
         body = await finished(board, ws["id"], answer, timeout=60, interval=0.5)

@@ -64,7 +64,7 @@ async def test_archive_stops_services_before_removing_the_worktree(
         worktree = Path(ws["cwd"])
         config = {"services": [http_service("web"), _witness(worktree, mark)]}
         await board.set_runtime(ws["id"], config)
-        started = await board.control(ws["id"], "start", settle=15)
+        started = await board.control(ws["id"], "start")
         assert started.status_code == 200, status_of(started)
         workspace = started.json()["workspace"]
         (web,) = rows_of(workspace, "service:web")
@@ -128,7 +128,7 @@ async def test_archiving_a_shared_workspace_stops_only_its_own_services(
         served = {}
         for ws, name in ((first, "web-first"), (second, "web-second")):
             await board.set_runtime(ws["id"], {"services": [http_service(name)]})
-            started = await board.control(ws["id"], "start", settle=15)
+            started = await board.control(ws["id"], "start")
             assert started.status_code == 200, status_of(started)
             (row,) = rows_of(started.json()["workspace"], f"service:{name}")
             assert row["status"] == "running", row

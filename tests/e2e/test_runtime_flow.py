@@ -51,7 +51,7 @@ async def _get(url: str) -> httpx.Response | None:
 
 
 async def _start_web(board: Any, workspace_id: str) -> dict[str, Any]:
-    answer = await board.control(workspace_id, "start", settle=15, workspaceCommandId=WEB)
+    answer = await board.control(workspace_id, "start", workspaceCommandId=WEB)
     assert answer.status_code == 200, status_of(answer)
     body = answer.json()
     assert body["operation"]["status"] == "succeeded", body["operation"]
@@ -203,9 +203,7 @@ async def test_exit_while_no_supervisor_runs_is_recorded_after_restart(
     async with runtime_board(stack, tmp_path) as board:
         _, ws = await board.realize("Exit alone")
         await board.set_runtime(ws["id"], {"services": [{"name": "waiter", "command": command}]})
-        answer = await board.control(
-            ws["id"], "start", settle=15, workspaceCommandId="service:waiter"
-        )
+        answer = await board.control(ws["id"], "start", workspaceCommandId="service:waiter")
         assert answer.status_code == 200, status_of(answer)
         (row,) = rows_of(answer.json()["workspace"], "service:waiter")
         assert row["status"] == "running", row

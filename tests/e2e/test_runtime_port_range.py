@@ -61,7 +61,7 @@ async def test_a_start_with_every_port_of_the_range_taken_is_409_exhausted(
     async with runtime_board(stack, tmp_path) as board:
         _, ws = await board.realize("No room")
         await board.set_runtime(ws["id"], {"services": [http_service("web")]})
-        refused = await board.control(ws["id"], "start", settle=15, workspaceCommandId=WEB)
+        refused = await board.control(ws["id"], "start", workspaceCommandId=WEB)
         assert refused.status_code == 409, status_of(refused)
         error = refused.json()
         assert error["code"] == "workspace_runtime_port_allocation_exhausted", error

@@ -51,13 +51,13 @@ async def test_fixed_port_of_another_workspace_is_refused_naming_it(
         _, second = await board.realize("Second on the port")
         for ws in (first, second):
             await board.set_runtime(ws["id"], {"services": [_fixed(port)]})
-        started = await board.control(first["id"], "start", settle=15)
+        started = await board.control(first["id"], "start")
         assert started.status_code == 200, status_of(started)
         (row,) = rows_of(started.json()["workspace"], "service:web")
         assert row["status"] == "running", row
         assert row["port"] == port
         server = find_server_pid(port)
-        refused = await board.control(second["id"], "start", settle=15)
+        refused = await board.control(second["id"], "start")
         assert refused.status_code == 409, status_of(refused)
         error = refused.json()
         assert error["code"] == "port_conflict", error
@@ -98,10 +98,10 @@ async def test_fifty_concurrent_auto_port_starts_do_not_collide(
         for w, ws in enumerate(workspaces):
             config = {"services": [service(w, s) for s in range(PER_WORKSPACE)]}
             await board.set_runtime(ws["id"], config)
-        # Every workspace's copy of its config has reached the supervisor before the burst.
+        # A command named right after its configuration was saved is found (read-your-writes).
         for ws in workspaces:
             last = f"service:s{PER_WORKSPACE - 1}"
-            probe = await board.control(ws["id"], "stop", settle=15, workspaceCommandId=last)
+            probe = await board.control(ws["id"], "stop", workspaceCommandId=last)
             assert probe.status_code == 200, status_of(probe)
 
         async def control(w: int, action: str, **body: Any) -> dict[str, Any]:
@@ -150,7 +150,7 @@ async def test_job_output_over_256_kib_is_capped_and_marked_truncated(
         _, ws = await board.realize("Loud job")
         await board.set_runtime(ws["id"], {"jobs": [{"name": "flood", "command": command}]})
         ran = await board.control(
-            ws["id"], "run", settle=15, path="runtime-commands", workspaceCommandId="job:flood"
+            ws["id"], "run", path="runtime-commands", workspaceCommandId="job:flood"
         )
         assert ran.status_code == 200, status_of(ran)
         operation = ran.json()["operation"]
@@ -189,7 +189,7 @@ async def test_control_errors_of_case_64(stack: Any, tmp_path: Path, reaper: Non
         _, ws = await board.realize("Wrong actions")
         await board.set_runtime(ws["id"], config)
         # The job runs (the config has reached the supervisor); then the wrong pairings.
-        ran = await board.control(ws["id"], "run", settle=15, workspaceCommandId="job:hello")
+        ran = await board.control(ws["id"], "run", workspaceCommandId="job:hello")
         assert ran.status_code == 200, status_of(ran)
         run_service = await board.control(ws["id"], "run", workspaceCommandId="service:web")
         assert run_service.status_code == 422, status_of(run_service)

@@ -109,8 +109,8 @@ class RealizerFacts(Struct, frozen=True, kw_only=True):
     deadline, until its copies of the realizer's events have had these facts (a configuration
     they had, now or before; a generation at least this one), else answers
     ``service_unavailable`` (503, "retry in a moment"); an unknown workspace stays ``not_found``.
-    A ``stop`` waits only for the workspace. A field left out is not compared; ``null`` means
-    "none".
+    A ``stop`` that names no configured command waits only for the workspace. A field left out
+    is not compared; ``null`` means "none".
     """
 
     workspace_config: ExecutionWorkspaceConfig | msgspec.UnsetType | None = msgspec.UNSET

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from bus_world import BOARD, Sup, Upstream, eventually, http_service, runtime
 
@@ -159,6 +160,11 @@ async def test_a_stop_waits_only_for_the_workspace_not_for_its_configuration(
     assert isinstance(reply, Ok), reply
     assert [row["status"] for row in reply.result["runtimeServices"]] == ["stopped"]
     assert time.monotonic() - started < 5.0
+    # A stop naming a configured command resolves it in the configuration: that one waits.
+    named = msgspec.structs.replace(command, workspace_command_id="service:new")
+    refused = await sup.request(runtime_control(sup.node), named, timeout=4.0)
+    assert isinstance(refused, ErrorReply), refused
+    assert (refused.code, refused.status) == ("service_unavailable", 503), refused
 
 
 async def _until_config(sup: Sup, ws: str, service: str) -> None:

@@ -66,10 +66,11 @@ async def register_runtime(e: Endpoints) -> None:
 
     async def control(c: ControlRuntime, ctx: RequestContext) -> RuntimeControlResult | Accepted:
         with e.acting(c.principal, f"runtime {c.action}"):
-            # The caller read the workspace a moment ago: act on what it read. A stop stops what
-            # runs, whatever the configuration says now: it waits only for the workspace.
+            # The caller read the workspace a moment ago: act on what it read. A stop of what runs
+            # (everything, or a row) needs no configuration: it waits only for the workspace.
             if c.realizer_facts is not None:
-                facts = RealizerFacts() if c.action == "stop" else c.realizer_facts
+                named = c.workspace_command_id is not None or c.service_index is not None
+                facts = c.realizer_facts if c.action != "stop" or named else RealizerFacts()
                 await fresh_target(sup, principal_scope(c.principal), workspace_id=c.workspace_id,
                                    project_workspace_id=c.project_workspace_id, facts=facts,
                                    wait=wait_for(ctx))  # fmt: skip
