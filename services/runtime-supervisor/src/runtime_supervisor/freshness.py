@@ -1,5 +1,5 @@
-"""Read-your-writes across services: act on a workspace only once this service's copies say what
-the caller has just read from the workspace-realizer.
+"""Read-your-writes across services: act on a workspace only once this service's copies have had
+what the caller has just read from the workspace-realizer (now, or before they moved on past it).
 
 The copies follow the realizer's events through JetStream, while a caller (the gateway, the
 heartbeat-controller) asks the realizer and then this service straight away: the realizer's answer
