@@ -1,4 +1,4 @@
-"""Reference cases 35, 36, 40 and 41 (§10 of the reference, as changed by DECISIONS 14) at the
+"""Reference cases 35, 36, 40 and 41 (reference §10, as changed by DECISIONS 14) at the
 gateway: the HTTP routes against a fake bus (pure route and filter cases; the realizer's side is
 tested on real repositories in the realizer's ``tests/service/reference``)."""
 

@@ -1,6 +1,6 @@
 """Event-store wiring for eventsourcing, outbox relay to JetStream, inbox consumers.
 
-See ``docs/platform.md`` (eventstore) for how the parts fit together.
+See ``docs/design/platform.md`` (eventstore) for how the parts fit together.
 """
 
 from __future__ import annotations

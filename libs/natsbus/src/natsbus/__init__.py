@@ -1,6 +1,6 @@
 """NATS plumbing: connect, micro services with task handlers, typed requests, JetStream.
 
-The public names are re-exported here; see ``docs/platform.md`` (natsbus) for how they fit.
+The public names are re-exported here; see ``docs/design/platform.md`` (natsbus) for how they fit.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The heartbeat-controller's eventsourcing application: its use cases (the Application API of
-docs/heartbeat-runs.md) on top of the read models of :mod:`heartbeat_controller.readmodels`.
+docs/design/heartbeat-runs.md) on top of the read models of :mod:`heartbeat_controller.readmodels`.
 
 Everything runs on the store's thread, synchronously; each use case checks, loads, calls the
 aggregates and saves once. The orchestration (dispatcher, run tasks, timers, recovery) does the

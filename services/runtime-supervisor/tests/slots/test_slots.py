@@ -1,5 +1,5 @@
 """Adapter slots over the bus, with the real supervisor, real processes, real bwrap and real git
-worktrees (ARCHITECTURE §6; docs/heartbeat-runs.md): trusted and contained launches, what a
+worktrees (ARCHITECTURE §6; docs/design/heartbeat-runs.md): trusted and contained launches, what a
 contained agent can and cannot reach, timeouts and kills of the whole process group, the
 last-line JSON result, the run log, the pool, restart recovery, and the run token kept out of
 the store."""

@@ -1,6 +1,6 @@
 """Runtime service instances: the start recorded before the bind with its port reserved, port
 conflicts naming the owner, the process's life and end (DECISIONS 7, 8), health, reuse, leases
-and release_run (reference §6.6-§6.7, case 54), and the services a target shows (§6.9)."""
+and release_run (reference §6.6-§6.7, case 54), and the services a target shows (reference §6.9)."""
 
 from __future__ import annotations
 

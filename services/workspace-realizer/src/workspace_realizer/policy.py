@@ -1,4 +1,4 @@
-"""Execution-workspace policy: mode resolution (reference §5.1), branch names (§5.3, DECISIONS 5)
+"""Execution-workspace policy: mode resolution (reference §5.1), branch names (reference §5.3, DECISIONS 5)
 and where worktrees live (DECISIONS 5). Pure functions over plain data."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Mode resolution (reference §5.1), branch names (§5.3, DECISIONS 5) and worktree places."""
+"""Mode resolution (reference §5.1), branch names (reference §5.3, DECISIONS 5) and worktree places."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``/workspaces/{id}``: one execution workspace, every section of docs/operator-page.md.
+"""``/workspaces/{id}``: one execution workspace, every section of docs/design/operator-page.md.
 
 Sections (each also served alone as ``?fragment=<name>``, see :data:`SECTIONS`): summary, close
 readiness, runtime services, jobs, configuration, operations, lifecycle, timeline and runs. The

@@ -1,6 +1,6 @@
 """The orchestration of heartbeat runs: the dispatcher, one runner task per run through stages
 2-6, the ports to the realizer, supervisor and gateway, timers, restart recovery and the
-adapter's environment (docs/heartbeat-runs.md)."""
+adapter's environment (docs/design/heartbeat-runs.md)."""
 
 from heartbeat_controller.orchestration.context import Orchestration, RunChannel, RunSettings
 from heartbeat_controller.orchestration.dispatcher import Dispatcher

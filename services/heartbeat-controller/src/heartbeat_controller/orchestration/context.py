@@ -77,7 +77,7 @@ class Orchestration:
     """The running controller's orchestration state (one per process)."""
 
     app: Any
-    """The ``HeartbeatControllerApplication`` (its API: docs/heartbeat-runs.md)."""
+    """The ``HeartbeatControllerApplication`` (its API: docs/design/heartbeat-runs.md)."""
     store: Store
     ports: RunPorts
     settings: RunSettings = field(default_factory=RunSettings)

@@ -1,4 +1,4 @@
-"""One task per claimed run: stages 2 to 6 of docs/heartbeat-runs.md "The run, stage by stage".
+"""One task per claimed run: stages 2 to 6 of docs/design/heartbeat-runs.md "The run, stage by stage".
 
 ``claim_runnable`` already recorded stage 1's end (``RunStarted``, the lease of the issue's
 current workspace, stage ``workspace_resolution``). The task then realizes the workspace and

@@ -1,4 +1,4 @@
-"""Endpoints of adapter slots (ARCHITECTURE §6; docs/heartbeat-runs.md): ``AcquireSlot``,
+"""Endpoints of adapter slots (ARCHITECTURE §6; docs/design/heartbeat-runs.md): ``AcquireSlot``,
 ``LaunchAdapter``, ``KillAdapter``, ``ReleaseSlot`` (commands on this node's subjects),
 ``GetRunSlot``, ``GetRunLog`` and ``GetSlotHealth``. Every one is scoped to the principal's
 company (another company's run answers 404). ``LaunchAdapter`` carries the run token: it is

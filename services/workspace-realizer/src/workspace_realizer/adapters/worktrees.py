@@ -180,7 +180,7 @@ async def add_worktree(
 async def _refresh_unstarted(
     git: GitRunner, repo_root: Path, path: Path, base: BaseRef, sink: StepSink
 ) -> bool:
-    """Hard-reset a provably unstarted worktree to a newer remote-tracking base (§5.4)."""
+    """Hard-reset a provably unstarted worktree to a newer remote-tracking base (reference §5.4)."""
     if base.sha is None or remote_tracking(base.ref, await remotes(git, repo_root)) is None:
         return False
     head = await rev_parse(git, path, "HEAD")

@@ -1,5 +1,5 @@
 """Project workspaces: the codebase roots worktrees branch from (reference §1.2), their runtime
-config (the commands the supervisor runs) and, for repo-only ones, the managed checkout (§5.9)."""
+config (the commands the supervisor runs) and, for repo-only ones, the managed checkout (reference §5.9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fixtures of the reference-case tests (§10 of the reference, as changed by DECISIONS 14): the
+"""Fixtures of the reference-case tests (reference §10, as changed by DECISIONS 14): the
 realizer's orchestrators on the host's real git and shell adapters, real repositories in temporary
 directories (a bare ``origin`` and a clone of it), a hermetic git configuration, and hand-written
 fakes only for the credential and pull-request ports (their real lookups need a token: the

@@ -1,4 +1,4 @@
-"""Reference cases 40, 41, 58-61 (§10, as changed by DECISIONS 14: 40 and 59 by DECISIONS 3)
+"""Reference cases 40, 41, 58-61 (reference §10, as changed by DECISIONS 14: 40 and 59 by DECISIONS 3)
 through the realizer's close readiness, archive and reopen on real git repositories; the
 pull-request port is a fake (its real lookup needs a token)."""
 

@@ -1,4 +1,4 @@
-"""Reference cases 44-51 (§10, as changed by DECISIONS 14: 45 and 46 by DECISIONS 5) through the
+"""Reference cases 44-51 (reference §10, as changed by DECISIONS 14: 45 and 46 by DECISIONS 5) through the
 realizer's ``realize`` use case on real git repositories."""
 
 from __future__ import annotations
