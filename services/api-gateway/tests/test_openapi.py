@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from litestar.testing import TestClient
 
-from api_gateway.errors import ERROR_CODES
+from contracts.errors import CATALOGUE, ErrorCode
 
 Client = TestClient[Any]
 
@@ -55,9 +56,10 @@ def test_every_operation_has_an_id_a_description_and_its_errors(client: Client) 
         for response in errors.values():
             assert response["content"]["application/json"]["schema"]["$ref"].endswith("ErrorBody")
             assert "`" in response["description"], "descriptions list the error codes"
-    # The document's description lists every gateway error code.
-    for code in ERROR_CODES:
-        assert f"`{code}`" in document["info"]["description"]
+    # The document's description lists every error code of the catalogue, with its status.
+    for code, entry in CATALOGUE.items():
+        line = f"`{code.value}` ({entry.status}): {entry.description}"
+        assert line in document["info"]["description"]
     assert document["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
 
 
@@ -110,3 +112,25 @@ def test_the_openapi_document_lists_the_secret_operations(client: Client) -> Non
     }
     listing = paths["/api/companies/{company_id}/secret-access-events"]["get"]
     assert "X-Total-Count" in listing["responses"]["200"]["headers"]
+
+
+def test_every_documented_error_is_the_catalogue_s_code_status_and_description(
+    client: Client,
+) -> None:
+    document = client.get("/api/openapi.json").json()
+    documented: set[str] = set()
+    for path, item in document["paths"].items():
+        for method, op in item.items():
+            for status, response in op["responses"].items():
+                schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+                if not schema.get("$ref", "").endswith("ErrorBody"):
+                    continue  # not an error body (health's 503 is its report)
+                description = response["description"]
+                codes = re.findall(r"(?:^|; )`([a-z_]+)`: ", description)
+                assert codes, (path, method, status)
+                entries = [CATALOGUE[ErrorCode(code)] for code in codes]
+                assert all(e.status == int(status) for e in entries), (path, method, status)
+                expected = "; ".join(f"`{e.code.value}`: {e.description}" for e in entries)
+                assert description == expected, (path, method, status)
+                documented.update(codes)
+    assert {"unauthenticated", "validation_failed", "not_found", "state_conflict"} <= documented

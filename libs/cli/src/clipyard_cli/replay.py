@@ -17,9 +17,11 @@ import msgspec
 from clipyard_cli.bus import CLI_PRINCIPAL, connect_cli, login_from_env
 from clipyard_cli.stack import resolve_service
 from contracts.base import ErrorReply
+from contracts.errors import ErrorCode
 from contracts.service import GetOperation, OperationView, ReplayReport, VerifyReplay
 from contracts.subjects import SERVICE_NAMES, ServiceToken, service_query
 from natsbus.client import BusClient, BusRequestError, OperationAccepted
+from natsbus.errors import error_reply
 
 __all__ = ["format_report", "run_replay"]
 
@@ -89,4 +91,4 @@ async def _await_operation(
 
 
 def _failed(message: str) -> ErrorReply:
-    return ErrorReply(code="internal", message=message, status=500)
+    return error_reply(ErrorCode.INTERNAL, message)

@@ -185,7 +185,6 @@ class BusClient:
                 ErrorCode.TIMEOUT,
                 f"{who} did not answer within {timeout:g} s; the request may still complete. "
                 "Check `clipyard status`, then look at the result before retrying.",
-                status=504,
                 details=_details(subject, service),
             )
         except nats.errors.Error as exc:
@@ -230,7 +229,6 @@ def _unavailable(subject: str, what: str) -> ErrorReply:
     return error_reply(
         ErrorCode.SERVICE_UNAVAILABLE,
         f"{who} {what}; check `clipyard status` and retry.",
-        status=503,
         details=_details(subject, service),
     )
 
@@ -252,4 +250,5 @@ def _decode_raw(subject: str, data: bytes) -> _RawOk | ErrorReply | Accepted:
 
 def _bad_reply(subject: str, why: str) -> ErrorReply:
     logger.warning("bad reply from %s: %s", subject, why)
+    # 502, not the catalogue's 500: the fault is in the answer, not here (an allowed status).
     return error_reply(ErrorCode.INTERNAL, f"bad reply from {subject}: {why}", status=502)

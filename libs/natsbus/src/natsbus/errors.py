@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
 from contracts.base import ErrorReply
-from contracts.errors import DEFAULT_STATUS, ErrorCode
+from contracts.errors import ErrorCode, status_of
 
 __all__ = [
     "INTERNAL_MESSAGE",
@@ -40,7 +40,7 @@ def error_reply(
     Args:
         code: The error code.
         message: A human-readable message.
-        status: The HTTP status; the code's default (else 500) when omitted.
+        status: The HTTP status; the catalogue's for the code (else 500) when omitted.
         details: Extra facts for the client.
 
     Returns:
@@ -48,16 +48,13 @@ def error_reply(
     """
     text = str(code)
     if status is None:
-        try:
-            status = DEFAULT_STATUS.get(ErrorCode(text), 500)
-        except ValueError:
-            status = 500
+        status = status_of(text)
     return ErrorReply(code=text, message=message, status=status, details=dict(details or {}))
 
 
 def internal_error() -> ErrorReply:
     """The reply for a failure the client cannot act on: ``internal``, 500, no details."""
-    return ErrorReply(code=ErrorCode.INTERNAL.value, message=INTERNAL_MESSAGE, status=500)
+    return error_reply(ErrorCode.INTERNAL, INTERNAL_MESSAGE)
 
 
 def default_error_mapper(exc: Exception) -> ErrorReply:

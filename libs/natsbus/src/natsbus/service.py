@@ -193,7 +193,7 @@ class BusService:
         try:
             body = decoder(endpoint.request_type).decode(data)
         except msgspec.DecodeError as exc:
-            return error_reply(ErrorCode.VALIDATION_FAILED, str(exc), status=400)
+            return error_reply(ErrorCode.VALIDATION_FAILED, str(exc))
         try:
             result = await endpoint.handler(body, ctx)
         except Exception as exc:
@@ -282,12 +282,11 @@ def _expired_reply(ctx: RequestContext) -> ErrorReply:
         ErrorCode.TIMEOUT,
         "The service was too busy to start this request before its deadline; nothing was done. "
         "Retry it.",
-        status=504,
         details={"subject": ctx.subject},
     )
 
 
 def _stopping_reply(subject: str) -> ErrorReply:
     return error_reply(
-        ErrorCode.SERVICE_UNAVAILABLE, f"the service stopped while handling {subject}", status=503
+        ErrorCode.SERVICE_UNAVAILABLE, f"the service stopped while handling {subject}"
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from contracts import subjects
 from contracts.base import Principal
-from contracts.errors import ErrorCode
+from contracts.errors import CodedError, ErrorCode
 from contracts.service import (
     AuditTrail,
     GetAuditTrail,
@@ -35,11 +35,10 @@ OPERATOR_ACTORS: Final = frozenset({"admin", "system"})
 """The actor types allowed to read a service's stored history and replay it."""
 
 
-class NotFoundError(LookupError):
+class NotFoundError(CodedError, LookupError):
     """The thing asked for does not exist (or belongs to another company)."""
 
-    code = ErrorCode.NOT_FOUND.value
-    status = 404
+    code = ErrorCode.NOT_FOUND
     details: dict[str, Any]
 
     def __init__(self, message: str, **details: Any) -> None:
@@ -47,11 +46,10 @@ class NotFoundError(LookupError):
         self.details = details
 
 
-class ForbiddenError(PermissionError):
+class ForbiddenError(CodedError, PermissionError):
     """The principal may not ask this."""
 
-    code = ErrorCode.FORBIDDEN.value
-    status = 403
+    code = ErrorCode.FORBIDDEN
     details: dict[str, Any]
 
     def __init__(self, message: str, **details: Any) -> None:

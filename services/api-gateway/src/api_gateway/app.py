@@ -27,13 +27,14 @@ from api_gateway.application import GatewayApplication
 from api_gateway.bus import NatsBus
 from api_gateway.controllers import CONTROLLERS
 from api_gateway.dependencies import Bus, Gateway, dependencies
-from api_gateway.errors import ERROR_CODES, exception_handlers
+from api_gateway.errors import exception_handlers
 from api_gateway.handlers import AppHolder, controller_inbox, register_bus_endpoints
 from api_gateway.publishing import to_contract
 from api_gateway.security import AuthenticationMiddleware
 from api_gateway.settings import SERVICE_NAME, SERVICE_VERSION, GatewaySettings
 from api_gateway.tracing import TracingMiddleware
 from api_gateway.ui import ui_router, ui_static_router, ui_template_config
+from contracts.errors import CATALOGUE
 from eventstore import StoreExecutor
 from servicekit import ServiceRuntime, ServiceSpec, run_service
 
@@ -45,11 +46,11 @@ _DESCRIPTION = (
     "Clipyard's HTTP API. Send `Authorization: Bearer <key>` (the admin key, a board key, an "
     "agent key, or a run's token `cyr_...`) on every request except health, these docs and the "
     "session sign-in. Errors are "
-    '`{"error", "code", "details"}`; the gateway\'s codes: '
+    '`{"error", "code", "details"}`; every code, with its status: '
     + "; ".join(
-        f"`{code}` ({status}): {meaning}" for code, (status, meaning) in ERROR_CODES.items()
+        f"`{code.value}` ({entry.status}): {entry.description}" for code, entry in CATALOGUE.items()
     )
-    + ". Services add their own codes (listed on each operation)."
+    + ". Each operation lists the codes it may answer."
 )
 
 

@@ -16,6 +16,7 @@ from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
 
+from contracts.errors import CodedError, ErrorCode
 from eventstore import ClipyardAggregate
 
 __all__ = [
@@ -43,11 +44,10 @@ _PREFIX = re.compile(r"[A-Z]{1,10}")
 _SESSION_NAMESPACE: Final = UUID("6f1c3a52-8f0e-5b8e-9d55-3f3c2b6a9e10")
 
 
-class GatewayError(Exception):
+class GatewayError(CodedError):
     """Base of every error the gateway raises on purpose; ``code``/``status`` feed the HTTP body."""
 
-    code: str = "unprocessable"
-    status: int = 422
+    code = ErrorCode.UNPROCESSABLE
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -57,40 +57,37 @@ class GatewayError(Exception):
 class UnauthenticatedError(GatewayError):
     """No credentials, or credentials that do not (or no longer) work."""
 
-    code = "unauthenticated"
-    status = 401
+    code = ErrorCode.UNAUTHENTICATED
 
 
 class ForbiddenError(GatewayError):
     """Authenticated, but not allowed to do this."""
 
-    code = "forbidden"
-    status = 403
+    code = ErrorCode.FORBIDDEN
 
 
 class NotFoundError(GatewayError):
     """No such resource, or one of another company (existence is not revealed)."""
 
-    code = "not_found"
-    status = 404
+    code = ErrorCode.NOT_FOUND
 
 
 class InvalidNameError(GatewayError):
     """A name is empty or too long."""
 
-    code = "invalid_name"
+    code = ErrorCode.INVALID_NAME
 
 
 class InvalidIssuePrefixError(GatewayError):
     """An issue prefix is not 1-10 upper-case letters, or none can be derived from the name."""
 
-    code = "invalid_issue_prefix"
+    code = ErrorCode.INVALID_ISSUE_PREFIX
 
 
 class KeyKindNotAllowedError(GatewayError):
     """This principal may not create a key of this kind (yet)."""
 
-    code = "key_kind_not_allowed"
+    code = ErrorCode.KEY_KIND_NOT_ALLOWED
 
 
 def hash_secret(secret: str) -> str:

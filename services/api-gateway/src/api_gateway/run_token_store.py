@@ -17,6 +17,7 @@ from eventsourcing.application import AggregateNotFoundError
 
 from api_gateway.domain import GatewayError, UnauthenticatedError, hash_secret
 from api_gateway.run_tokens import RunToken, new_run_token
+from contracts.errors import ErrorCode
 from eventstore import ServiceApplication
 
 if TYPE_CHECKING:
@@ -28,8 +29,7 @@ __all__ = ["RunBinding", "RunTokenRecord", "RunTokenStore", "RunTokenUnusableErr
 class RunTokenUnusableError(GatewayError):
     """A mint the gateway cannot serve as asked (an expiry in the past, another agent's run)."""
 
-    code = "unprocessable"
-    status = 422
+    code = ErrorCode.UNPROCESSABLE
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from uuid import UUID, uuid4, uuid5
 from eventsourcing.domain import event
 
 from api_gateway.domain import GatewayError
+from contracts.errors import ErrorCode
 from eventstore import ClipyardAggregate
 
 __all__ = [
@@ -34,8 +35,7 @@ _RUN_NAMESPACE: Final = UUID("3c2f8a61-5d0e-5e4b-9a7c-1f6b2d8e4a90")
 class RunEndedError(GatewayError):
     """A token was asked for a run that has ended already."""
 
-    code = "run_finished"
-    status = 409
+    code = ErrorCode.RUN_FINISHED
 
 
 def new_run_token() -> str:

@@ -16,6 +16,7 @@ from uuid import UUID
 from eventsourcing.domain import event
 
 from contracts.credentials import CredentialSource, GitProvider
+from contracts.errors import CodedError, ErrorCode
 from eventstore import ClipyardAggregate
 
 __all__ = [
@@ -35,12 +36,11 @@ SECRET_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 """The names a secret may have (as ``contracts.credentials.SecretName``)."""
 
 
-class GitCredentialsError(Exception):
+class GitCredentialsError(CodedError):
     """Base of every error the git-credentials raises on purpose; ``code``/``status``/``details``
     become the error reply (ARCHITECTURE §2)."""
 
-    code = "state_conflict"
-    status = 409
+    code = ErrorCode.STATE_CONFLICT
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -50,8 +50,7 @@ class GitCredentialsError(Exception):
 class NotFoundError(GitCredentialsError):
     """No such thing, or one of another company (existence is not revealed)."""
 
-    code = "not_found"
-    status = 404
+    code = ErrorCode.NOT_FOUND
 
 
 class SecretNotFoundError(NotFoundError):
@@ -61,8 +60,7 @@ class SecretNotFoundError(NotFoundError):
 class ForbiddenError(GitCredentialsError):
     """The actor may not manage secrets (agents never may)."""
 
-    code = "forbidden"
-    status = 403
+    code = ErrorCode.FORBIDDEN
 
 
 class SecretNameTakenError(GitCredentialsError):
@@ -72,15 +70,13 @@ class SecretNameTakenError(GitCredentialsError):
 class InvalidSecretError(GitCredentialsError):
     """A name or value the contracts would have refused (checked again here)."""
 
-    code = "validation_failed"
-    status = 400
+    code = ErrorCode.VALIDATION_FAILED
 
 
 class VaultError(GitCredentialsError):
     """The key vault failed (the message says what was done and what will happen)."""
 
-    code = "service_unavailable"
-    status = 503
+    code = ErrorCode.SERVICE_UNAVAILABLE
 
 
 def check_secret_name(name: str) -> str:

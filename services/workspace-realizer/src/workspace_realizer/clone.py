@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from contracts.errors import ErrorCode
 from eventstore import current_cause
 from workspace_realizer.adapters.ports import HostOperationError
 from workspace_realizer.domain.errors import CheckoutFailedError
@@ -124,7 +125,7 @@ async def ensure_checkout(
                 if clone.warnings:
                     raise HostOperationError(
                         " ".join(clone.warnings),
-                        code="state_conflict",
+                        code=ErrorCode.STATE_CONFLICT,
                         details={"reason": "managed_checkout_other_origin", "path": str(target)},
                     )
         except HostOperationError as exc:

@@ -1,4 +1,4 @@
-"""Managed clones (reference cases 25-27, 29-31 as changed by DECISIONS 14, 33)."""
+"""Managed clones (reference cases 25-27, 29-31 and 33; 31 as changed by DECISIONS 14)."""
 
 from __future__ import annotations
 

@@ -12,8 +12,9 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import QueryParameter
 
 from api_gateway.dependencies import Gateway
-from api_gateway.errors import ERROR_CODES, SERVICE_ERROR_CODES, BusReplyError
+from api_gateway.errors import BusReplyError
 from contracts.base import Accepted, ErrorReply, Ok
+from contracts.errors import CATALOGUE, ErrorCode
 from contracts.http import Accepted202, ErrorBody
 
 __all__ = [
@@ -35,7 +36,7 @@ TOTAL_COUNT: Final = [
     )
 ]
 
-_ALWAYS: Final = ("unauthenticated",)
+_ALWAYS: Final = (ErrorCode.UNAUTHENTICATED,)
 
 
 @dataclass(frozen=True)
@@ -59,22 +60,29 @@ def listing(rows: Sequence[T], total: int) -> Response[Sequence[T]]:
     return Response(rows, headers={"X-Total-Count": str(total)})
 
 
-def error_responses(*codes: str, public: bool = False) -> dict[int, ResponseSpec]:
+def error_responses(*codes: ErrorCode | str, public: bool = False) -> dict[int, ResponseSpec]:
     """OpenAPI ``responses`` for the error codes a handler may answer, grouped by status.
 
+    Each code is listed under its status with its description, both from the error catalogue
+    (``contracts.errors.CATALOGUE``).
+
     Args:
-        *codes: Codes from ``api_gateway.errors.ERROR_CODES`` or ``SERVICE_ERROR_CODES``.
+        *codes: Codes of the catalogue (``validation_failed`` and, unless ``public``,
+            ``unauthenticated`` are always added).
         public: The route needs no key (so no 401).
 
     Returns:
         Status -> a response spec whose description lists the codes.
+
+    Raises:
+        ValueError: A code is not in the catalogue (when the controller is imported).
     """
     by_status: dict[int, list[str]] = {}
-    for code in (*codes, *(() if public else _ALWAYS), "validation_failed"):
-        status, meaning = ERROR_CODES.get(code) or SERVICE_ERROR_CODES[code]
-        line = f"`{code}`: {meaning}"
-        if line not in by_status.setdefault(status, []):
-            by_status[status].append(line)
+    for code in (*codes, *(() if public else _ALWAYS), ErrorCode.VALIDATION_FAILED):
+        entry = CATALOGUE[ErrorCode(code)]
+        line = f"`{entry.code.value}`: {entry.description}"
+        if line not in by_status.setdefault(entry.status, []):
+            by_status[entry.status].append(line)
     return {
         status: ResponseSpec(
             data_container=ErrorBody, generate_examples=False, description="; ".join(lines)

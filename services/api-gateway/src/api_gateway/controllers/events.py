@@ -27,6 +27,7 @@ from api_gateway.dependencies import Gateway, StreamedEvent
 from api_gateway.domain import GatewayError
 from api_gateway.security import Credential, authenticate, check_company
 from contracts.base import Principal
+from contracts.errors import ErrorCode
 from contracts.events import ALL_EVENT_TYPES
 
 __all__ = [
@@ -63,8 +64,7 @@ MAX_SEQUENCE: Final = 2**63 - 1
 class InvalidFilterError(GatewayError):
     """A filter names something that does not exist."""
 
-    code = "validation_failed"
-    status = 400
+    code = ErrorCode.VALIDATION_FAILED
 
 
 def parse_types(types: str | None) -> frozenset[str] | None:

@@ -173,7 +173,7 @@ class ExecutionWorkspaceController(Controller):
         cleanup and teardown commands, writes a rescue ref when anything undelivered would be
         lost, removes the worktree, deletes the branch only when delivered); a closed workspace
         patched to ``"active"`` is reopened. ``config`` (board keys only) is merged key by key.
-        202 with an operation past 120 s.
+        202 with an operation past the request deadline (110 s).
 
         Errors: 400; 401; 403 (``config`` with an agent key); 404; 409 ``close_blocked`` (details
         name the reasons), ``reopen_pending``, ``not_reopenable``, ``lifecycle_conflict``.
@@ -225,7 +225,7 @@ class ExecutionWorkspaceController(Controller):
         """Reconcile the recorded branch with the checked-out one (board keys only): ``forward``
         (the live branch descends from the recorded one), ``override`` (needs a ``reason``),
         ``quarantine_restore`` (rescue a dirty tree, then restore the recorded branch). 202 with
-        an operation past 120 s.
+        an operation past the request deadline (110 s).
 
         Errors: 400 (``override`` without ``reason``); 401; 403 (not a board key); 404; 409
         ``lifecycle_conflict``; 422 ``branch_reconcile_refused`` (the message says why).

@@ -247,7 +247,8 @@ class IssueController(Controller):
         data: Annotated[RealizeIssueWorkspaceBody | None, Body()] = None,
     ) -> Response[RealizeResult]:
         """Realize (or reuse) the issue's execution workspace now, without a run: 201 created,
-        200 reused, ``{workspace, created, warnings}``; 202 with an operation past 120 s.
+        200 reused, ``{workspace, created, warnings}``; 202 with an operation past the request
+        deadline (110 s).
 
         ``mode`` overrides the issue's settings; ``executionWorkspaceId`` goes with
         ``reuse_existing``. Errors: 400; 401; 403; 404; 422 ``workspace_validation_failed``,

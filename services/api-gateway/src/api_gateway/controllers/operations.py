@@ -13,18 +13,19 @@ from litestar.params import FromPath
 from api_gateway.controllers.common import error_responses
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import NotFoundError
-from api_gateway.errors import BusReplyError
+from api_gateway.errors import BusReplyError, unreadable_answer
 from contracts.base import Accepted, ErrorReply, Ok, Principal
+from contracts.errors import ErrorCode
 from contracts.service import GetOperation, OperationView
 from contracts.subjects import SERVICE_NAMES, ServiceToken, service_query
+from natsbus import error_reply
 
 __all__ = ["OPERATION_OWNERS", "OperationController", "find_operation"]
 
 OPERATION_OWNERS: Final[tuple[ServiceToken, ...]] = ("realizer", "supervisor")
 """The services whose long work becomes operations (ARCHITECTURE §2)."""
 
-_ABSENT: Final = frozenset({"not_found", "service_unavailable"})
-_UNAVAILABLE: Final = "service_unavailable"
+_ABSENT: Final = frozenset({ErrorCode.NOT_FOUND, ErrorCode.SERVICE_UNAVAILABLE})
 
 
 async def find_operation(gateway: NamedDependency[Gateway], query: GetOperation) -> OperationView:
@@ -58,19 +59,16 @@ async def find_operation(gateway: NamedDependency[Gateway], query: GetOperation)
     unavailable = [
         owner
         for owner, failure in failures
-        if isinstance(failure, ErrorReply) and failure.code == _UNAVAILABLE
+        if isinstance(failure, ErrorReply) and failure.code == ErrorCode.SERVICE_UNAVAILABLE
     ]
     if unavailable:
         names = " and ".join(SERVICE_NAMES[owner] for owner in unavailable)
         verb = "is" if len(unavailable) == 1 else "are"
         raise BusReplyError(
-            ErrorReply(
-                code=_UNAVAILABLE,
-                message=(
-                    f"Operation {query.operation_id} may belong to {names}, which {verb} not "
-                    "answering; check `clipyard status` and retry."
-                ),
-                status=503,
+            error_reply(
+                ErrorCode.SERVICE_UNAVAILABLE,
+                f"Operation {query.operation_id} may belong to {names}, which {verb} not "
+                "answering; check `clipyard status` and retry.",
                 details={
                     "operationId": query.operation_id,
                     "services": [SERVICE_NAMES[owner] for owner in unavailable],
@@ -87,7 +85,7 @@ def _view(reply: Ok) -> OperationView:
         return msgspec.convert(reply.result, OperationView)
     except msgspec.ValidationError as exc:
         message = f"A service answered an operation the gateway cannot read: {exc}"
-        raise BusReplyError(ErrorReply(code="internal", message=message, status=502)) from exc
+        raise unreadable_answer(message) from exc
 
 
 class OperationController(Controller):

@@ -23,6 +23,7 @@ from api_gateway.dependencies import Gateway
 from api_gateway.domain import GatewayError
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
+from contracts.errors import ErrorCode
 from contracts.workspace_commands import (
     CreateProjectWorkspace,
     DeleteProjectWorkspace,
@@ -41,8 +42,7 @@ _ERRORS = ("forbidden", "not_found", "timeout")
 class WorkspacePathRequiredError(GatewayError):
     """A project workspace with neither a local path nor a repository."""
 
-    code = "workspace_path_required"
-    status = 422
+    code = ErrorCode.WORKSPACE_PATH_REQUIRED
 
 
 def _path_required() -> WorkspacePathRequiredError:
@@ -77,7 +77,8 @@ class ProjectWorkspaceController(Controller):
         principal: NamedDependency[Principal],
     ) -> Response[ProjectWorkspace]:
         """Add a project workspace from a local path (``cwd``) or a repository (``repoUrl``, cloned
-        now under ``$CLIPYARD_HOME``: 202 with an operation if it takes over 120 s).
+        now under ``$CLIPYARD_HOME``: 202 with an operation if it outlasts the request deadline,
+        110 s).
 
         Errors: 400; 401; 403 (not a board key); 404; 422 ``workspace_path_required`` (neither
         ``cwd`` nor ``repoUrl``), ``managed_checkout_failed``.
@@ -152,7 +153,8 @@ class ProjectWorkspaceController(Controller):
         principal: NamedDependency[Principal],
     ) -> Response[ProjectWorkspace]:
         """Change a project workspace; absent fields stay, ``null`` clears. Setting ``isPrimary``
-        clears it on the siblings; a new ``repoUrl`` is cloned (202 past 120 s).
+        clears it on the siblings; a new ``repoUrl`` is cloned (202 past the request deadline,
+        110 s).
 
         Errors: 400; 401; 403; 404; 422 ``workspace_path_required`` (no ``cwd`` and no
         ``repoUrl`` left).

@@ -21,8 +21,9 @@ from litestar.openapi.datastructures import ResponseSpec
 from api_gateway.controllers.common import listing
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import ForbiddenError, GatewayError
-from api_gateway.errors import BusReplyError
+from api_gateway.errors import BusReplyError, unreadable_answer
 from contracts.base import Accepted, ErrorReply, Ok, Principal
+from contracts.errors import ErrorCode
 from contracts.http import Accepted202
 from contracts.workspace_views import Page
 
@@ -46,7 +47,10 @@ ACCEPTED: Final = {
     202: ResponseSpec(
         data_container=Accepted202,
         generate_examples=False,
-        description="Still running after 120 s: poll `GET /api/operations/{operationId}`.",
+        description=(
+            "Still running at the request deadline (`CLIPYARD_REQUEST_TIMEOUT`, 110 s by "
+            "default): poll `GET /api/operations/{operationId}`."
+        ),
     )
 }
 
@@ -54,8 +58,7 @@ ACCEPTED: Final = {
 class InvalidRequestError(GatewayError):
     """The request does not match the schema in a way the body decoder cannot see."""
 
-    code = "validation_failed"
-    status = 400
+    code = ErrorCode.VALIDATION_FAILED
 
 
 def company_key(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
@@ -102,7 +105,7 @@ def _view(result: Any, view: type[T], subject: str) -> T:
         return msgspec.convert(result, view)
     except msgspec.ValidationError as exc:
         message = f"The service answering {subject} sent something the gateway cannot read: {exc}."
-        raise BusReplyError(ErrorReply(code="internal", message=message, status=502)) from exc
+        raise unreadable_answer(message) from exc
 
 
 async def _request(
@@ -123,7 +126,7 @@ async def fetch(
     reply = await _request(gateway, subject, message, timeout)
     if isinstance(reply, Accepted):
         message_text = f"A query on {subject} answered with a long operation."
-        raise BusReplyError(ErrorReply(code="internal", message=message_text, status=502))
+        raise unreadable_answer(message_text)
     return _view(reply.result, view, subject)
 
 

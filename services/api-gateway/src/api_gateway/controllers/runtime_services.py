@@ -43,6 +43,9 @@ _CONTROL_ERRORS: Final = (
     "workspace_runtime_lease_conflict",
     "workspace_runtime_port_allocation_exhausted",
     "port_conflict",
+    "state_conflict",
+    "runtime_service_start_failed",
+    "runtime_provisioning_failed",
     "service_unavailable",
     "timeout",
 )
@@ -68,7 +71,8 @@ Body (strict; may be empty): ``workspaceCommandId`` (a configured command such a
 ``service:web`` or ``job:migrate``), ``runtimeServiceId`` (a row of ``runtimeServices``) or
 ``serviceIndex`` (0..); none of them: every service (``run`` needs a job). Board keys act
 freely; agent keys and run tokens act only while one of their runs holds the workspace, under
-its runtime-control lease (``X-Run-Id`` names the run). 202 with an operation past 120 s.
+its runtime-control lease (``X-Run-Id`` names the run). 202 with an operation past the request
+deadline (110 s).
 
 Errors: 400 (the body); 401; 403; 404 (an unknown action, named, before anything is sent; no
 such workspace or command); 409 ``workspace_runtime_lease_conflict`` (details name the owner),

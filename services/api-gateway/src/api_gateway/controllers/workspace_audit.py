@@ -28,7 +28,8 @@ from api_gateway.dependencies import Gateway
 from api_gateway.domain import NotFoundError
 from api_gateway.errors import BusReplyError
 from contracts import workspace_subjects as subjects
-from contracts.base import ErrorReply, Principal
+from contracts.base import Principal
+from contracts.errors import ErrorCode
 from contracts.execution_commands import (
     GetWorkspaceEvents,
     GetWorkspaceHistory,
@@ -45,6 +46,7 @@ from contracts.execution_views import (
 )
 from contracts.subjects import SERVICE_NAMES, ServiceToken
 from contracts.workspace_views import Page as RowPage
+from natsbus import error_reply
 
 __all__ = ["OPERATION_SOURCES", "WorkspaceAuditController"]
 
@@ -107,11 +109,10 @@ async def _first_found(
         names = " and ".join(SERVICE_NAMES[source] for source in silent)
         verb = "is" if len(silent) == 1 else "are"
         raise BusReplyError(
-            ErrorReply(
-                code="service_unavailable",
-                message=f"The {what} may belong to {names}, which {verb} not answering; check "
+            error_reply(
+                ErrorCode.SERVICE_UNAVAILABLE,
+                f"The {what} may belong to {names}, which {verb} not answering; check "
                 "`clipyard status` and retry.",
-                status=503,
                 details={"services": [SERVICE_NAMES[source] for source in silent]},
             )
         )

@@ -26,6 +26,7 @@ from litestar.response import Template
 
 from api_gateway.domain import GatewayError
 from api_gateway.ui.session import PageSession
+from contracts.errors import ErrorCode
 
 __all__ = ["UnknownFragmentError", "check_fragment", "render"]
 
@@ -33,8 +34,7 @@ __all__ = ["UnknownFragmentError", "check_fragment", "render"]
 class UnknownFragmentError(GatewayError):
     """``?fragment=`` names no section of this page."""
 
-    code = "validation_failed"
-    status = 400
+    code = ErrorCode.VALIDATION_FAILED
 
 
 def check_fragment(fragment: str | None, fragments: Mapping[str, str] | None) -> str | None:

@@ -38,6 +38,7 @@ from api_gateway.ui.session import (
     session_cookies,
 )
 from contracts.base import Actor, Principal
+from contracts.errors import ErrorCode
 from contracts.http import ErrorBody
 
 __all__ = ["ROUTES", "home", "sign_in", "sign_in_page", "sign_out"]
@@ -49,8 +50,7 @@ _FORM_TYPES: Final = ("application/x-www-form-urlencoded", "multipart/form-data"
 class _KeyMissingError(GatewayError):
     """No key was posted."""
 
-    code = "validation_failed"
-    status = 400
+    code = ErrorCode.VALIDATION_FAILED
 
 
 async def _signed_in(request: Request[Any, Any, Any], gateway: Gateway, tokens: PageTokens) -> bool:

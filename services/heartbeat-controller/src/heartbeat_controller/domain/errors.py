@@ -1,9 +1,12 @@
-"""Errors of the heartbeat-controller. Each carries the ``code`` and ``status`` of its error reply
-(ARCHITECTURE §2) and ``details`` naming what was wrong; the bus maps them in one place."""
+"""Errors of the heartbeat-controller. Each carries the ``code`` of its error reply
+(ARCHITECTURE §2), the status the error catalogue gives that code (``contracts.errors``) and
+``details`` naming what was wrong; the bus maps them in one place."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from contracts.errors import CodedError, ErrorCode
 
 __all__ = [
     "ForbiddenError",
@@ -16,11 +19,10 @@ __all__ = [
 ]
 
 
-class HeartbeatControllerError(Exception):
+class HeartbeatControllerError(CodedError):
     """Base of every error the heartbeat-controller raises on purpose."""
 
-    code = "state_conflict"
-    status = 409
+    code = ErrorCode.STATE_CONFLICT
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -30,29 +32,25 @@ class HeartbeatControllerError(Exception):
 class NotFoundError(HeartbeatControllerError):
     """No such thing, or one of another company (existence is not revealed)."""
 
-    code = "not_found"
-    status = 404
+    code = ErrorCode.NOT_FOUND
 
 
 class ForbiddenError(HeartbeatControllerError):
     """The thing exists in the principal's company, but the actor may not touch it."""
 
-    code = "forbidden"
-    status = 403
+    code = ErrorCode.FORBIDDEN
 
 
 class ValidationError(HeartbeatControllerError):
     """A field of the request is malformed; ``details.field`` names it (``adapterConfig.url``)."""
 
-    code = "validation_failed"
-    status = 400
+    code = ErrorCode.VALIDATION_FAILED
 
 
 class InvalidInputError(HeartbeatControllerError):
     """Well-formed but not allowed here (creating an agent without a company, ...)."""
 
-    code = "unprocessable"
-    status = 422
+    code = ErrorCode.UNPROCESSABLE
 
 
 class StateConflictError(HeartbeatControllerError):
@@ -62,4 +60,4 @@ class StateConflictError(HeartbeatControllerError):
 class RunFinishedError(StateConflictError):
     """The run has already finished (cancel of a finished run)."""
 
-    code = "run_finished"
+    code = ErrorCode.RUN_FINISHED

@@ -20,6 +20,7 @@ import msgspec
 
 from contracts import heartbeat_subjects as hs
 from contracts.base import Accepted, Actor, ErrorReply, Principal
+from contracts.errors import ErrorCode, status_of
 from contracts.execution_commands import RealizeWorkspace
 from contracts.execution_views import RealizeResult
 from contracts.run_tokens import MintRunToken, RunTokenIssued
@@ -68,13 +69,14 @@ OPERATION_WAIT = 6 * 3600.0
 
 
 class PortError(Exception):
-    """Another service refused or failed a run's request (its error reply)."""
+    """Another service refused or failed a run's request (its error reply; ``status`` is the
+    reply's, else the error catalogue's for ``code``)."""
 
-    def __init__(self, code: str, message: str, status: int = 500, **details: Any) -> None:
+    def __init__(self, code: str, message: str, status: int | None = None, **details: Any) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = str(code)
         self.message = message
-        self.status = status
+        self.status = status_of(code) if status is None else status
         self.details = details
 
 
@@ -159,7 +161,9 @@ async def _call(
         raise _error(exc.reply) from None
     except OperationAccepted as accepted:
         if owner is None:
-            raise PortError("internal", f"{subject} answered accepted unexpectedly") from None
+            raise PortError(
+                ErrorCode.INTERNAL, f"{subject} answered accepted unexpectedly"
+            ) from None
         principal: Principal = message.principal
         return await _await_operation(
             bus, owner, accepted.operation_id, principal, result_type, poll
@@ -199,7 +203,7 @@ async def _await_operation(
                 )
         await asyncio.sleep(delay)
         delay = min(delay * 1.5, 2.0)
-    raise PortError("timeout", f"operation {operation_id} did not finish", 504)
+    raise PortError(ErrorCode.TIMEOUT, f"operation {operation_id} did not finish")
 
 
 class BusRealizer:
@@ -250,7 +254,7 @@ class BusSupervisor:
         if isinstance(reply, ErrorReply):
             raise _error(reply)
         if isinstance(reply, Accepted):
-            raise PortError("internal", "the slot release was answered accepted")
+            raise PortError(ErrorCode.INTERNAL, "the slot release was answered accepted")
 
     async def get_run_slot(self, command: GetRunSlot) -> RunSlot | None:
         """See :meth:`SupervisorPort.get_run_slot`."""

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from contracts.errors import CodedError, ErrorCode
+
 __all__ = [
     "KNOWN_PLACEHOLDERS",
     "CwdOutsideWorkspaceError",
@@ -42,11 +44,10 @@ KNOWN_PLACEHOLDERS: Final = frozenset(
 _PLACEHOLDER: Final = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 
 
-class TemplateError(ValueError):
+class TemplateError(CodedError, ValueError):
     """A template that cannot be rendered (422 ``unprocessable``)."""
 
-    code = "unprocessable"
-    status = 422
+    code = ErrorCode.UNPROCESSABLE
 
 
 class CwdOutsideWorkspaceError(TemplateError):

@@ -1,9 +1,12 @@
-"""Errors of the runtime-supervisor. Each carries the ``code`` and ``status`` of its error reply
-(ARCHITECTURE §2) and ``details`` naming what was wrong; the bus maps them in one place."""
+"""Errors of the runtime-supervisor. Each carries the ``code`` of its error reply
+(ARCHITECTURE §2), the status the error catalogue gives that code (``contracts.errors``) and
+``details`` naming what was wrong; the bus maps them in one place."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from contracts.errors import CodedError, ErrorCode
 
 __all__ = [
     "CopiesBehindError",
@@ -20,11 +23,10 @@ __all__ = [
 ]
 
 
-class RuntimeSupervisorError(Exception):
+class RuntimeSupervisorError(CodedError):
     """Base of every error the runtime-supervisor raises on purpose."""
 
-    code = "state_conflict"
-    status = 409
+    code = ErrorCode.STATE_CONFLICT
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -34,30 +36,26 @@ class RuntimeSupervisorError(Exception):
 class NotFoundError(RuntimeSupervisorError):
     """No such thing, or one of another company (existence is not revealed)."""
 
-    code = "not_found"
-    status = 404
+    code = ErrorCode.NOT_FOUND
 
 
 class CopiesBehindError(RuntimeSupervisorError):
     """The realizer has said something this service's copies have not heard yet (its events are
     still on their way): retry in a moment."""
 
-    code = "service_unavailable"
-    status = 503
+    code = ErrorCode.SERVICE_UNAVAILABLE
 
 
 class ForbiddenError(RuntimeSupervisorError):
     """The thing exists in the principal's company, but the actor may not touch it."""
 
-    code = "forbidden"
-    status = 403
+    code = ErrorCode.FORBIDDEN
 
 
 class InvalidInputError(RuntimeSupervisorError):
     """Well-formed but not allowed (a job started, a service run, no local path, ...)."""
 
-    code = "unprocessable"
-    status = 422
+    code = ErrorCode.UNPROCESSABLE
 
 
 class StateConflictError(RuntimeSupervisorError):
@@ -68,19 +66,19 @@ class PortConflictError(RuntimeSupervisorError):
     """The port is reserved by another live service (``details`` name its owner), or held by a
     foreign process."""
 
-    code = "port_conflict"
+    code = ErrorCode.PORT_CONFLICT
 
 
 class PortsExhaustedError(RuntimeSupervisorError):
     """No free port in the configured range after every attempt (reference case 55)."""
 
-    code = "workspace_runtime_port_allocation_exhausted"
+    code = ErrorCode.WORKSPACE_RUNTIME_PORT_ALLOCATION_EXHAUSTED
 
 
 class LeaseConflictError(RuntimeSupervisorError):
     """Another owner holds the target's runtime-control lease (reference §6.8, case 63)."""
 
-    code = "workspace_runtime_lease_conflict"
+    code = ErrorCode.WORKSPACE_RUNTIME_LEASE_CONFLICT
 
 
 class StartFailedError(RuntimeSupervisorError):
@@ -88,11 +86,11 @@ class StartFailedError(RuntimeSupervisorError):
     (reference §6.2 step 8, case 57); ``details`` name the instance, its exit status and last
     output."""
 
-    code = "runtime_service_start_failed"
+    code = ErrorCode.RUNTIME_SERVICE_START_FAILED
 
 
 class ProvisioningFailedError(RuntimeSupervisorError):
     """The lazy runtime provision command failed, so no service started (DECISIONS 1);
     ``details`` name the workspace operation that failed."""
 
-    code = "runtime_provisioning_failed"
+    code = ErrorCode.RUNTIME_PROVISIONING_FAILED

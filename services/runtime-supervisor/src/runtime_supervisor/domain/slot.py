@@ -20,6 +20,7 @@ from uuid import UUID
 
 from eventsourcing.domain import event
 
+from contracts.errors import ErrorCode
 from runtime_supervisor.domain.base import CompanyScoped
 from runtime_supervisor.domain.errors import RuntimeSupervisorError, StateConflictError
 
@@ -45,22 +46,19 @@ LIVE_SLOT_STATES: Final = frozenset({"granted", "running", "finished"})
 class SlotUnavailableError(RuntimeSupervisorError):
     """Every ``local_stdio`` slot is held (the controller retries with backoff)."""
 
-    code = "slot_unavailable"
-    status = 409
+    code = ErrorCode.SLOT_UNAVAILABLE
 
 
 class SandboxUnavailableError(RuntimeSupervisorError):
     """An untrusted agent cannot be contained on this node (not root, no ``useradd``)."""
 
-    code = "sandbox_unavailable"
-    status = 422
+    code = ErrorCode.SANDBOX_UNAVAILABLE
 
 
 class RunFinishedError(RuntimeSupervisorError):
     """The run has finished: it gets no slot any more."""
 
-    code = "run_finished"
-    status = 409
+    code = ErrorCode.RUN_FINISHED
 
 
 class AdapterSlot(CompanyScoped):

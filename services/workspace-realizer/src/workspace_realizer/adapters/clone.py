@@ -15,6 +15,7 @@ import secrets
 import shutil
 from pathlib import Path
 
+from contracts.errors import ErrorCode
 from telemetry import scrub_url_secrets
 from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.auth_failure import describe_auth_failure
@@ -46,7 +47,7 @@ def _failure(repo_url: str, target: Path, reason: str, **details: object) -> Hos
     url = scrub_url_secrets(repo_url)
     return HostOperationError(
         f'Failed to prepare managed checkout for "{url}" at "{target}": {scrub_url_secrets(reason)}',
-        code="unprocessable",
+        code=ErrorCode.UNPROCESSABLE,
         details={"repoUrl": url, "path": str(target)} | details,
     )
 
@@ -166,7 +167,7 @@ async def managed_clone(
             f'Managed workspace path "{target}" already exists and is not a git checkout; '
             "refusing to use it. Move it away or remove it, or point the project workspace at "
             "an existing checkout with cwd.",
-            code="state_conflict",
+            code=ErrorCode.STATE_CONFLICT,
             details={"reason": "managed_path_not_a_checkout", "path": str(target)},
         )
     work = target.with_name(f"{target.name}.clone-{secrets.token_hex(4)}")

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from contracts.errors import ErrorCode
 from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.gitenv import (
     display_command,
@@ -194,13 +195,13 @@ class GitRunner:
         if outcome.spawn_error is not None:
             raise HostOperationError(
                 f"could not run git in {cwd}: {outcome.spawn_error}",
-                code="unprocessable",
+                code=ErrorCode.UNPROCESSABLE,
                 details={"cwd": str(cwd)},
             )
         if check and not result.ok:
             raise HostOperationError(
                 f"{step.command} failed: {result.message()}",
-                code="unprocessable",
+                code=ErrorCode.UNPROCESSABLE,
                 details={
                     "reason": "git_failed",
                     "command": step.command,

@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, Protocol
 
+from contracts.errors import ErrorCode
+
 __all__ = [
     "BaseRef",
     "CommandResult",
@@ -80,12 +82,12 @@ class HostOperationError(Exception):
         self,
         message: str,
         *,
-        code: str = "unprocessable",
+        code: str = ErrorCode.UNPROCESSABLE,
         status: int | None = None,
         details: Mapping[str, object] | None = None,
     ) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = str(code)
         self.status = status
         self.details: dict[str, object] = dict(details or {})
 

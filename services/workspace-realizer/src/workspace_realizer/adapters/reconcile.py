@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from contracts.errors import ErrorCode
 from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.ports import (
@@ -45,7 +46,7 @@ _IN_PROGRESS = (
 
 
 def _refused(message: str, evidence: dict[str, object]) -> HostOperationError:
-    return HostOperationError(message, code="state_conflict", details=evidence)
+    return HostOperationError(message, code=ErrorCode.STATE_CONFLICT, details=evidence)
 
 
 async def _quit_interrupted(git: GitRunner, path: Path, sink: StepSink) -> None:
@@ -76,7 +77,7 @@ async def reconcile_branch(
     top = await toplevel(git, path) if fs.is_dir(path) else None
     if top is None or not same_path(top, path):
         raise HostOperationError(
-            f'"{path}" is not a git worktree', code="workspace_validation_failed",
+            f'"{path}" is not a git worktree', code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
             details={"reason": "git_worktree_not_reusable", "path": str(path)},
         )  # fmt: skip
     live = await current_branch(git, path)
@@ -138,7 +139,7 @@ async def reconcile_branch(
     ):
         raise HostOperationError(
             "quarantine_restore could not leave a clean worktree on the recorded branch",
-            code="state_conflict", details=evidence,
+            code=ErrorCode.STATE_CONFLICT, details=evidence,
         )  # fmt: skip
     return ReconcileOutcome(
         from_branch=live, to_branch=recorded_branch, from_sha=live_sha, to_sha=recorded_sha,

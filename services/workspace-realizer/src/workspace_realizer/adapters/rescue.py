@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from contracts.errors import ErrorCode
 from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.ports import HostOperationError, RescueRef, StepSink
@@ -60,7 +61,7 @@ async def _check_ref(git: GitRunner, cwd: Path, ref: str) -> None:
     result = await git.run(["check-ref-format", ref], cwd=cwd)
     if not ref.startswith("refs/") or ref.startswith("refs/heads/") or not result.ok:
         raise HostOperationError(
-            f'"{ref}" is not a valid rescue ref name', code="validation_failed"
+            f'"{ref}" is not a valid rescue ref name', code=ErrorCode.VALIDATION_FAILED
         )
 
 
@@ -79,7 +80,7 @@ async def write_rescue_ref(
     if not fs.is_dir(path):
         raise HostOperationError(
             f'Cannot write a rescue ref: the worktree "{path}" does not exist',
-            code="state_conflict",
+            code=ErrorCode.STATE_CONFLICT,
         )
     head = await rev_parse(git, path, "HEAD")
     index = await git.run(
@@ -138,7 +139,7 @@ async def drop_rescue_ref(
     if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", expected_sha) or not expected_sha.strip("0"):
         raise HostOperationError(
             f"Cannot drop {ref}: {expected_sha!r} is not the commit it was written at",
-            code="validation_failed",
+            code=ErrorCode.VALIDATION_FAILED,
         )
     done = await git.run(
         ["update-ref", "-m", "clipyard: nothing to rescue", "-d", ref, expected_sha],

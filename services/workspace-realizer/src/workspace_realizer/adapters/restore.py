@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from contracts.errors import ErrorCode
 from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.ports import (
@@ -103,7 +104,7 @@ async def restore_worktree(
         if holder is not None:
             raise HostOperationError(
                 f'Cannot restore "{path}": branch "{branch}" is checked out at "{holder.path}"',
-                code="workspace_validation_failed",
+                code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
                 details={"reason": "git_worktree_not_reusable", "registeredPath": holder.path},
             )
         attached = await add_worktree(

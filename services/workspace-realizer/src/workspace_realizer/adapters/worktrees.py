@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from contracts.errors import ErrorCode
 from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.baseref import remote_tracking
 from workspace_realizer.adapters.gitcli import GitRunner
@@ -46,7 +47,7 @@ def not_reusable(path: Path, reason: str, **details: object) -> HostOperationErr
     return HostOperationError(
         f'Configured worktree path "{path}" already exists and is not a reusable git worktree '
         f"({reason})",
-        code="workspace_validation_failed",
+        code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
         details={"reason": "git_worktree_not_reusable", "path": str(path), "detail": reason}
         | details,
     )
@@ -57,7 +58,7 @@ async def check_branch_name(git: GitRunner, repo_root: Path, branch: str) -> Non
     result = await git.run(["check-ref-format", "--branch", branch], cwd=repo_root)
     if not result.ok or branch.startswith("-"):
         raise HostOperationError(
-            f'"{branch}" is not a valid git branch name', code="validation_failed"
+            f'"{branch}" is not a valid git branch name', code=ErrorCode.VALIDATION_FAILED
         )
 
 
@@ -83,7 +84,7 @@ async def validate_existing(
         raise HostOperationError(
             f'Worktree "{path}" has {actual or "a detached HEAD"} checked out, not the recorded '
             f'branch "{branch}"',
-            code="workspace_validation_failed",
+            code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
             details={
                 "reason": "git_worktree_branch_incoherence",
                 "path": str(path),
@@ -164,7 +165,7 @@ async def add_worktree(
     if start is None:
         raise HostOperationError(
             f'Cannot create branch "{branch}": its base does not resolve to a commit',
-            code="unprocessable",
+            code=ErrorCode.UNPROCESSABLE,
         )
     await git.run(
         ["worktree", "add", "--no-track", "-b", branch, "--", str(path), start],
@@ -243,7 +244,7 @@ async def ensure_worktree(
         raise HostOperationError(
             f'Registered worktree for branch "{branch}" is not reusable: it is checked out at '
             f'"{holder.path}", not at "{path}"',
-            code="workspace_validation_failed",
+            code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
             details={"reason": "git_worktree_not_reusable", "branch": branch,
                      "registeredPath": holder.path, "path": str(path)},
         )  # fmt: skip
@@ -266,13 +267,15 @@ async def remove_worktree(git: GitRunner, *, repo_root: Path, path: Path, sink: 
     """``git worktree remove --force``, then verify: the directory is gone and unregistered."""
     refusal = removal_refusal(path, [repo_root])
     if refusal is not None:
-        raise HostOperationError(refusal, code="state_conflict", details={"path": str(path)})
+        raise HostOperationError(
+            refusal, code=ErrorCode.STATE_CONFLICT, details={"path": str(path)}
+        )
     entries = await list_worktrees(git, repo_root)
     entry = find_worktree(entries, path)
     if entries and entry is entries[0]:
         raise HostOperationError(
             f'Refusing to remove path "{path}" because it is the main checkout of the repository.',
-            code="state_conflict",
+            code=ErrorCode.STATE_CONFLICT,
             details={"path": str(path)},
         )
     if entry is not None and fs.lexists(path):

@@ -1,9 +1,12 @@
-"""Errors of the workspace-realizer. Each carries the ``code`` and ``status`` of its error reply
-(ARCHITECTURE §2) and ``details`` naming what was wrong; the bus maps them in one place."""
+"""Errors of the workspace-realizer. Each carries the ``code`` of its error reply
+(ARCHITECTURE §2), the status the error catalogue gives that code (``contracts.errors``) and
+``details`` naming what was wrong; the bus maps them in one place."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from contracts.errors import CodedError, ErrorCode
 
 __all__ = [
     "BranchReconcileRefusedError",
@@ -27,11 +30,10 @@ __all__ = [
 ]
 
 
-class WorkspaceRealizerError(Exception):
+class WorkspaceRealizerError(CodedError):
     """Base of every error the workspace-realizer raises on purpose."""
 
-    code = "state_conflict"
-    status = 409
+    code = ErrorCode.STATE_CONFLICT
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -41,22 +43,19 @@ class WorkspaceRealizerError(Exception):
 class NotFoundError(WorkspaceRealizerError):
     """No such thing, or one of another company (existence is not revealed)."""
 
-    code = "not_found"
-    status = 404
+    code = ErrorCode.NOT_FOUND
 
 
 class ForbiddenError(WorkspaceRealizerError):
     """The thing exists in the principal's company, but the actor may not touch it."""
 
-    code = "forbidden"
-    status = 403
+    code = ErrorCode.FORBIDDEN
 
 
 class InvalidInputError(WorkspaceRealizerError):
     """Well-formed but not allowed (a workspace without a path, a bad runtime config)."""
 
-    code = "unprocessable"
-    status = 422
+    code = ErrorCode.UNPROCESSABLE
 
 
 class StateConflictError(WorkspaceRealizerError):
@@ -66,83 +65,76 @@ class StateConflictError(WorkspaceRealizerError):
 class CloseBlockedError(WorkspaceRealizerError):
     """Close readiness is ``blocked``; ``details`` carries the reasons and the readiness."""
 
-    code = "close_blocked"
+    code = ErrorCode.CLOSE_BLOCKED
 
 
 class FenceError(StateConflictError):
     """A late step of a lifecycle saga met a newer lifecycle generation (a reopen or archive)."""
 
-    code = "lifecycle_conflict"
+    code = ErrorCode.LIFECYCLE_CONFLICT
 
 
 class DependentsError(StateConflictError):
     """Something open still depends on what is to be deleted."""
 
-    code = "has_open_dependents"
+    code = ErrorCode.HAS_OPEN_DEPENDENTS
 
 
 class IdentifierTakenError(StateConflictError):
     """An explicitly given issue identifier is used by another issue of the company."""
 
-    code = "identifier_taken"
+    code = ErrorCode.IDENTIFIER_TAKEN
 
 
 class ReopenPendingError(StateConflictError):
     """The workspace was reopened minutes ago; archive waits until the reopen is consumed."""
 
-    code = "reopen_pending"
+    code = ErrorCode.REOPEN_PENDING
 
 
 class NotReopenableError(StateConflictError):
     """The workspace is open, being archived, or could not be rebuilt."""
 
-    code = "not_reopenable"
+    code = ErrorCode.NOT_REOPENABLE
 
 
 class PathRequiredError(WorkspaceRealizerError):
     """A project workspace needs ``cwd`` or ``repoUrl``."""
 
-    code = "workspace_path_required"
-    status = 422
+    code = ErrorCode.WORKSPACE_PATH_REQUIRED
 
 
 class RequiresProjectError(WorkspaceRealizerError):
     """An isolated workspace needs a project workspace to branch from."""
 
-    code = "workspace_worktree_requires_project"
-    status = 422
+    code = ErrorCode.WORKSPACE_WORKTREE_REQUIRES_PROJECT
 
 
 class LowTrustViolationError(WorkspaceRealizerError):
     """An untrusted agent's run would not get an isolated worktree (DECISIONS 11)."""
 
-    code = "low_trust_violation"
-    status = 422
+    code = ErrorCode.LOW_TRUST_VIOLATION
 
 
 class WorkspaceValidationError(WorkspaceRealizerError):
     """A workspace on disk is not what the record says (and cannot be repaired safely)."""
 
-    code = "workspace_validation_failed"
-    status = 422
+    code = ErrorCode.WORKSPACE_VALIDATION_FAILED
 
 
 class HostStepError(WorkspaceRealizerError):
     """A shell step the work depends on failed on the host (the provision command)."""
 
-    code = "workspace_provision_failed"
-    status = 422
+    code = ErrorCode.WORKSPACE_PROVISION_FAILED
 
 
 class CheckoutFailedError(WorkspaceRealizerError):
     """The managed clone of a repo-only project workspace failed (nothing was left behind)."""
 
-    code = "managed_checkout_failed"
-    status = 422
+    code = ErrorCode.MANAGED_CHECKOUT_FAILED
 
 
 class BranchReconcileRefusedError(WorkspaceRealizerError):
     """A branch reconcile's conditions do not hold (reference §4.3); ``details`` has the evidence."""
 
-    code = "branch_reconcile_refused"
-    status = 422
+    code = ErrorCode.BRANCH_RECONCILE_REFUSED
