@@ -98,20 +98,27 @@ def _python_files(roots: Iterable[Path]) -> Iterator[Path]:
                 yield path
 
 
+def _binding(statement: ast.stmt) -> tuple[str, ast.expr] | None:
+    """``(name, value)`` of a statement binding one plain name (``x = v`` or ``x: T = v``)."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target, value = statement.targets[0], statement.value
+    elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+        target, value = statement.target, statement.value
+    else:
+        return None
+    return (target.id, value) if isinstance(target, ast.Name) else None
+
+
 def _constants(tree: ast.Module) -> dict[str, tuple[str, ...]]:
     """Module-level names bound to a string, or to a tuple/list/set/frozenset of strings."""
     found: dict[str, tuple[str, ...]] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target, value = node.target, node.value
-        else:
-            continue
-        if isinstance(target, ast.Name):
+        binding = _binding(node)
+        if binding is not None:
+            name, value = binding
             strings = _literal_strings(value)
             if strings is not None:
-                found[target.id] = strings
+                found[name] = strings
     return found
 
 
@@ -192,16 +199,11 @@ class _Visitor(ast.NodeVisitor):
         code: ast.expr | None = None
         status: int | None = None
         for statement in node.body:
-            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-                target, value = statement.targets[0], statement.value
-            elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
-                target, value = statement.target, statement.value
-            else:
-                continue
-            if isinstance(target, ast.Name) and target.id == "code":
-                code = value
-            elif isinstance(target, ast.Name) and target.id == "status":
-                status = _int(value)
+            binding = _binding(statement)
+            if binding is not None and binding[0] == "code":
+                code = binding[1]
+            elif binding is not None and binding[0] == "status":
+                status = _int(binding[1])
         if code is not None:
             self._add(code, f"class {node.name}: code", status)
         self.generic_visit(node)
