@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -28,12 +29,24 @@ if str(TESTS_DIR) not in sys.path:
 
 @pytest.fixture
 async def js(nats_server: NatsServer) -> AsyncIterator[JetStreamContext]:
-    """A JetStream context on a fresh, empty ``WS_EVENTS`` (deleted and created again)."""
+    """A JetStream context on a fresh, empty ``WS_EVENTS`` (deleted and created again).
+
+    The new stream is checked to be empty: a full run once saw one that, created right after its
+    deletion, still held the previous test's ten messages. It is deleted again (three tries at
+    most) rather than handed to a test that would take those messages for its own.
+    """
     nc = await nats.connect(nats_server.url)
     context = nc.jetstream()
-    with contextlib.suppress(nats.js.errors.NotFoundError):
-        await context.delete_stream(EVENT_STREAM)
-    await ensure_event_stream(context)
+    for attempt in range(3):
+        with contextlib.suppress(nats.js.errors.NotFoundError):
+            await context.delete_stream(EVENT_STREAM)
+        info = await ensure_event_stream(context)
+        if info.state.messages == 0:
+            break
+        await asyncio.sleep(0.2 * (attempt + 1))
+    else:
+        await nc.close()
+        pytest.fail(f"{EVENT_STREAM} still holds {info.state.messages} messages after 3 deletions")
     try:
         yield context
     finally:
