@@ -43,6 +43,7 @@ REPLY_TIMEOUT = 3.0
 OPERATOR = Principal(company_id="c-1", actor=Actor(type="board", id="key-1"))
 OTHER_COMPANY = Principal(company_id="c-2", actor=Actor(type="board", id="key-2"))
 ADMIN = Principal(company_id=None, actor=Actor(type="admin", id="admin-1"))
+AGENT_KEY = Principal(company_id="c-1", actor=Actor(type="agent", id="agent-1"))
 
 
 class Brew(Query, tag="test.brew.v1", kw_only=True, frozen=True):
@@ -75,7 +76,9 @@ async def _register(runtime: ServiceRuntime) -> None:
                 raise RuntimeError("heating element at 0x7f3a: short circuit")
             return Tea(kind="x" * 600_000 if request.big else "green")
 
-        return await runtime.operations.run("brew", work, ctx=ctx, company_id="c-1")
+        return await runtime.operations.run(
+            "brew", work, ctx=ctx, principal=request.principal, company_id="c-1"
+        )
 
     await runtime.service.add_endpoint("brew", "test.cmd.brew", brew, Brew)
 
@@ -203,15 +206,17 @@ async def test_an_operation_is_visible_to_its_company_and_operators_only(
     async with _running(tmp_path, nats_server.url) as bus:
         slow = await _brew(bus, seconds=SLOW, timeout=REPLY_TIMEOUT)
         assert isinstance(slow, Accepted)
-        # A board key of another company: "not found", as if there were no such operation.
-        foreign = await bus.request(
-            subjects.service_query("realizer", "operation"),
-            GetOperation(principal=OTHER_COMPANY, operation_id=slow.operation_id),
-            timeout=5,
-        )
-        assert isinstance(foreign, ErrorReply)
-        assert (foreign.code, foreign.status) == ("not_found", 404)
-        assert "c-1" not in foreign.message
+        # A board key of another company, or an agent key of the company that did not start
+        # it: "not found", as if there were no such operation.
+        for stranger in (OTHER_COMPANY, AGENT_KEY):
+            foreign = await bus.request(
+                subjects.service_query("realizer", "operation"),
+                GetOperation(principal=stranger, operation_id=slow.operation_id),
+                timeout=5,
+            )
+            assert isinstance(foreign, ErrorReply)
+            assert (foreign.code, foreign.status) == ("not_found", 404)
+            assert "c-1" not in foreign.message
         # Its own company and an admin see it.
         assert (await _poll(bus, slow.operation_id)).status == "succeeded"
         assert (await _poll(bus, slow.operation_id, ADMIN)).status == "succeeded"

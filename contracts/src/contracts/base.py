@@ -52,6 +52,8 @@ class Principal(Struct, frozen=True, kw_only=True):
     run_bound: bool = False
     """True for a run token: the agent's rights, limited to ``issueId`` (the run's issue) and
     the workspace its run holds."""
+    via_session: bool = False
+    """True for a board member signed in with the session cookie (rather than a board key)."""
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True, rename="camel", tag_field="type"):

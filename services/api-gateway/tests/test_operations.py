@@ -12,8 +12,10 @@ from litestar.testing import TestClient
 
 from api_gateway.controllers.common import answer
 from api_gateway.dependencies import Gateway
+from api_gateway.security import access
 from contracts.base import Accepted, ErrorReply, Ok
 from contracts.service import GetOperation
+from servicekit.access import Action, Resource
 
 Client = TestClient[Any]
 
@@ -106,7 +108,7 @@ def test_operations_need_a_key(client: Client) -> None:
     assert client.get("/api/operations/op-1").status_code == 401
 
 
-@get("/api/test-only/ask/{subject:str}")
+@get("/api/test-only/ask/{subject:str}", opt=access(Resource.OPERATION, Action.READ))
 async def ask_route(subject: FromPath[str], gateway: NamedDependency[Gateway]) -> Any:
     """A route that forwards one bus request, as every future resource handler does."""
     return await answer(gateway, subject, {"probe": True})

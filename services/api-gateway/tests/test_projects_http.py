@@ -3,6 +3,7 @@ the wrong key kind or another company's path sends nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
@@ -13,8 +14,8 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
-from api_gateway.controllers.realizer import board_key, company_key
-from api_gateway.domain import ForbiddenError
+from api_gateway.controllers.realizer import board_key
+from api_gateway.security import access, access_guard
 from contracts.base import Accepted, Actor, ErrorReply, Principal
 from contracts.workspace_commands import (
     CreateProject,
@@ -25,6 +26,7 @@ from contracts.workspace_commands import (
     UpdateProjectWorkspace,
 )
 from contracts.workspace_config import ExecutionWorkspacePolicy
+from servicekit.access import AccessDeniedError, Action, Resource
 
 _spec = importlib.util.spec_from_file_location(
     "workspace_fixtures", Path(__file__).parent / "workspace_fixtures.py"
@@ -224,18 +226,25 @@ def test_no_realizer_is_503_and_a_slow_one_504(
 
 
 def test_guards_by_key_kind() -> None:
-    # Agents pass the company guard (the realizer checks which issues are theirs); only board
-    # keys pass the board guard; the admin key (no company) passes neither.
+    # Agents may read projects (redacted by the realizer) but not write them; the admin key (no
+    # company) may do neither; the board guard (creating and deleting issues) refuses agents.
     def conn(kind: str, company: str | None) -> Any:
-        return SimpleNamespace(user=Principal(company_id=company, actor=Actor(type=kind, id="x")))  # type: ignore[arg-type]
+        principal = Principal(company_id=company, actor=Actor(type=kind, id="x"))  # type: ignore[arg-type]
+        return SimpleNamespace(user=principal, scope={"method": "GET"})
 
-    company_key(conn("agent", "c1"), None)  # type: ignore[arg-type]
-    company_key(conn("board", "c1"), None)  # type: ignore[arg-type]
+    def route(action: Action) -> Any:
+        return SimpleNamespace(opt=access(Resource.PROJECT, action), handler_name="route")
+
+    asyncio.run(access_guard(conn("agent", "c1"), route(Action.READ)))
+    asyncio.run(access_guard(conn("board", "c1"), route(Action.READ)))
+    asyncio.run(access_guard(conn("board", "c1"), route(Action.WRITE)))
     board_key(conn("board", "c1"), None)  # type: ignore[arg-type]
-    for guard, kind, company in (
-        (company_key, "admin", None),
-        (board_key, "agent", "c1"),
-        (board_key, "admin", None),
+    for kind, company, action in (
+        ("admin", None, Action.READ),
+        ("agent", "c1", Action.WRITE),
+        ("admin", None, Action.WRITE),
     ):
-        with pytest.raises(ForbiddenError):
-            guard(conn(kind, company), None)  # type: ignore[arg-type]
+        with pytest.raises(AccessDeniedError):
+            asyncio.run(access_guard(conn(kind, company), route(action)))
+    with pytest.raises(AccessDeniedError):
+        board_key(conn("agent", "c1"), None)  # type: ignore[arg-type]

@@ -191,7 +191,7 @@ def test_an_agent_key_for_an_agent_the_controller_does_not_confirm_is_refused(
     )
     body = _error(response, status, code)
     if status == 404:
-        assert body["details"] == {"agentId": fx.OTHER_AGENT}
+        assert body["details"] == {"agentId": fx.OTHER_AGENT, "field": "agentId"}
         assert fx.OTHER_AGENT in body["error"]
     assert application.last_notification_id() == before
 

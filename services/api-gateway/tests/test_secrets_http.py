@@ -4,6 +4,7 @@ holds a value."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -15,8 +16,8 @@ import pytest
 from litestar.testing import TestClient
 
 from api_gateway.application import GatewayApplication
-from api_gateway.domain import ApiKey, ForbiddenError, hash_secret, new_key
-from api_gateway.security import not_agent
+from api_gateway.domain import ApiKey, hash_secret, new_key
+from api_gateway.security import access, access_guard
 from contracts import credential_subjects as subjects
 from contracts.base import Actor, ErrorReply, Principal
 from contracts.credentials import (
@@ -26,6 +27,7 @@ from contracts.credentials import (
     ListSecrets,
     RotateSecret,
 )
+from servicekit.access import AccessDeniedError, Action, Resource
 
 _spec = importlib.util.spec_from_file_location(
     "secret_fixtures", Path(__file__).parent / "secret_fixtures.py"
@@ -277,11 +279,18 @@ def test_agent_keys_and_run_tokens_are_403_and_send_nothing(
         unauthenticated = client.request(method, url, json=body)
         assert unauthenticated.status_code == 401
     assert bus.sent == []
-    # A run token is an agent principal with a run: refused by the same guard.
-    run = Principal(company_id=company, actor=Actor(type="agent", id="agent-1"), run_id="run-1")
-    for principal in (run, Principal(company_id=None, actor=Actor(type="system", id="sys"))):
-        with pytest.raises(ForbiddenError):
-            not_agent(SimpleNamespace(user=principal), None)  # type: ignore[arg-type]
+    # A run token is an agent principal bound to its run: refused by the same guard.
+    run = Principal(
+        company_id=company,
+        actor=Actor(type="agent", id="agent-1"),
+        run_id="run-1",
+        issue_id="issue-1",
+        run_bound=True,
+    )
+    for action in (Action.READ, Action.WRITE):
+        route = SimpleNamespace(opt=access(Resource.SECRET, action), handler_name="route")
+        with pytest.raises(AccessDeniedError, match="a board key"):
+            asyncio.run(access_guard(SimpleNamespace(user=run, scope={"method": "GET"}), route))  # type: ignore[arg-type]
 
 
 def test_without_git_credentials_503_slow_504_unreadable_502(

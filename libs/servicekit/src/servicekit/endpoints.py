@@ -1,7 +1,9 @@
 """The endpoints every service answers: ``audit``, ``replay_verify`` and ``operation``.
 
-``audit`` and ``replay_verify`` show what the store holds, so only operators may ask: an ``admin``
-or ``system`` actor (the CLI asks as admin); anyone else gets ``forbidden`` (403). Neither shows
+``audit`` and ``replay_verify`` show what the store holds, so only operators may ask: the admin
+or Clipyard itself (the CLI asks as admin; ``Access.check_operator``, ARCHITECTURE §5.1); anyone
+else gets ``forbidden`` (403). ``operation`` answers only what the principal may see
+(:meth:`servicekit.operations.OperationRunner.get`): anything else is ``not_found`` (404). Neither shows
 secret material (ARCHITECTURE §2; :mod:`eventstore.privacy`). The replay's rebuild runs on a thread
 of its own, with its own store connection; only a copy of the live read models is taken on the store
 thread, so the service keeps answering while it runs.
@@ -9,10 +11,9 @@ thread, so the service keeps answering while it runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from contracts import subjects
-from contracts.base import Principal
 from contracts.errors import CodedError, ErrorCode
 from contracts.service import (
     AuditTrail,
@@ -24,15 +25,13 @@ from contracts.service import (
 )
 from eventstore import StoreExecutor, audit_trail, build_application
 from eventstore.replay import compare_read_models, replay_to, snapshot_read_models
+from servicekit.access import Access
 
 if TYPE_CHECKING:
     from natsbus import RequestContext
     from servicekit.spec import ServiceRuntime
 
-__all__ = ["OPERATOR_ACTORS", "ForbiddenError", "NotFoundError", "register_common_endpoints"]
-
-OPERATOR_ACTORS: Final = frozenset({"admin", "system"})
-"""The actor types allowed to read a service's stored history and replay it."""
+__all__ = ["NotFoundError", "register_common_endpoints"]
 
 
 class NotFoundError(CodedError, LookupError):
@@ -46,37 +45,12 @@ class NotFoundError(CodedError, LookupError):
         self.details = details
 
 
-class ForbiddenError(CodedError, PermissionError):
-    """The principal may not ask this."""
-
-    code = ErrorCode.FORBIDDEN
-    details: dict[str, Any]
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details = details
-
-
-def require_operator(principal: Principal, what: str) -> None:
-    """Let only an admin or system actor through.
-
-    Raises:
-        ForbiddenError: Any other actor.
-    """
-    if principal.actor.type not in OPERATOR_ACTORS:
-        raise ForbiddenError(
-            f"Only an admin or Clipyard itself may read {what}; "
-            f"a {principal.actor.type} actor may not.",
-            actorType=principal.actor.type,
-        )
-
-
 async def register_common_endpoints(runtime: ServiceRuntime) -> None:
     """Add ``ws.qry.<token>.audit``, ``.replay_verify`` and ``.operation`` to the service."""
     token = runtime.spec.token
 
     async def audit(request: GetAuditTrail, ctx: RequestContext) -> AuditTrail:
-        require_operator(request.principal, f"the stored history of {runtime.spec.name}")
+        Access.of(request.principal).check_operator(f"the stored history of {runtime.spec.name}")
         trail = await runtime.store(
             audit_trail, runtime.app, request.aggregate_id, request.limit, request.offset
         )
@@ -88,7 +62,7 @@ async def register_common_endpoints(runtime: ServiceRuntime) -> None:
         return trail
 
     async def replay(request: VerifyReplay, ctx: RequestContext) -> ReplayReport:
-        require_operator(request.principal, f"the replay of {runtime.spec.name}")
+        Access.of(request.principal).check_operator(f"the replay of {runtime.spec.name}")
         # Built and rebuilt on a thread of its own (its own store connection): the store thread
         # only copies the live read models, so requests keep being served meanwhile. That thread
         # is a daemon, so a long rebuild never holds up the process's exit.

@@ -9,14 +9,20 @@ recorded as failed, so no one polls forever. Finding them reads only the operati
 since the previous start (a tracking row, :data:`OPERATIONS_CHECKED`, marks how far that start
 looked), never the whole log again on top of the read-model rebuild.
 
-An operation is visible to its own company's principals and to operators (``admin``, ``system``)
-only. A failed operation shows the error's own message when the work raised a domain error (one
-with a ``code``), else a sentence naming the operation, to look up in the service's log.
+Who may see an operation follows the access model (:mod:`servicekit.access`, ARCHITECTURE §5.1):
+the admin and Clipyard itself every operation, a board its company's, an agent key only those its
+agent started, a run token only those its run started; any other answers "not found", as for an
+unknown id. Who started an operation is the cause stamped on its ``Started`` event (``actor`` and
+``run_id``): :meth:`OperationRunner.run` creates it acting as the request's principal.
+
+A failed operation shows the error's own message when the work raised a domain error (one with a
+``code``), else a sentence naming the operation, to look up in the service's log.
 """
 
-# The event classes ``Operation.Started``, ``Operation.Succeeded`` and ``Operation.Failed`` are made
-# at class creation by eventsourcing's ``@event`` decorator, so mypy cannot see them (nor their
-# fields); ``attr-defined`` is off for this module for that reason only.
+# The event classes ``Operation.Succeeded`` and ``Operation.Failed`` are made at class creation by
+# eventsourcing's ``@event`` decorator (``Operation.Started`` is declared, for its ``apply``, and
+# remade there too), so mypy cannot see them (nor their fields); ``attr-defined`` is off for this
+# module for that reason only.
 # mypy: disable-error-code=attr-defined
 
 from __future__ import annotations
@@ -38,12 +44,15 @@ from eventsourcing.utils import get_topic
 from contracts.base import Accepted
 from contracts.service import OperationFinished, OperationStarted, OperationView
 from eventstore import (
+    Cause,
     ClipyardAggregate,
     UnpublishableEventError,
     acting,
+    current_cause,
     envelope,
     system_cause,
 )
+from servicekit.access import Access, Action, Reach, Resource, reach_of
 
 if TYPE_CHECKING:
     from contracts.base import Principal
@@ -52,7 +61,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OPERATIONS_CHECKED",
-    "OPERATOR_ACTORS",
     "Operation",
     "OperationRunner",
     "failure_details",
@@ -68,16 +76,34 @@ REPLY_MARGIN = 0.5
 OPERATIONS_CHECKED: Final = "clipyard.operations"
 """Tracking name: the last notification a start has looked at for operations left running."""
 
-OPERATOR_ACTORS: Final = frozenset({"admin", "system"})
-"""Actor types that see every company's operations."""
-
 _SCAN_BATCH: Final = 500
 
 
 class Operation(ClipyardAggregate):
-    """Long work of one service: its kind, status, and result or error."""
+    """Long work of one service: its kind, status, and result or error.
 
-    @event("Started")
+    ``started_by`` and ``started_run_id`` are the ``actor`` and ``run_id`` stamped on its
+    ``Started`` event (who started it, for which run), so stored operations replay as they were.
+    """
+
+    started_by: dict[str, Any] | None = None
+    """Who started the operation (``{"type", "id"}``), from its ``Started`` event."""
+    started_run_id: str | None = None
+    """The run it was started for, from its ``Started`` event."""
+
+    class Started(ClipyardAggregate.Created):
+        """The operation started; its cause (actor, run) says who started it."""
+
+        kind: str
+        company_id: str | None
+        subject_id: str | None
+
+        def apply(self, aggregate: Any) -> None:
+            """Keep who started the operation, and for which run, on the aggregate."""
+            aggregate.started_by = self.actor
+            aggregate.started_run_id = self.run_id
+
+    @event(Started)
     def __init__(self, kind: str, company_id: str | None, subject_id: str | None) -> None:
         self.kind = kind
         self.company_id = company_id
@@ -147,15 +173,19 @@ class OperationRunner:
         work: Callable[[str], Awaitable[T]],
         *,
         ctx: RequestContext,
+        principal: Principal,
         company_id: str | None = None,
         subject_id: str | None = None,
     ) -> T | Accepted:
         """Start ``work(operation_id)``; its result if it ends in time, else ``Accepted``.
 
+        The operation is created acting as ``principal`` (its actor and run are stamped on the
+        ``Started`` event): that is who may see it later besides the board and operators.
         A failure of the work is recorded on the operation and raised to the caller when it
         happens in time, so the caller gets the same error reply it would without operations.
         """
-        operation_id = await self.executor.run(self._start, kind, company_id, subject_id)
+        cause = _started_by(principal, kind)
+        operation_id = await self.executor.run(self._start, cause, kind, company_id, subject_id)
         task = asyncio.create_task(self._run(operation_id, work), name=f"operation-{kind}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -173,8 +203,9 @@ class OperationRunner:
 
         Args:
             operation_id: The operation's id.
-            principal: Who asks: an admin or system actor sees every operation, anyone else
-                only those of their own company (another company's is "not found").
+            principal: Who asks: an admin or Clipyard itself sees every operation, a board its
+                company's, an agent key those its agent started, a run token those its run
+                started (any other is "not found").
 
         Returns:
             The operation's view, or None.
@@ -243,8 +274,11 @@ class OperationRunner:
             raise
         return result
 
-    def _start(self, kind: str, company_id: str | None, subject_id: str | None) -> str:
-        operation = Operation(kind=kind, company_id=company_id, subject_id=subject_id)
+    def _start(
+        self, cause: Cause, kind: str, company_id: str | None, subject_id: str | None
+    ) -> str:
+        with acting(cause):
+            operation = Operation(kind=kind, company_id=company_id, subject_id=subject_id)
         self.app.save(operation)
         return str(operation.id)
 
@@ -261,15 +295,30 @@ class OperationRunner:
             operation: object = self.app.repository.get(uuid.UUID(operation_id))
         except (ValueError, AggregateNotFoundError):
             return None
-        if not isinstance(operation, Operation) or not _may_see(principal, operation):
+        if not isinstance(operation, Operation) or not _may_see(Access.of(principal), operation):
             return None
         return operation.view()
 
 
-def _may_see(principal: Principal, operation: Operation) -> bool:
-    if principal.actor.type in OPERATOR_ACTORS:
-        return True
-    return principal.company_id is not None and operation.company_id == principal.company_id
+def _started_by(principal: Principal, kind: str) -> Cause:
+    """The cause an operation is started under: ``principal`` (its actor and run), with the
+    reason of the cause the caller acts under, else the operation's kind."""
+    current = current_cause()
+    return Cause(
+        actor=principal.actor,
+        run_id=principal.run_id,
+        reason=(current.reason if current is not None else None) or kind,
+        company_id=principal.company_id,
+    )
+
+
+def _may_see(access: Access, operation: Operation) -> bool:
+    """Whether ``access`` may read ``operation`` (ARCHITECTURE §5.1): within its reach of
+    operations, and for ``own`` reach only one it started."""
+    reach = reach_of(access.kind, Resource.OPERATION, Action.READ)
+    if reach is None or not access.sees_company(operation.company_id):
+        return False
+    return reach is not Reach.OWN or access.started(operation.started_by, operation.started_run_id)
 
 
 def failure_details(error: BaseException, operation_id: str) -> dict[str, Any]:

@@ -30,7 +30,12 @@ from api_gateway.dependencies import Bus, Gateway, dependencies
 from api_gateway.errors import exception_handlers
 from api_gateway.handlers import AppHolder, controller_inbox, register_bus_endpoints
 from api_gateway.publishing import to_contract
-from api_gateway.security import AuthenticationMiddleware
+from api_gateway.security import (
+    PUBLIC_OPT,
+    UNAUTHENTICATED_METHODS,
+    AuthenticationMiddleware,
+    access_guard,
+)
 from api_gateway.settings import SERVICE_NAME, SERVICE_VERSION, GatewaySettings
 from api_gateway.tracing import TracingMiddleware
 from api_gateway.ui import ui_router, ui_static_router, ui_template_config
@@ -141,8 +146,13 @@ def create_app(
         dependencies=dependencies(),
         middleware=[
             TracingMiddleware(),
-            DefineMiddleware(AuthenticationMiddleware, exclude_from_auth_key="exclude_from_auth"),
+            DefineMiddleware(
+                AuthenticationMiddleware,
+                exclude_from_auth_key=PUBLIC_OPT,
+                exclude_http_methods=tuple(UNAUTHENTICATED_METHODS),
+            ),
         ],
+        guards=[access_guard],  # each /api route's (resource, action), asked of the access model
         exception_handlers=exception_handlers(),  # type: ignore[arg-type]
         before_send=[add_api_headers],  # nosniff on /api, and sandbox on its text/plain
         request_max_body_size=settings.max_body_bytes,

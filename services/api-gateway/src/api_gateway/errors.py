@@ -1,9 +1,10 @@
 """Every error the gateway answers with, mapped to API.md's body through one table.
 
 ``{"error": "<a sentence a person can act on>", "code": "<snake_case>", "details": {...}}``.
-Every code and its status come from the error catalogue (``contracts.errors``): gateway errors
-carry their code (and the catalogue's status); a service's ``error`` reply keeps its status, code
-and message; Litestar's own exceptions (schema mismatch, malformed JSON, body too large, unknown
+Every code and its status come from the error catalogue (``contracts.errors``): a
+``CodedError`` (the gateway's own errors, and the libs' such as ``servicekit.access``'s 403 and 404)
+carries its code, status and details; a service's ``error`` reply keeps its status, code and
+message; Litestar's own exceptions (schema mismatch, malformed JSON, body too large, unknown
 route) are translated here so that no client input ever answers 5xx.
 """
 
@@ -29,9 +30,9 @@ from litestar.exceptions import (
 )
 from litestar.exceptions.http_exceptions import RequestEntityTooLarge
 
-from api_gateway.domain import ForbiddenError, GatewayError, NotFoundError, UnauthenticatedError
+from api_gateway.domain import ForbiddenError, NotFoundError, UnauthenticatedError
 from contracts.base import ErrorReply
-from contracts.errors import ErrorCode, status_of
+from contracts.errors import CodedError, ErrorCode, status_of
 from contracts.http import ErrorBody
 from natsbus import error_reply
 
@@ -97,9 +98,13 @@ def _problem(code: ErrorCode, message: str, details: dict[str, Any] | None = Non
     return Problem(status_of(code), code.value, message, details or {})
 
 
-def _from_gateway_error(exc: GatewayError) -> Problem:
+def _from_coded_error(exc: CodedError) -> Problem:
+    if exc.code == ErrorCode.INTERNAL:  # an unexpected failure: its text is for the log
+        return _internal(exc)
+    details = getattr(exc, "details", None)
     headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
-    return Problem(exc.status, exc.code, str(exc), dict(exc.details), headers)
+    body = dict(details) if isinstance(details, Mapping) else {}
+    return Problem(exc.status, exc.code, str(exc) or exc.code, body, headers)
 
 
 def _from_bus_reply(exc: BusReplyError) -> Problem:
@@ -180,7 +185,7 @@ def _internal(exc: Exception) -> Problem:
 
 
 _TABLE: Final[dict[type[Exception], Callable[[Any], Problem]]] = {
-    GatewayError: _from_gateway_error,
+    CodedError: _from_coded_error,
     BusReplyError: _from_bus_reply,
     ValidationException: _from_validation,
     RequestEntityTooLarge: _from_too_large,

@@ -1,9 +1,15 @@
-"""Authentication (Bearer key or session cookie + CSRF), the admin guard, company scoping.
+"""Authentication (Bearer key or session cookie + CSRF), the access guard, company scoping.
 
 Every route needs a principal unless it opts out with ``opt={"exclude_from_auth": True}`` (health,
 sign-in/out, the OpenAPI document and docs). Missing, unknown or revoked keys answer 401 with a
 sentence saying what to do; a board key asking about another company gets 404, as if the company
 did not exist (API.md).
+
+Every other route declares the resource it acts on and the action, ``opt=access(Resource.ISSUE,
+Action.READ)``; :func:`access_guard`, the app's one guard, asks the access model
+(``servicekit.access``, ARCHITECTURE §5.1) whether the principal's kind reaches it, and answers 403
+``forbidden`` naming who may otherwise. The owning service checks the company of what it holds and
+the *own* rules.
 """
 
 from __future__ import annotations
@@ -20,28 +26,63 @@ from api_gateway.dependencies import ADMIN
 from api_gateway.domain import ForbiddenError, UnauthenticatedError, hash_secret
 from api_gateway.run_tokens import is_run_token
 from contracts.base import Actor, Principal
+from servicekit.access import Access, AccessDeniedError, Action, ActorKind, Resource
 
 if TYPE_CHECKING:
     from litestar.handlers.base import BaseRouteHandler
+    from litestar.types import Method
 
     from api_gateway.dependencies import Gateway
 
 __all__ = [
+    "ACCESS_OPT",
     "CSRF_HEADER",
+    "KIND_HINTS",
+    "PUBLIC_OPT",
+    "RESOURCE_HINTS",
     "SESSION_COOKIE",
+    "UNAUTHENTICATED_METHODS",
+    "AccessDeclarationMissingError",
     "AuthenticationMiddleware",
     "Credential",
+    "access",
+    "access_guard",
     "admin_only",
     "authenticate",
     "check_company",
     "check_run_headers",
-    "not_agent",
+    "declared_access",
 ]
 
 SESSION_COOKIE: Final = "clipyard_session"
 CSRF_HEADER: Final = "X-CSRF-Token"
 _SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 RUN_HEADERS: Final = ("X-Run-Id", "X-Paperclip-Run-Id")
+ACCESS_OPT: Final = "access"
+"""The route option holding a route's ``(Resource, Action)`` (set with :func:`access`)."""
+PUBLIC_OPT: Final = "exclude_from_auth"
+"""The route option of the routes that need no key (the middleware and the guard skip them)."""
+UNAUTHENTICATED_METHODS: Final[frozenset[Method]] = frozenset({"OPTIONS"})
+"""The methods the authentication middleware leaves alone (Litestar's answer to ``OPTIONS``: the
+allowed methods), so the guard does too."""
+
+RESOURCE_HINTS: Final[dict[Resource, str]] = {
+    Resource.EVENT_STREAM: (
+        "The company's event stream carries the events of every issue, agent and run of the "
+        "company, not only this agent's; follow your own work with GET /api/runs/{runId}, "
+        "GET /api/runs/{runId}/log, GET /api/issues/{issueId}/heartbeat-context and "
+        "GET /api/execution-workspaces/{id}/events instead."
+    ),
+}
+"""What to use instead, added to a refusal of the resource (ARCHITECTURE §5.1)."""
+
+KIND_HINTS: Final[dict[ActorKind, str]] = {
+    ActorKind.ADMIN: (
+        "The admin key manages companies, their keys and secrets; use a board key of the "
+        "company for the rest."
+    ),
+}
+"""What to do instead, added to a refusal of the actor kind."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +182,9 @@ async def _session(gateway: Gateway, session_id: str, method: str, csrf: str | N
             "(the csrfToken POST /api/session returned).",
             header=CSRF_HEADER,
         )
-    return Principal(company_id=session.company_id, actor=Actor(type="board", id=key.id))
+    return Principal(
+        company_id=session.company_id, actor=Actor(type="board", id=key.id), via_session=True
+    )
 
 
 def check_run_headers(principal: Principal, headers: Any) -> None:
@@ -164,24 +207,85 @@ def check_run_headers(principal: Principal, headers: Any) -> None:
 
 
 def admin_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """Guard: only the admin key passes."""
+    """Guard: only the admin key passes (listing every company; the access model lets a board key
+    read its own company, so this guard stays)."""
     principal: Principal = connection.user
     if principal.actor.type != "admin":
-        raise ForbiddenError("Only the admin key (CLIPYARD_ADMIN_KEY) may do this.")
+        raise ForbiddenError(
+            "Only the admin key (CLIPYARD_ADMIN_KEY) may list every company; read your own "
+            "with GET /api/companies/{companyId}."
+        )
 
 
-def not_agent(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """Guard: admin and board keys pass; agent keys and run tokens do not."""
-    principal: Principal = connection.user
-    if principal.actor.type not in ("admin", "board"):
-        raise ForbiddenError("Only the admin key or a board key may do this.")
+def access(resource: Resource, action: Action) -> dict[str, tuple[Resource, Action]]:
+    """The route option declaring what a route acts on: ``@get(..., opt=access(R, A))``."""
+    return {ACCESS_OPT: (resource, action)}
+
+
+class AccessDeclarationMissingError(RuntimeError):
+    """A route that needs a key declares no ``(Resource, Action)``: a bug, answered 500 (the
+    gateway's tests fail on it first)."""
+
+
+def declared_access(route_handler: BaseRouteHandler) -> tuple[Resource, Action] | None:
+    """The ``(Resource, Action)`` a route declares; None for a public route.
+
+    Raises:
+        AccessDeclarationMissingError: The route needs a key and declares nothing.
+    """
+    if route_handler.opt.get(PUBLIC_OPT):
+        return None
+    declared = route_handler.opt.get(ACCESS_OPT)
+    if declared is None:
+        raise AccessDeclarationMissingError(
+            f"The route {route_handler.handler_name} declares no access; give it "
+            "opt=access(Resource..., Action...)."
+        )
+    resource, action = declared
+    return Resource(resource), Action(action)
+
+
+async def access_guard(
+    connection: ASGIConnection[Any, Any, Any, Any], route_handler: BaseRouteHandler
+) -> None:
+    """The app's guard: the principal's kind must reach the route's resource and action.
+
+    A coroutine, so that Litestar calls it on the loop (a plain function would cost every request
+    a hop to a worker thread).
+
+    Public routes (and ``OPTIONS``) pass. A refusal is 403 ``forbidden`` with the model's message (who may) and,
+    where :data:`RESOURCE_HINTS` or :data:`KIND_HINTS` has one, what to use instead; a key of no
+    company (other than the admin's) is refused too.
+
+    Raises:
+        AccessDeniedError: The kind may not do this.
+        AccessDeclarationMissingError: The route declares nothing (a bug).
+    """
+    if connection.scope.get("method") in UNAUTHENTICATED_METHODS:
+        return  # Litestar's OPTIONS answer (the allowed methods): no principal, nothing to guard
+    declared = declared_access(route_handler)
+    if declared is None:
+        return
+    resource, action = declared
+    actor = Access.of(connection.user)
+    try:
+        actor.reach(resource, action)
+    except AccessDeniedError as exc:
+        hints = [
+            hint for hint in (RESOURCE_HINTS.get(resource), KIND_HINTS.get(actor.kind)) if hint
+        ]
+        if not hints:
+            raise
+        raise AccessDeniedError(" ".join([str(exc), *hints]), **exc.details) from None
+    actor.scope()
 
 
 def check_company(principal: Principal, company_id: str) -> None:
-    """Raise ``CompanyNotFoundError`` unless the principal may see ``company_id``.
+    """Raise ``CompanyNotFoundError`` unless the principal may see ``company_id``
+    (``Access.sees_company``).
 
     The admin sees every company; any other key sees its own only (another company answers 404,
     so its existence is not revealed).
     """
-    if principal.actor.type != "admin" and principal.company_id != company_id:
+    if not Access.of(principal).sees_company(company_id):
         raise CompanyNotFoundError(f"There is no company {company_id}.", companyId=company_id)

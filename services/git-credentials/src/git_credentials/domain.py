@@ -58,7 +58,7 @@ class SecretNotFoundError(NotFoundError):
 
 
 class ForbiddenError(GitCredentialsError):
-    """The actor may not manage secrets (agents never may)."""
+    """The actor may not ask this (only Clipyard's own services resolve git credentials)."""
 
     code = ErrorCode.FORBIDDEN
 

@@ -21,17 +21,22 @@ from contracts.credentials import (
 )
 from contracts.workspace_views import Deleted, Page
 from git_credentials.application import GitCredentialsApplication
-from git_credentials.domain import ForbiddenError, InvalidSecretError, NotFoundError
+from git_credentials.domain import InvalidSecretError, NotFoundError
 from git_credentials.endpoints.common import Endpoints
 from git_credentials.endpoints.secrets import register_secrets
 from git_credentials.resolution import ResolutionRecord
 from git_credentials.settings import load_credentials_settings
+from servicekit.access import AccessDeniedError
 
 CANARY = "ghp_CANARY_endpoints_3b2f"
 BOARD = Principal(company_id="c-1", actor=Actor(type="board", id="key-1"))
 OTHER_BOARD = Principal(company_id="c-2", actor=Actor(type="board", id="key-2"))
 ADMIN = Principal(company_id=None, actor=Actor(type="admin", id="operator"))
 AGENT = Principal(company_id="c-1", actor=Actor(type="agent", id="agent-1"), run_id="run-1")
+RUN_TOKEN = Principal(
+    company_id="c-1", actor=Actor(type="agent", id="agent-1"), run_id="run-1", run_bound=True
+)
+NO_COMPANY = Principal(company_id=None, actor=Actor(type="board", id="key-0"))
 
 
 class _Service:
@@ -136,20 +141,27 @@ async def test_an_admin_without_company_reaches_every_company(call: Callable[...
     await call(DeleteSecret(principal=ADMIN, secret_id=created.id))
 
 
-async def test_agents_are_forbidden_everything(call: Callable[..., Any]) -> None:
+@pytest.mark.parametrize(
+    "principal", [AGENT, RUN_TOKEN, NO_COMPANY], ids=["agent_key", "run_token", "no_company"]
+)
+async def test_agents_and_keys_of_no_company_are_forbidden_everything(
+    call: Callable[..., Any], principal: Principal
+) -> None:
     created = await call(
         CreateSecret(principal=BOARD, company_id="c-1", name="GH_TOKEN", value=CANARY)
     )
     for request in (
-        CreateSecret(principal=AGENT, company_id="c-1", name="X", value="v"),
-        RotateSecret(principal=AGENT, secret_id=created.id, value="v"),
-        DeleteSecret(principal=AGENT, secret_id=created.id),
-        ListSecrets(principal=AGENT, company_id="c-1"),
-        ListSecretAccessEvents(principal=AGENT, company_id="c-1"),
+        CreateSecret(principal=principal, company_id="c-1", name="X", value="v"),
+        RotateSecret(principal=principal, secret_id=created.id, value="v"),
+        DeleteSecret(principal=principal, secret_id=created.id),
+        ListSecrets(principal=principal, company_id="c-1"),
+        ListSecretAccessEvents(principal=principal, company_id="c-1"),
     ):
-        with pytest.raises(ForbiddenError) as caught:
+        with pytest.raises(AccessDeniedError) as caught:
             await call(request)
         assert (caught.value.code, caught.value.status) == ("forbidden", 403)
+    # Nothing changed: the secret is still at its first version.
+    assert (await call(ListSecrets(principal=BOARD, company_id="c-1"))).items[0].version == 1
 
 
 async def test_access_events_are_listed_newest_first_and_paged(

@@ -209,19 +209,21 @@ class HeartbeatReadModels(ServiceApplication):
         """One agent → ``AgentView`` (404 for another company's; 403 for another agent's key)."""
         access = Access.of(principal)
         agent = self.live_agent(access, agent_id)
-        access.check_own_agent(agent_id, "read")
+        access.check_agent(agent_id, "read")
         return agent.view()
 
     def list_agents(
         self, principal: Principal, limit: int = 50, offset: int = 0
     ) -> Page[AgentView]:
-        """The company's live agents by creation (an agent principal sees only itself)."""
+        """The company's live agents by creation (an agent key or run token sees only its
+        agent)."""
         access = Access.of(principal)
         limit, offset = _page(limit, offset)
-        if access.company_id is None:
+        scope = access.scope()
+        if scope is None:
             ids = [i for ids in self.agents_by_company.values() for i in ids]
         else:
-            ids = self.agents_by_company.get(access.company_id, [])
+            ids = self.agents_by_company.get(scope, [])
         agents = [self.agents[i] for i in ids if not self.agents[i].deleted]
         if access.is_agent:
             agents = [a for a in agents if str(a.id) == access.actor_id]
@@ -232,7 +234,7 @@ class HeartbeatReadModels(ServiceApplication):
         another agent's run, and for a run token on any run but its own)."""
         access = Access.of(principal)
         run = self.visible_run(access, run_id)
-        access.check_own_run(run.agent_id, run_id, "read")
+        access.check_run(run_id, run.agent_id, "read")
         return run.view()
 
     def list_runs(
@@ -246,20 +248,21 @@ class HeartbeatReadModels(ServiceApplication):
         agent_id = filters.agent_id
         if access.is_agent:
             if agent_id is not None:
-                access.check_own_agent(agent_id, "list the runs of")
+                access.check_agent(agent_id, "list the runs of")
             agent_id = access.actor_id
-        if access.company_id is None:
+        scope = access.scope()
+        if scope is None:
             ids = [i for ids in self.runs_by_company.values() for i in ids]
             ids.sort(key=lambda i: self.runs[i].queued_at)
         else:
-            ids = self.runs_by_company.get(access.company_id, [])
+            ids = self.runs_by_company.get(scope, [])
         rows = [
             run
             for run in (self.runs[i] for i in reversed(ids))
             if (agent_id is None or run.agent_id == agent_id)
             and (filters.issue_id is None or run.issue_id == filters.issue_id)
             and (filters.status is None or run.status == filters.status)
-            and (not access.run_bound or str(run.id) == access.run_id)
+            and (not access.is_run_token or str(run.id) == access.run_id)
         ]
         items = [run.view(full=False) for run in rows[offset : offset + limit]]
         return Page(items=items, total=len(rows))

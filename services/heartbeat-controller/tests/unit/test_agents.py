@@ -7,13 +7,22 @@ from typing import Any
 
 import msgspec
 import pytest
-from controller_world import ADMIN, BOARD, OTHER_BOARD, PROCESS, World, agent_principal
+from controller_world import (
+    ADMIN,
+    BOARD,
+    OTHER_BOARD,
+    PROCESS,
+    World,
+    agent_principal,
+    run_principal,
+)
 
-from contracts.agents import CreateAgent, UpdateAgent
+from contracts.agents import CreateAgent, RunFilters, UpdateAgent
+from contracts.base import Actor, Principal
 from eventstore import audit_trail
 from heartbeat_controller.application import HeartbeatControllerApplication
 from heartbeat_controller.domain import (
-    ForbiddenError,
+    AccessDeniedError,
     InvalidInputError,
     NotFoundError,
     ValidationError,
@@ -148,18 +157,43 @@ def test_an_agent_key_reads_only_itself_and_never_manages_agents(
     mine = agent_principal(me)
     assert app.get_agent(mine, me).id == me
     assert [a.id for a in app.list_agents(mine).items] == [me]
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.get_agent(mine, other)
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.create_agent(
             mine,
             CreateAgent(principal=mine, name="x", adapter_type="process", adapter_config=PROCESS),
         )
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.update_agent(mine, UpdateAgent(principal=mine, agent_id=me, trust_level="trusted"))
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.delete_agent(mine, me)
     assert app.get_agent(BOARD, me).trust_level == "untrusted"
+
+
+def test_a_run_token_reads_and_lists_only_its_agent(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    me, other = world.agent(name="me"), world.agent(name="other")
+    token = run_principal(me, "r-1", None)
+    assert app.get_agent(token, me).id == me
+    assert [a.id for a in app.list_agents(token).items] == [me]
+    with pytest.raises(AccessDeniedError) as raised:
+        app.get_agent(token, other)
+    assert raised.value.details["agentId"] == other
+    with pytest.raises(AccessDeniedError):
+        app.update_agent(token, UpdateAgent(principal=token, agent_id=me, name="renamed"))
+
+
+def test_a_board_key_of_no_company_is_refused_its_lists(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    world.agent()
+    nowhere = Principal(company_id=None, actor=Actor(type="board", id="key-0"))
+    for lister in (lambda: app.list_agents(nowhere), lambda: app.list_runs(nowhere, RunFilters())):
+        with pytest.raises(AccessDeniedError) as raised:
+            lister()
+        assert (raised.value.code, raised.value.status) == ("forbidden", 403)
 
 
 def test_an_admin_without_a_company_cannot_create_an_agent_nowhere(

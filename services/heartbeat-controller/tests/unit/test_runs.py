@@ -8,7 +8,7 @@ from controller_world import BOARD, OTHER_BOARD, Clock, World, agent_principal, 
 
 from contracts.agents import RunFilters
 from heartbeat_controller.application import HeartbeatControllerApplication
-from heartbeat_controller.domain import ForbiddenError, NotFoundError, RunFinishedError
+from heartbeat_controller.domain import AccessDeniedError, NotFoundError, RunFinishedError
 
 
 def _status(app: HeartbeatControllerApplication, run_id: str) -> tuple[str, str]:
@@ -167,11 +167,11 @@ def test_runs_are_seen_and_cancelled_by_their_own_agent_only(
     key = agent_principal(me)
     assert app.get_run(key, mine).id == mine
     assert [r.id for r in app.list_runs(key, RunFilters()).items] == [mine]
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.get_run(key, theirs)
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.list_runs(key, RunFilters(agent_id=other))
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.request_cancel(key, theirs)
     with pytest.raises(NotFoundError):
         app.get_run(OTHER_BOARD, mine)
@@ -191,7 +191,7 @@ def test_a_run_token_reaches_only_its_own_run_not_its_agents_others(
     assert [r.id for r in app.list_runs(token, RunFilters()).items] == [mine]
     assert app.list_runs(token, RunFilters(agent_id=me)).total == 1
     for reach in (lambda: app.get_run(token, sibling), lambda: app.request_cancel(token, sibling)):
-        with pytest.raises(ForbiddenError) as raised:
+        with pytest.raises(AccessDeniedError) as raised:
             reach()
         assert raised.value.status == 403
         assert f"its own run ({mine})" in str(raised.value)

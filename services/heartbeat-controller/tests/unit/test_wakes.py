@@ -21,9 +21,10 @@ from controller_world import (
 from eventsourcing.persistence import IntegrityError, Tracking
 
 from contracts.agents import RunFilters, UpdateAgent
+from contracts.base import Actor, Principal
 from contracts.workspace_events import IssueAssigned, IssueDeleted, IssueStatusChanged
 from heartbeat_controller.application import HeartbeatControllerApplication
-from heartbeat_controller.domain import ForbiddenError, NotFoundError, ValidationError
+from heartbeat_controller.domain import AccessDeniedError, NotFoundError, ValidationError
 
 
 def test_a_wake_queues_a_run_in_stage_wakeup(
@@ -119,7 +120,7 @@ def test_an_agent_key_wakes_its_agent_only_for_issues_assigned_to_it(
     world.assign(mine, me)
     before = app.last_notification_id()
     for issue in (unassigned, theirs):
-        with pytest.raises(ForbiddenError) as raised:
+        with pytest.raises(AccessDeniedError) as raised:
             world.wake(me, issue, principal=key)
         assert (raised.value.code, raised.value.status) == ("forbidden", 403)
         assert "assigned to that agent" in str(raised.value)
@@ -130,7 +131,7 @@ def test_an_agent_key_wakes_its_agent_only_for_issues_assigned_to_it(
     assert world.wake(me, principal=key).status == "queued"
     # Unassigned again: refused again.
     world.assign(mine, None)
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         world.wake(me, mine, principal=key)
     # A board key still wakes any agent for any issue of the company.
     assert world.wake(me, unassigned).status == "queued"
@@ -140,7 +141,7 @@ def test_an_agent_wakes_only_itself(app: HeartbeatControllerApplication, world: 
     me, other = world.agent(name="me"), world.agent(name="other")
     mine = agent_principal(me)
     assert world.wake(me, principal=mine).status == "queued"
-    with pytest.raises(ForbiddenError) as raised:
+    with pytest.raises(AccessDeniedError) as raised:
         world.wake(other, principal=mine)
     assert str(raised.value) == "An agent can only wake itself."
     assert (raised.value.code, raised.value.status) == ("forbidden", 403)
@@ -154,7 +155,7 @@ def test_a_run_token_wakes_its_agent_only_for_its_own_issue(
     token = run_principal(me, "r-1", own)
     assert world.wake(me, own, principal=token).status == "queued"
     assert world.wake(me, principal=token).status == "queued"
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         world.wake(me, foreign, principal=token)
 
 
@@ -176,6 +177,35 @@ def test_a_wake_names_an_issue_of_the_agents_company(
     app.note_issue_event(gone, world.tracking())
     with pytest.raises(NotFoundError):
         world.wake(agent_id, deleted)
+
+
+def test_an_issue_of_another_company_is_not_found_whoever_names_it(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    me = world.agent(max_runs=3)
+    foreign = world.issue(company=OTHER, assignee=me)
+    # Even assigned to the agent (a reference across companies), and even as the run's issue:
+    # another company's issue is "not found", naming the field, for every principal.
+    token = run_principal(me, "r-1", foreign)
+    before = app.last_notification_id()
+    for principal in (BOARD, ADMIN, agent_principal(me), token):
+        with pytest.raises(NotFoundError) as raised:
+            world.wake(me, foreign, principal=principal)
+        assert (raised.value.code, raised.value.status) == ("not_found", 404)
+        assert raised.value.details == {"issueId": foreign, "field": "issueId"}
+        assert str(raised.value).startswith("issueId: ")
+    assert app.last_notification_id() == before
+
+
+def test_an_agent_key_may_wake_for_the_issue_bound_to_its_run(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    me = world.agent(max_runs=3)
+    bound = world.issue()
+    key_with_run = Principal(company_id=ACME, actor=Actor(type="agent", id=me), issue_id=bound)
+    assert world.wake(me, bound, principal=key_with_run).status == "queued"
+    with pytest.raises(AccessDeniedError):
+        world.wake(me, world.issue(), principal=key_with_run)
 
 
 def test_another_company_cannot_wake_an_agent(

@@ -2,7 +2,8 @@
 run a job, on an execution or project workspace.
 
 :func:`prepare` does every check that can refuse the request, before any long work is recorded:
-the target in the principal's company, an agent's run holding it (else 403), a local path (else
+the target in the principal's company, an agent's run holding it (else 403; agent keys and run
+tokens as ``servicekit.access`` tells them, ARCHITECTURE §5.1), a local path (else
 422), the selection (404/422, case 64) and, for agent actors, the runtime-control lease (409
 ``workspace_runtime_lease_conflict``, case 63). :func:`execute` then records one supervisor
 workspace operation for the action, does it (:mod:`runtime_supervisor.actions`), patches the
@@ -29,22 +30,24 @@ from runtime_supervisor.identity import require_cwd
 from runtime_supervisor.leases import decide, owner_key
 from runtime_supervisor.outputs import finish_with_output
 from runtime_supervisor.views import operation_row, service_brief
+from servicekit.access import Access
 
 if TYPE_CHECKING:
     from contracts.base import Principal
     from runtime_supervisor.application import RuntimeSupervisorApplication
     from runtime_supervisor.context import Supervisor
 
-__all__ = ["ControlPlan", "execute", "prepare", "principal_scope"]
-
-_OPERATORS = frozenset({"admin", "system"})
+__all__ = ["ControlPlan", "execute", "holding_run", "prepare", "principal_scope"]
 
 
 def principal_scope(principal: Principal) -> str | None:
-    """The company a principal sees (None: every company, for operators without one)."""
-    if principal.company_id is None and principal.actor.type not in _OPERATORS:
-        raise ForbiddenError("This key belongs to no company.", actor=principal.actor.id)
-    return principal.company_id
+    """The company a principal sees (None: every company, for the admin and Clipyard itself):
+    ``Access.scope()``.
+
+    Raises:
+        AccessDeniedError: A key of no company that is not an operator's (403).
+    """
+    return Access.of(principal).scope()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,24 +68,40 @@ class ControlPlan:
         return self.principal.run_id
 
 
-def _holding_run(
-    app: RuntimeSupervisorApplication, target: RuntimeTarget, principal: Principal
+def holding_run(
+    app: RuntimeSupervisorApplication,
+    principal: Principal,
+    *,
+    workspace_id: str | None,
+    project_workspace_id: str | None,
 ) -> RunBrief:
-    """The agent's run, which must hold the workspace (API.md: agents control runtime services
-    only while one of their runs holds the workspace)."""
+    """The agent's run, which must hold the workspace (API.md "Conventions", ARCHITECTURE §5.1:
+    agents control runtime services only while one of their runs holds the workspace).
+
+    A project workspace's services are the agent's only while its run holds a *shared* workspace
+    on that project workspace's checkout (an isolated worktree of the project gives no hold on
+    the checkout the other issues share). Checked before any wait for fresher copies, so a
+    refusal is immediate: the run and its lease are known long before its token exists.
+    """
+    access = Access.of(principal)
     run = app.run(principal.company_id, principal.run_id) if principal.run_id else None
-    holds = run is not None and not run.terminal and run.agent_id == principal.actor.id
-    if holds and run is not None and target.kind == "execution_workspace":
-        holds = any(r.id == run.id for r in app.runs_holding(target.id))
+    holds = run is not None and not run.terminal and access.owns_run(run.id, run.agent_id)
+    if holds and run is not None and workspace_id is not None:
+        holds = any(r.id == run.id for r in app.runs_holding(workspace_id))
     elif holds and run is not None:
         workspace = app.copy_of("workspace", run.workspace_id)
-        holds = workspace is not None and workspace.get("project_workspace_id") == target.id
+        holds = (
+            workspace is not None
+            and workspace.get("project_workspace_id") == project_workspace_id
+            and workspace.get("mode") == "shared_workspace"
+        )
     if not holds or run is None:
         raise ForbiddenError(
             "An agent controls runtime services only for a run of its own that holds this "
-            "workspace (send that run's id in X-Run-Id).",
+            "workspace (send that run's id in X-Run-Id); a project workspace's services only "
+            "while that run works in its shared checkout.",
             runId=principal.run_id,
-            workspaceId=target.id,
+            workspaceId=workspace_id or project_workspace_id,
         )
     return run
 
@@ -111,7 +130,7 @@ def _named_run(
 def _claim(app: RuntimeSupervisorApplication, plan_target: RuntimeTarget, principal: Principal,
            run: RunBrief | None, action: str) -> tuple[RuntimeLeaseOutcome, str | None]:  # fmt: skip
     actor = principal.actor
-    agent_id = actor.id if actor.type == "agent" else None
+    agent_id = Access.of(principal).agent_id
     issue_id = principal.issue_id or (run.issue_id if run is not None else None)
     decision = decide(
         app.control_lease(plan_target),
@@ -137,8 +156,9 @@ def _prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
     target = app.target(principal_scope(principal), request.workspace_id,
                         request.project_workspace_id)  # fmt: skip
     run: RunBrief | None
-    if principal.actor.type == "agent":
-        run = _holding_run(app, target, principal)
+    if Access.of(principal).is_agent:
+        run = holding_run(app, principal, workspace_id=target.execution_workspace_id,
+                          project_workspace_id=target.project_workspace_id)  # fmt: skip
     else:
         run = _named_run(app, target, principal)
     if request.action != "stop":
@@ -154,7 +174,7 @@ def _prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
     return ControlPlan(
         principal=principal, target=target, effective=effective, selection=selection,
         lease=lease, issue_id=issue_id,
-        agent_id=principal.actor.id if principal.actor.type == "agent" else None,
+        agent_id=Access.of(principal).agent_id,
     )  # fmt: skip
 
 

@@ -130,12 +130,13 @@ class Slots:
         return await self.request(hs.release_slot(self.node),
                                   ReleaseSlot(principal=CONTROLLER, run_id=run_id))  # fmt: skip
 
-    async def log(self, run_id: str, offset: int = 0, length: int = 65536) -> Any:
+    async def log(self, run_id: str, offset: int = 0, length: int = 65536,
+                  principal: Principal = CONTROLLER) -> Any:  # fmt: skip
         return await self.request(hs.SLOT_RUN_LOG, GetRunLog(
-            principal=CONTROLLER, run_id=run_id, offset=offset, length=length))  # fmt: skip
+            principal=principal, run_id=run_id, offset=offset, length=length))  # fmt: skip
 
-    async def health(self) -> Any:
-        return await self.request(hs.SLOT_HEALTH, GetSlotHealth(principal=CONTROLLER))
+    async def health(self, principal: Principal = CONTROLLER) -> Any:
+        return await self.request(hs.SLOT_HEALTH, GetSlotHealth(principal=principal))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ thread; the host work of realize, archive and reopen happens in the orchestrator
 
 from __future__ import annotations
 
+from workspace_realizer.usecases.agents import AgentCopyUseCases
 from workspace_realizer.usecases.catalog import CatalogUseCases
 from workspace_realizer.usecases.issues import IssueUseCases
 from workspace_realizer.usecases.runs import RunLeaseUseCases
@@ -15,7 +16,8 @@ __all__ = ["WorkspaceRealizerApplication"]
 
 
 class WorkspaceRealizerApplication(
-    CatalogUseCases, IssueUseCases, WorkspaceUseCases, RunLeaseUseCases
+    CatalogUseCases, IssueUseCases, WorkspaceUseCases, RunLeaseUseCases, AgentCopyUseCases
 ):
-    """Projects, project workspaces, issues, execution workspaces and their operations, and
-    which runs hold each workspace; the only writer of the realizer's store."""
+    """Projects, project workspaces, issues, execution workspaces and their operations, which
+    runs hold each workspace, and which company each agent belongs to; the only writer of the
+    realizer's store."""

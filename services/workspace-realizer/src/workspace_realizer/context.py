@@ -1,5 +1,6 @@
-"""What the orchestrators (realize, archive, reopen, clone, reaper) work with: the application,
-the store's thread, the host ports, and this node's settings."""
+"""What the orchestrators (realize, archive, reopen, clone, reaper) and the endpoints work with:
+the application, the store's thread, the host ports, the agents' owner, and this node's
+settings."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workspace_realizer.locks import KeyedLocks
+from workspace_realizer.references import AgentDirectory, NoAgentDirectory
 from workspace_realizer.steps import StepRecorder
 
 if TYPE_CHECKING:
@@ -40,6 +42,8 @@ class Realizer:
     reaper_cooldown: timedelta = timedelta(days=7)
     service_name: str = "workspace-realizer"
     locks: KeyedLocks = field(default_factory=KeyedLocks)
+    agents: AgentDirectory = field(default_factory=NoAgentDirectory)
+    """Asked which company an agent belongs to when the realizer's copy does not know it."""
 
     def recorder(self, **context: Any) -> StepRecorder:
         """A step sink recording into this realizer (``company_id``, ``workspace_id``,

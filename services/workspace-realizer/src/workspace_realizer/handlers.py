@@ -2,8 +2,8 @@
 application (or an orchestrator for host work), and answers with a contract view.
 
 Also here: the gateway inbox (companies' issue prefixes), the controller inbox (which runs hold
-each workspace), the supervisor request of the archive saga, and the terminal reaper's periodic
-task.
+each workspace, which company each agent belongs to), the supervisor request of the archive saga,
+and the terminal reaper's periodic task.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from contracts.execution_commands import (
     StopWorkspaceRuntimeServicesResult,
 )
 from contracts.gateway import CompanyCreated
+from workspace_realizer.adapters.agents_bus import BusAgentDirectory
 from workspace_realizer.adapters.credentials_bus import BusCredentials, BusPullRequests
 from workspace_realizer.context import Realizer
 from workspace_realizer.endpoints.audit import register_audit
@@ -33,6 +34,7 @@ from workspace_realizer.endpoints.workspaces import register_workspaces
 from workspace_realizer.host import default_ports
 from workspace_realizer.reaper import run_reaper
 from workspace_realizer.settings import SERVICE_NAME
+from workspace_realizer.usecases.agents import AGENT_EVENTS
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
@@ -95,10 +97,15 @@ def gateway_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
 def controller_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
     """The handler of the heartbeat-controller's events: ``run.workspace_leased`` makes the
     workspace ``active``; ``run.workspace_released`` and ``run.finished`` let it go ``idle`` (or
-    ``in_review``) once no run holds it. Every other event only advances the inbox."""
+    ``in_review``) once no run holds it; ``agent.created`` and ``agent.deleted`` keep the copy of
+    each agent's company (for ``assigneeAgentId``). Every other event only advances the inbox."""
 
     def handle(event: Any, tracking: Tracking) -> None:
-        holder.get().note_run_event(event, tracking)
+        app = holder.get()
+        if isinstance(event, AGENT_EVENTS):
+            app.note_agent_event(event, tracking)
+        else:
+            app.note_run_event(event, tracking)
 
     return handle
 
@@ -167,6 +174,7 @@ def make_register(
             node_id=runtime.settings.node_id,
             command_timeout=settings.command_timeout,
             reaper_cooldown=settings.reaper_cooldown,
+            agents=BusAgentDirectory(runtime.bus),
         )
         endpoints = Endpoints(runtime, realizer)
         for group in (register_catalog, register_issues, register_workspaces, register_audit):

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from workspace_realizer.access import AccessDeniedError
 from workspace_realizer.domain.errors import (
-    ForbiddenError,
     NotFoundError,
     RequiresProjectError,
     StateConflictError,
@@ -210,13 +210,13 @@ def _reusable(
             access.is_agent
             and requested_id is not None
             and not any(
-                access.may_touch_issue(str(i.id), i.assignee_agent_id)
+                access.owns_issue(str(i.id), i.assignee_agent_id)
                 for i in app.issues_linked_to(pinned)
             )
         ):
             # An agent pins only a workspace of the issues it may touch (a board key's pin in
             # the issue's settings is the board's decision).
-            raise ForbiddenError(
+            raise AccessDeniedError(
                 f"This agent may reuse only a workspace of its own issues; {pinned.id} is not "
                 "one of them.",
                 executionWorkspaceId=str(pinned.id),

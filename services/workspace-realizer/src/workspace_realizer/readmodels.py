@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from eventstore import ServiceApplication
 from workspace_realizer.domain import (
+    AgentCopy,
     CompanyCopy,
     ExecutionWorkspace,
     Issue,
@@ -19,6 +20,7 @@ from workspace_realizer.domain import (
     ProjectWorkspace,
     WorkspaceOperation,
 )
+from workspace_realizer.domain.agents import agent_copy_id
 from workspace_realizer.domain.lifecycle import WorkspaceLifecycle
 
 __all__ = ["RealizerReadModels", "aggregate_state"]
@@ -27,6 +29,7 @@ A = TypeVar("A")
 
 _KINDS: tuple[tuple[str, type[Any]], ...] = (
     ("companies", CompanyCopy),
+    ("agents", AgentCopy),
     ("projects", Project),
     ("project_workspaces", ProjectWorkspace),
     ("issues", Issue),
@@ -51,6 +54,8 @@ class RealizerReadModels(ServiceApplication):
     """Projection of every realizer aggregate, and the indexes the queries need."""
 
     companies: dict[str, CompanyCopy]
+    agents: dict[str, AgentCopy]
+    """The controller's agents (company, deleted), by the id of their copy."""
     projects: dict[str, Project]
     project_workspaces: dict[str, ProjectWorkspace]
     issues: dict[str, Issue]
@@ -120,6 +125,11 @@ class RealizerReadModels(ServiceApplication):
         """The realizer's copy of a company, if its ``company.created.v1`` arrived."""
         key = self.company_copies.get(company_id)
         return self.companies.get(key) if key else None
+
+    def agent_copy(self, agent_id: str) -> AgentCopy | None:
+        """The realizer's copy of an agent, if its ``agent.created.v1`` (or ``agent.deleted.v1``)
+        arrived."""
+        return self.agents.get(str(agent_copy_id(agent_id)))
 
     def issues_linked_to(self, workspace: ExecutionWorkspace) -> list[Issue]:
         """The source issue and every issue whose current workspace this is (not deleted)."""

@@ -92,8 +92,9 @@ def refuse_unisolated(
     Other refusals of the plan are left to :func:`realize`, which reports them as it always did.
 
     Raises:
-        NotFoundError: The issue is not the principal's.
-        ForbiddenError: An agent reaches an issue that is not its own (or its run's).
+        NotFoundError: No such issue.
+        NotVisibleError: The issue is another company's.
+        AccessDeniedError: An agent reaches an issue that is not its own (or its run's).
         LowTrustViolationError: Isolation is required and the plan is not isolated.
     """
     app.issue_of(access, request.issue_id)

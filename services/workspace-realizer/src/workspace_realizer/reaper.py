@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from eventstore import acting, system_cause
-from workspace_realizer.access import Access
+from workspace_realizer.access import Access, ActorKind
 from workspace_realizer.archive import archive
 from workspace_realizer.delivery import DELIVERED
 from workspace_realizer.domain.errors import CloseBlockedError, WorkspaceRealizerError
@@ -94,7 +94,9 @@ async def reap_once(ctx: Realizer) -> dict[str, list[str]]:
 
 
 async def _reap(ctx: Realizer, candidate: Candidate) -> str:
-    access = Access(company_id=candidate.company_id, actor_type="system", actor_id=ctx.service_name)
+    access = Access(
+        kind=ActorKind.SYSTEM, company_id=candidate.company_id, actor_id=ctx.service_name
+    )
     with acting(system_cause(ctx.service_name, "terminal reaper: the source issue is terminal")):
         try:
             facts = await ctx.store(gather, ctx.app, access, candidate.workspace_id)

@@ -37,7 +37,7 @@ async def reconcile_branch(
     """Reconcile the workspace's recorded branch; return the host outcome and the inspection.
 
     Raises:
-        ForbiddenError: An agent asked (board only).
+        AccessDeniedError: An agent asked (board only).
         BranchReconcileRefusedError: The conditions of ``mode`` do not hold (nothing recorded).
     """
     access.check_board("reconcile a workspace's branch")

@@ -50,14 +50,22 @@ def _convert(value: Any, kind: type[Any]) -> Any:
     return None if value is None else msgspec.convert(value, kind)
 
 
-def project_view(project: Project) -> wv.Project:
-    """``{id, companyId, name, executionWorkspacePolicy, createdAt, updatedAt}``."""
+def project_view(project: Project, *, redacted: bool = False) -> wv.Project:
+    """``{id, companyId, name, executionWorkspacePolicy, createdAt, updatedAt}``.
+
+    ``redacted`` (agent keys and run tokens, ``Access.redacted(Resource.PROJECT)``): the policy's
+    ``workspaceStrategy.worktreeParentDir`` (a host path) is null; the rest, commands included,
+    is kept (ARCHITECTURE §5.1).
+    """
+    policy = _convert(project.policy, ExecutionWorkspacePolicy) or ExecutionWorkspacePolicy()
+    if redacted:
+        strategy = msgspec.structs.replace(policy.workspace_strategy, worktree_parent_dir=None)
+        policy = msgspec.structs.replace(policy, workspace_strategy=strategy)
     return wv.Project(
         id=str(project.id),
         company_id=project.company_id,
         name=project.name,
-        execution_workspace_policy=_convert(project.policy, ExecutionWorkspacePolicy)
-        or ExecutionWorkspacePolicy(),
+        execution_workspace_policy=policy,
         created_at=project.created_on,
         updated_at=project.modified_on,
     )
@@ -73,23 +81,59 @@ def managed_checkout(workspace: ProjectWorkspace) -> ManagedCheckout:
     )
 
 
-def project_workspace_view(workspace: ProjectWorkspace) -> wv.ProjectWorkspace:
-    """A project workspace as the API shows it."""
+def project_workspace_view(
+    workspace: ProjectWorkspace, *, redacted: bool = False
+) -> wv.ProjectWorkspace:
+    """A project workspace as the API shows it.
+
+    ``redacted`` (agent keys and run tokens, ``Access.redacted(Resource.PROJECT_WORKSPACE)``,
+    ARCHITECTURE §5.1): no ``env`` and no host paths. Each runtime command's ``env`` is dropped
+    whole (null), keys included: the contract's ``env`` maps names to strings, so a key cannot
+    stay without its value, and the supervisor, not the agent, runs the commands. ``cwd``,
+    ``managedCheckout.path`` and an absolute (``/``, ``~``, ``$``) ``cwd`` of a runtime command
+    are null; a command's relative ``cwd`` (inside the workspace) and the command texts stay.
+    Board reads are not redacted.
+    """
+    checkout = managed_checkout(workspace)
+    config = _convert(workspace.runtime_config, RuntimeConfig)
+    if redacted:
+        checkout = msgspec.structs.replace(checkout, path=None)
+        config = _redacted_runtime(config)
     return wv.ProjectWorkspace(
         id=str(workspace.id),
         company_id=workspace.company_id,
         project_id=workspace.project_id,
         name=workspace.name,
-        cwd=workspace.cwd,
+        cwd=None if redacted else workspace.cwd,
         repo_url=workspace.repo_url,
         repo_ref=workspace.repo_ref,
         is_primary=workspace.is_primary,
         setup_command=workspace.setup_command,
         cleanup_command=workspace.cleanup_command,
-        runtime_config=_convert(workspace.runtime_config, RuntimeConfig),
-        managed_checkout=managed_checkout(workspace),
+        runtime_config=config,
+        managed_checkout=checkout,
         created_at=workspace.created_on,
         updated_at=workspace.modified_on,
+    )
+
+
+def _host_path(path: str | None) -> bool:
+    return path is not None and path.startswith(("/", "~", "$"))
+
+
+def _redacted_runtime(config: RuntimeConfig | None) -> RuntimeConfig | None:
+    """``config`` without any ``env`` and without absolute ``cwd`` values."""
+    if config is None:
+        return None
+
+    def strip(entry: Any) -> Any:
+        cwd = None if _host_path(entry.cwd) else entry.cwd
+        return msgspec.structs.replace(entry, env=None, cwd=cwd)
+
+    return RuntimeConfig(
+        services=[strip(s) for s in config.services],
+        jobs=[strip(j) for j in config.jobs],
+        commands=[strip(c) for c in config.commands],
     )
 
 

@@ -24,7 +24,7 @@ from realizer_git_helpers import clone_with_bare_origin, use_hermetic_git
 
 from contracts.base import Actor
 from eventstore import Cause, StoreExecutor, acting
-from workspace_realizer.access import Access
+from workspace_realizer.access import Access, ActorKind
 from workspace_realizer.adapters.ports import (
     BaseRef,
     CommandResult,
@@ -276,7 +276,7 @@ class World:
         self.app.register_company(
             company_id, prefix.title(), prefix, Tracking("gateway", self._position)
         )
-        return Access(company_id=company_id, actor_type="board", actor_id="board-key")
+        return Access(kind=ActorKind.BOARD_KEY, company_id=company_id, actor_id="board-key")
 
     def project(self, access: Access, policy: dict[str, Any] | None = None) -> str:
         return str(self.app.create_project(access, str(access.company_id), "Web", policy).id)

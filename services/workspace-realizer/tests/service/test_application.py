@@ -10,16 +10,18 @@ import pytest
 from eventsourcing.persistence import Tracking
 
 from eventstore import verify_replay
-from workspace_realizer.access import Access
+from workspace_realizer.access import Access, AccessDeniedError, ActorKind, NotVisibleError
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.domain import ForbiddenError, NotFoundError
+from workspace_realizer.domain import NotFoundError
 from workspace_realizer.domain.errors import (
     DependentsError,
     IdentifierTakenError,
     PathRequiredError,
 )
 
-AGENT = Access(company_id="c-acme", actor_type="agent", actor_id="agent-1")
+AGENT = Access(kind=ActorKind.AGENT_KEY, company_id="c-acme", actor_id="agent-1")
+NOT_FOUND = (NotFoundError, NotVisibleError)
+"""404 ``not_found``: unknown, or another company's (the access model's refusal)."""
 
 
 def realized(app: WorkspaceRealizerApplication, issue_id: str, project_id: str, **kw: Any) -> str:
@@ -49,7 +51,7 @@ def test_issue_identifiers_come_from_the_company_prefix(
     app.register_company("c-acme", "Acme", "XXX", Tracking("gateway", 99))
     assert app.company_copy("c-acme").issue_prefix == "ACME"
     # A company the inbox has not seen: not found.
-    stranger = Access(company_id="c-new", actor_type="board", actor_id="k")
+    stranger = Access(kind=ActorKind.BOARD_KEY, company_id="c-new", actor_id="k")
     elsewhere = world.project(stranger)
     with pytest.raises(NotFoundError, match="not known to the workspace-realizer"):
         world.issue(stranger, elsewhere)
@@ -71,7 +73,7 @@ def test_another_company_sees_nothing(app: WorkspaceRealizerApplication, world: 
         lambda: app.list_issues(other, "c-acme"),
         lambda: app.create_project(other, "c-acme", "x", None),
     ):
-        with pytest.raises(NotFoundError):
+        with pytest.raises(NOT_FOUND):
             attempt()
     assert app.last_notification_id() == before
 
@@ -84,22 +86,24 @@ def test_agents_touch_only_their_issues_and_only_the_mode(
     mine = world.issue(board, project, assignee_agent_id="agent-1")
     theirs = world.issue(board, project, assignee_agent_id="agent-2")
     # Reads and updates of another agent's issue are forbidden; lists hide it.
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.issue_of(AGENT, theirs)
     rows, total = app.list_issues(AGENT, "c-acme")
     assert ([str(i.id) for i in rows], total) == ([mine], 1)
     # The run's bound issue is reachable too.
-    bound = Access(company_id="c-acme", actor_type="agent", actor_id="agent-1", issue_id=theirs)
+    bound = Access(
+        kind=ActorKind.AGENT_KEY, company_id="c-acme", actor_id="agent-1", issue_id=theirs
+    )
     assert str(app.issue_of(bound, theirs).id) == theirs
     # Mode only: a strategy (it holds commands) or a pin is the board's.
     app.update_issue(AGENT, mine, {"settings": {"mode": "isolated_workspace"}})
     for settings in ({"mode": "inherit", "workspaceStrategy": {"provisionCommand": "rm -rf /"}},
                      {"mode": "reuse_existing", "executionWorkspaceId": "w"}):  # fmt: skip
-        with pytest.raises(ForbiddenError, match=r"only executionWorkspaceSettings\.mode"):
+        with pytest.raises(AccessDeniedError, match=r"only executionWorkspaceSettings\.mode"):
             app.update_issue(AGENT, mine, {"settings": settings})
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.create_project(AGENT, "c-acme", "P", None)
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.update_workspace(
             AGENT, realized(app, mine, project), {"config": {"provisionCommand": "x"}}
         )

@@ -98,7 +98,7 @@ async def test_undelivered_work_is_rescued_and_reopen_brings_it_back(
 async def test_branch_reconcile_forward_and_quarantine(
     real: Realizer, world: Any, repo: Path
 ) -> None:
-    from workspace_realizer.domain import ForbiddenError
+    from workspace_realizer.access import AccessDeniedError, ActorKind
     from workspace_realizer.domain.errors import BranchReconcileRefusedError
     from workspace_realizer.reconcile import reconcile_branch
 
@@ -107,8 +107,8 @@ async def test_branch_reconcile_forward_and_quarantine(
     # The agent renamed the branch and moved on (Paperclip PR #9117).
     git(path, "checkout", "-q", "-b", "feat/rename")
     commit(path, "a.txt", "a\n", "work")
-    agent = Access(company_id="c-acme", actor_type="agent", actor_id="agent-1")
-    with pytest.raises(ForbiddenError):
+    agent = Access(kind=ActorKind.AGENT_KEY, company_id="c-acme", actor_id="agent-1")
+    with pytest.raises(AccessDeniedError):
         await reconcile_branch(real, agent, done.workspace_id, "forward", None)
     # Not while a run could hold it: the workspace must be idle.
     with pytest.raises(BranchReconcileRefusedError, match="idle"):

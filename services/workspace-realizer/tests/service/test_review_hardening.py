@@ -13,12 +13,11 @@ import pytest
 
 from contracts.execution_commands import GetWorkspaceHistory, UpdateExecutionWorkspace
 from contracts.workspace_http import UpdateExecutionWorkspaceBody
-from workspace_realizer.access import Access
+from workspace_realizer.access import Access, AccessDeniedError, ActorKind
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import (
     DependentsError,
-    ForbiddenError,
     InvalidInputError,
     NotFoundError,
     RequiresProjectError,
@@ -28,8 +27,8 @@ from workspace_realizer.realize import RealizeRequest, realize
 
 ISOLATED = {"enabled": True, "defaultMode": "isolated_workspace", "allowIssueOverride": True,
             "workspaceStrategy": {"type": "git_worktree"}}  # fmt: skip
-AGENT = Access(company_id="c-acme", actor_type="agent", actor_id="agent-1")
-OTHER_AGENT = Access(company_id="c-acme", actor_type="agent", actor_id="agent-2")
+AGENT = Access(kind=ActorKind.AGENT_KEY, company_id="c-acme", actor_id="agent-1")
+OTHER_AGENT = Access(kind=ActorKind.AGENT_KEY, company_id="c-acme", actor_id="agent-2")
 
 
 def _evil(world: Any) -> Access:
@@ -108,10 +107,10 @@ async def test_agents_read_workspaces_but_only_the_board_changes_them(
     mine_done = await realize(realizer, AGENT, RealizeRequest(mine))
     assert app.workspace_of(AGENT, mine_done.workspace_id).status == "active"
     for change in ({"status": "idle"}, {"name": "x"}, {"cleanup_eligible_at": None}):
-        with pytest.raises(ForbiddenError, match="Only a board key"):
+        with pytest.raises(AccessDeniedError, match="Only a board key"):
             app.update_workspace(AGENT, mine_done.workspace_id, change)
     # An agent pins only a workspace of its own issues.
-    with pytest.raises(ForbiddenError, match="only a workspace of its own issues"):
+    with pytest.raises(AccessDeniedError, match="only a workspace of its own issues"):
         await realize(
             realizer,
             AGENT,
@@ -231,7 +230,7 @@ def test_an_agents_mode_change_keeps_what_the_board_set(
         "mode": "isolated_workspace",
         "workspaceStrategy": strategy,
     }
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.update_issue(AGENT, issue, {"settings": {"mode": "inherit",
                                                      "workspaceStrategy": {"provisionCommand": "x"}}})  # fmt: skip
     with pytest.raises(NotFoundError):

@@ -11,10 +11,9 @@ from eventsourcing.persistence import Tracking
 from contracts.base import Actor, Principal
 from contracts.run_events import RunWorkspaceLeased
 from eventstore import acting, system_cause
-from workspace_realizer.access import Access
+from workspace_realizer.access import Access, AccessDeniedError, ActorKind
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.context import Realizer
-from workspace_realizer.domain.errors import ForbiddenError
 from workspace_realizer.realize import RealizeRequest, realize
 
 ISOLATED = {"enabled": True, "defaultMode": "isolated_workspace",
@@ -35,7 +34,7 @@ def token(issue_id: str, run_id: str = "run-1") -> Access:
     )
 
 
-KEY = Access(company_id="c-acme", actor_type="agent", actor_id=AGENT)
+KEY = Access(kind=ActorKind.AGENT_KEY, company_id="c-acme", actor_id=AGENT)
 
 
 @pytest.fixture
@@ -54,9 +53,9 @@ async def two(realizer: Realizer, app: WorkspaceRealizerApplication, world: Any)
 
 
 def test_the_principal_flag_reaches_access() -> None:
-    assert token("i-1").run_bound
+    assert token("i-1").is_run_token
     assert (token("i-1").run_id, token("i-1").issue_id) == ("run-1", "i-1")
-    assert not KEY.run_bound
+    assert not KEY.is_run_token
 
 
 async def test_a_run_token_reads_and_updates_only_its_run_issue(
@@ -67,12 +66,12 @@ async def test_a_run_token_reads_and_updates_only_its_run_issue(
     assert str(app.issue_of(run, mine).id) == mine
     app.update_issue(run, mine, {"status": "in_progress", "comment": "on it"})
     for issue in (other, foreign):
-        with pytest.raises(ForbiddenError) as caught:
+        with pytest.raises(AccessDeniedError) as caught:
             app.issue_of(run, issue)
         assert caught.value.details == {"issueId": issue, "runIssueId": mine}
-        with pytest.raises(ForbiddenError):
+        with pytest.raises(AccessDeniedError):
             app.update_issue(run, issue, {"status": "in_progress"})
-        with pytest.raises(ForbiddenError):
+        with pytest.raises(AccessDeniedError):
             app.add_work_product(run, issue, {"type": "branch", "url": "x"})
     rows, total = app.list_issues(run, "c-acme")
     assert ([str(i.id) for i in rows], total) == ([mine], 1)
@@ -82,9 +81,8 @@ async def test_a_run_token_without_an_issue_reaches_no_issue(
     app: WorkspaceRealizerApplication, two: Any
 ) -> None:
     _, _, mine, *_ = two
-    run = Access(company_id="c-acme", actor_type="agent", actor_id=AGENT, run_id="run-1",
-                 run_bound=True)  # fmt: skip
-    with pytest.raises(ForbiddenError):
+    run = Access(kind=ActorKind.RUN_TOKEN, company_id="c-acme", actor_id=AGENT, run_id="run-1")
+    with pytest.raises(AccessDeniedError):
         app.issue_of(run, mine)
     assert app.list_issues(run, "c-acme") == ([], 0)
     assert app.list_workspaces(run, "c-acme") == ([], 0)
@@ -97,7 +95,7 @@ async def test_an_agent_key_keeps_every_issue_assigned_to_the_agent(
     for issue in (mine, other):
         app.issue_of(KEY, issue)
         app.workspace_of(KEY, spaces[issue])
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.issue_of(KEY, foreign)
     rows, _ = app.list_issues(KEY, "c-acme")
     assert {str(i.id) for i in rows} == {mine, other}
@@ -112,7 +110,7 @@ async def test_a_run_token_reads_only_its_issue_workspaces_and_the_one_it_holds(
     run = token(mine)
     assert str(app.workspace_of(run, spaces[mine]).id) == spaces[mine]
     for issue in (other, foreign):
-        with pytest.raises(ForbiddenError):
+        with pytest.raises(AccessDeniedError):
             app.workspace_of(run, spaces[issue])
     rows, _ = app.list_workspaces(run, "c-acme")
     assert [str(w.id) for w in rows] == [spaces[mine]]
@@ -126,12 +124,12 @@ async def test_a_run_token_reads_only_its_issue_workspaces_and_the_one_it_holds(
     with acting(system_cause("workspace-realizer")):
         app.note_run_event(leased, Tracking("controller", 1))
     assert str(app.workspace_of(run, spaces[other]).id) == spaces[other]
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.workspace_of(token(mine, "run-2"), spaces[other])
     rows, _ = app.list_workspaces(run, "c-acme")
     assert {str(w.id) for w in rows} == {spaces[mine], spaces[other]}
     # Holding the workspace is not the issue: the other issue stays out of reach.
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         app.issue_of(run, other)
 
 
@@ -139,5 +137,5 @@ async def test_a_run_token_realizes_only_its_run_issue(realizer: Realizer, two: 
     _, _, mine, other, _, spaces = two
     done = await realize(realizer, token(mine), RealizeRequest(mine, require_isolation=True))
     assert done.workspace_id == spaces[mine]
-    with pytest.raises(ForbiddenError):
+    with pytest.raises(AccessDeniedError):
         await realize(realizer, token(mine), RealizeRequest(other))

@@ -23,12 +23,12 @@ from api_gateway.controllers.common import (
     error_responses,
     provide_page,
 )
-from api_gateway.controllers.realizer import board_key, company_key, fetch, fetch_page
+from api_gateway.controllers.realizer import fetch, fetch_page
 from api_gateway.controllers.runtime_control import acting_principal
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import NotFoundError
 from api_gateway.errors import BusReplyError
-from api_gateway.security import check_company
+from api_gateway.security import access, check_company
 from contracts import heartbeat_subjects as subjects
 from contracts.agent_http import CreateAgentBody, UpdateAgentBody, WakeBody
 from contracts.agents import (
@@ -42,6 +42,7 @@ from contracts.agents import (
     WakeAgent,
 )
 from contracts.base import Principal
+from servicekit.access import Action, Resource
 
 __all__ = ["AgentController", "confirm_agent"]
 
@@ -70,9 +71,10 @@ async def confirm_agent(gateway: Gateway, principal: Principal, agent_id: str) -
         if exc.reply.status != 404:
             raise
         raise NotFoundError(
-            f"There is no agent {agent_id} in this company; create the agent first "
+            f"agentId {agent_id} is not an agent of this company; create the agent first "
             "(POST /api/companies/{companyId}/agents).",
             agentId=agent_id,
+            field="agentId",
         ) from None
 
 
@@ -81,12 +83,11 @@ class AgentController(Controller):
 
     path = "/api"
     tags = ["agents"]
-    guards = [company_key]
 
     @post(
         "/companies/{company_id:str}/agents",
         operation_id="createAgent",
-        guards=[board_key],
+        opt=access(Resource.AGENT, Action.WRITE),
         dependencies=_ACTING,
         responses=error_responses(*_ERRORS),
         description="Create an agent → 201 agent. ``trustLevel`` defaults to ``untrusted`` "
@@ -110,6 +111,7 @@ class AgentController(Controller):
     @get(
         "/companies/{company_id:str}/agents",
         operation_id="listAgents",
+        opt=access(Resource.AGENT, Action.READ),
         dependencies=_PAGE,
         response_headers=TOTAL_COUNT,
         responses=error_responses(*_ERRORS),
@@ -129,7 +131,12 @@ class AgentController(Controller):
         query = ListAgents(principal=principal, limit=page.limit, offset=page.offset)
         return await fetch_page(gateway, subjects.AGENT_LIST, query, AgentView)
 
-    @get("/agents/{agent_id:str}", operation_id="getAgent", responses=error_responses(*_ERRORS))
+    @get(
+        "/agents/{agent_id:str}",
+        operation_id="getAgent",
+        opt=access(Resource.AGENT, Action.READ),
+        responses=error_responses(*_ERRORS),
+    )
     async def get_agent(
         self,
         agent_id: FromPath[str],
@@ -144,7 +151,7 @@ class AgentController(Controller):
     @patch(
         "/agents/{agent_id:str}",
         operation_id="updateAgent",
-        guards=[board_key],
+        opt=access(Resource.AGENT, Action.WRITE),
         dependencies=_ACTING,
         responses=error_responses(*_ERRORS),
         description="Change an agent: an absent field stays as it is; "
@@ -166,7 +173,7 @@ class AgentController(Controller):
     @delete(
         "/agents/{agent_id:str}",
         operation_id="deleteAgent",
-        guards=[board_key],
+        opt=access(Resource.AGENT, Action.WRITE),
         dependencies=_ACTING,
         responses=error_responses(*_ERRORS),
     )
@@ -188,6 +195,7 @@ class AgentController(Controller):
     @post(
         "/agents/{agent_id:str}/wakeup",
         operation_id="wakeAgent",
+        opt=access(Resource.AGENT, Action.CONTROL),
         dependencies=_ACTING,
         status_code=202,
         responses=error_responses(*_ERRORS),
@@ -216,6 +224,7 @@ class AgentController(Controller):
     @post(
         "/agents/{agent_id:str}/wake",
         operation_id="wakeAgentAlias",
+        opt=access(Resource.AGENT, Action.CONTROL),
         dependencies=_ACTING,
         status_code=202,
         responses=error_responses(*_ERRORS),

@@ -19,9 +19,10 @@ from api_gateway.controllers.common import (
 )
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import KeyKindNotAllowedError
-from api_gateway.security import check_company, not_agent
+from api_gateway.security import access, check_company
 from contracts.base import Principal
 from contracts.http import ApiKey, ApiKeyIssued, CreateApiKey
+from servicekit.access import Access, Action, Resource
 
 __all__ = ["ApiKeyController", "to_api_key"]
 
@@ -45,11 +46,11 @@ class ApiKeyController(Controller):
 
     path = "/api"
     tags = ["api-keys"]
-    guards = [not_agent]
 
     @post(
         "/companies/{company_id:str}/api-keys",
         operation_id="createApiKey",
+        opt=access(Resource.API_KEY, Action.WRITE),
         responses=error_responses(
             "forbidden",
             "not_found",
@@ -101,6 +102,7 @@ class ApiKeyController(Controller):
     @get(
         "/companies/{company_id:str}/api-keys",
         operation_id="listApiKeys",
+        opt=access(Resource.API_KEY, Action.READ),
         dependencies={"page": Provide(provide_page, sync_to_thread=False)},
         response_headers=TOTAL_COUNT,
         responses=error_responses("forbidden", "not_found"),
@@ -125,6 +127,7 @@ class ApiKeyController(Controller):
     @delete(
         "/api-keys/{key_id:str}",
         operation_id="deleteApiKey",
+        opt=access(Resource.API_KEY, Action.WRITE),
         responses=error_responses("forbidden", "not_found"),
     )
     async def delete_api_key(
@@ -139,6 +142,6 @@ class ApiKeyController(Controller):
         such key, or another company's).
         """
         record = await gateway.query(gateway.application.api_key, key_id)
-        if principal.actor.type != "admin" and record.company_id != principal.company_id:
+        if not Access.of(principal).sees_company(record.company_id):
             raise ApiKeyNotFoundError(f"There is no API key {key_id}.", keyId=key_id)
         await gateway.act(principal, gateway.application.revoke_api_key, key_id)

@@ -17,9 +17,10 @@ from api_gateway.controllers.common import (
     provide_page,
 )
 from api_gateway.dependencies import Gateway
-from api_gateway.security import admin_only, check_company
+from api_gateway.security import access, admin_only, check_company
 from contracts.base import Principal
 from contracts.http import Company, CreateCompany
+from servicekit.access import Action, Resource
 
 __all__ = ["CompanyController", "to_company"]
 
@@ -44,7 +45,7 @@ class CompanyController(Controller):
     @post(
         "/",
         operation_id="createCompany",
-        guards=[admin_only],
+        opt=access(Resource.COMPANY, Action.WRITE),
         responses=error_responses("forbidden", "invalid_name", "invalid_issue_prefix"),
     )
     async def create_company(
@@ -65,6 +66,7 @@ class CompanyController(Controller):
     @get(
         "/",
         operation_id="listCompanies",
+        opt=access(Resource.COMPANY, Action.READ),
         guards=[admin_only],
         dependencies={"page": Provide(provide_page, sync_to_thread=False)},
         response_headers=TOTAL_COUNT,
@@ -82,7 +84,12 @@ class CompanyController(Controller):
         rows, total = await gateway.query(app.list_companies, page.limit, page.offset)
         return listing([to_company(row) for row in rows], total)
 
-    @get("/{company_id:str}", operation_id="getCompany", responses=error_responses("not_found"))
+    @get(
+        "/{company_id:str}",
+        operation_id="getCompany",
+        opt=access(Resource.COMPANY, Action.READ),
+        responses=error_responses("not_found"),
+    )
     async def get_company(
         self,
         company_id: FromPath[str],

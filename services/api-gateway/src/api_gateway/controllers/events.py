@@ -7,6 +7,12 @@ client that was sent nothing for ``sse_keepalive`` seconds gets a keep-alive com
 other companies are). The key or session the stream was opened with is checked again every
 ``sse_auth_recheck`` seconds (at most 1 s): once revoked, ended or expired, the stream ends. It also
 ends when the gateway stops.
+
+Who may read it is the access model's (ARCHITECTURE §5.1): the admin key (any company), a board key
+or board session (its own). Agent keys and run tokens are refused with 403 ``forbidden`` before the
+stream opens: it carries every issue's events, so the refusal names what an agent reads instead
+(its run and its log, its issue's heartbeat context, its workspace's events; the guard's
+``RESOURCE_HINTS`` in ``api_gateway.security``).
 """
 
 from __future__ import annotations
@@ -25,10 +31,11 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from api_gateway.controllers.common import error_responses
 from api_gateway.dependencies import Gateway, StreamedEvent
 from api_gateway.domain import GatewayError
-from api_gateway.security import Credential, authenticate, check_company
+from api_gateway.security import Credential, access, authenticate, check_company
 from contracts.base import Principal
-from contracts.errors import ErrorCode
+from contracts.errors import CodedError, ErrorCode
 from contracts.events import ALL_EVENT_TYPES
+from servicekit.access import Access, Action, Resource
 
 __all__ = [
     "EVENT_TYPES",
@@ -120,7 +127,7 @@ async def company_events(
         types: Only these event types (None: all).
         after: Resume after this stream sequence (None: new events only).
         recheck: Called every ``sse_auth_recheck`` seconds; raising (``UnauthenticatedError``,
-            a 404 for a company no longer visible, anything) ends the stream.
+            a 404 for a company no longer visible, a 403, anything) ends the stream.
 
     Yields:
         A ``connected`` comment with the retry hint, then the company's events; a keep-alive
@@ -184,7 +191,7 @@ async def _refused(recheck: Callable[[], Awaitable[Any]]) -> str | None:
     """Why the stream's client may no longer see it (None: it still may)."""
     try:
         await recheck()
-    except GatewayError as exc:
+    except CodedError as exc:
         return str(exc)
     except Exception:  # fail closed: a check that cannot run does not keep a stream open
         log.warning("the event stream's credential check failed", exc_info=True)
@@ -213,7 +220,8 @@ class EventStreamController(Controller):
     @get(
         "/{company_id:str}/events/stream",
         operation_id="streamCompanyEvents",
-        responses=error_responses("not_found"),
+        opt=access(Resource.EVENT_STREAM, Action.READ),
+        responses=error_responses("forbidden", "not_found"),
     )
     async def stream_events(
         self,
@@ -233,10 +241,14 @@ class EventStreamController(Controller):
         """Stream the company's events as ``text/event-stream`` (``id:`` is the stream sequence).
 
         The stream ends within a second of its key being revoked or its session ending or
-        expiring (a last comment says why); reconnecting then answers 401.
+        expiring (a last comment says why); reconnecting then answers 401. The admin key and
+        board keys and sessions may read it; agent keys and run tokens may not (it carries every
+        issue's events): they read ``GET /api/runs/{runId}``, ``/api/runs/{runId}/log``,
+        ``/api/issues/{issueId}/heartbeat-context`` and ``/api/execution-workspaces/{id}/events``.
 
         Errors: 400 ``validation_failed`` (unknown ``types``, bad ``Last-Event-ID``); 401
-        ``unauthenticated``; 404 ``not_found``.
+        ``unauthenticated``; 403 ``forbidden`` (an agent key or run token: the message says
+        what to read instead); 404 ``not_found``.
         """
         check_company(principal, company_id)
         await gateway.query(gateway.application.company, company_id)
@@ -244,6 +256,8 @@ class EventStreamController(Controller):
         credential = Credential.of(request)
 
         async def recheck() -> None:
-            check_company(await authenticate(gateway, credential), company_id)
+            again = await authenticate(gateway, credential)
+            Access.of(again).reach(Resource.EVENT_STREAM, Action.READ)
+            check_company(again, company_id)
 
         return ServerSentEvent(company_events(gateway, company_id, wanted, after, recheck=recheck))

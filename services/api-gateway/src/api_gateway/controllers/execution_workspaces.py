@@ -18,8 +18,6 @@ from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, p
 from api_gateway.controllers.realizer import (
     ACCEPTED,
     InvalidRequestError,
-    board_key,
-    company_key,
     fetch_page,
     node_of,
     parse_choices,
@@ -32,7 +30,7 @@ from api_gateway.controllers.runtime_facts import (
     workspace_detail,
 )
 from api_gateway.dependencies import Gateway
-from api_gateway.security import check_company
+from api_gateway.security import access, check_company
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.execution_commands import (
@@ -51,6 +49,7 @@ from contracts.execution_views import (
     ReconcileResult,
 )
 from contracts.workspace_http import ReconcileBranchBody, UpdateExecutionWorkspaceBody
+from servicekit.access import Action, Resource
 
 __all__ = ["ExecutionWorkspaceController"]
 
@@ -62,11 +61,11 @@ class ExecutionWorkspaceController(Controller):
 
     path = "/api"
     tags = ["execution-workspaces"]
-    guards = [company_key]
 
     @get(
         "/companies/{company_id:str}/execution-workspaces",
         operation_id="listExecutionWorkspaces",
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.READ),
         dependencies={"page": Provide(provide_page, sync_to_thread=False)},
         response_headers=TOTAL_COUNT,
         responses=error_responses(*_ERRORS),
@@ -131,6 +130,7 @@ class ExecutionWorkspaceController(Controller):
     @get(
         "/execution-workspaces/{workspace_id:str}",
         operation_id="getExecutionWorkspace",
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.READ),
         response_headers=WARNING_HEADERS,
         responses=error_responses(*_ERRORS),
     )
@@ -155,6 +155,7 @@ class ExecutionWorkspaceController(Controller):
     @patch(
         "/execution-workspaces/{workspace_id:str}",
         operation_id="updateExecutionWorkspace",
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.WRITE),
         responses={
             **error_responses(
                 *_ERRORS, "close_blocked", "reopen_pending", "not_reopenable", "lifecycle_conflict"
@@ -175,8 +176,9 @@ class ExecutionWorkspaceController(Controller):
         patched to ``"active"`` is reopened. ``config`` (board keys only) is merged key by key.
         202 with an operation past the request deadline (110 s).
 
-        Errors: 400; 401; 403 (``config`` with an agent key); 404; 409 ``close_blocked`` (details
-        name the reasons), ``reopen_pending``, ``not_reopenable``, ``lifecycle_conflict``.
+        Board keys only (the access model refuses agent keys and run tokens a workspace write).
+        Errors: 400; 401; 403 (not a board key); 404; 409 ``close_blocked`` (details name the
+        reasons), ``reopen_pending``, ``not_reopenable``, ``lifecycle_conflict``.
         """
         command = UpdateExecutionWorkspace(
             principal=principal, workspace_id=workspace_id, **msgspec.structs.asdict(data)
@@ -187,6 +189,7 @@ class ExecutionWorkspaceController(Controller):
     @get(
         "/execution-workspaces/{workspace_id:str}/close-readiness",
         operation_id="getCloseReadiness",
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.READ),
         response_headers=WARNING_HEADERS,
         responses=error_responses(*_ERRORS),
     )
@@ -208,7 +211,7 @@ class ExecutionWorkspaceController(Controller):
     @post(
         "/execution-workspaces/{workspace_id:str}/reconcile-branch",
         operation_id="reconcileBranch",
-        guards=[board_key],
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.WRITE),
         status_code=200,
         responses={
             **error_responses(*_ERRORS, "branch_reconcile_refused", "lifecycle_conflict"),

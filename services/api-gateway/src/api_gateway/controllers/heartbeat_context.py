@@ -19,10 +19,11 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from api_gateway.controllers.common import error_responses
-from api_gateway.controllers.realizer import company_key, fetch
+from api_gateway.controllers.realizer import fetch
 from api_gateway.controllers.runtime_facts import WARNING_HEADERS, warned, workspace_detail
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import ForbiddenError
+from api_gateway.security import access
 from contracts import heartbeat_subjects as hb
 from contracts import workspace_subjects as ws
 from contracts.agent_http import HeartbeatContext, HeartbeatWorkspace
@@ -30,6 +31,7 @@ from contracts.agents import GetRun, ListRuns, RunFilters, RunView
 from contracts.base import Principal
 from contracts.workspace_commands import GetIssue
 from contracts.workspace_views import Issue, Page
+from servicekit.access import Action, Resource
 
 __all__ = ["HeartbeatContextController", "heartbeat_context"]
 
@@ -101,11 +103,11 @@ class HeartbeatContextController(Controller):
 
     path = "/api"
     tags = ["runs"]
-    guards = [company_key]
 
     @get(
         "/issues/{issue_id:str}/heartbeat-context",
         operation_id="getHeartbeatContext",
+        opt=access(Resource.ISSUE, Action.READ),
         response_headers=WARNING_HEADERS,
         responses=error_responses(*_ERRORS),
     )

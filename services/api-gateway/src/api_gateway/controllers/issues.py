@@ -21,7 +21,6 @@ from api_gateway.controllers.realizer import (
     ACCEPTED,
     InvalidRequestError,
     board_key,
-    company_key,
     fetch,
     fetch_page,
     node_of,
@@ -29,7 +28,7 @@ from api_gateway.controllers.realizer import (
     perform,
 )
 from api_gateway.dependencies import Gateway
-from api_gateway.security import check_company
+from api_gateway.security import access, check_company
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.execution_commands import RealizeWorkspace
@@ -50,6 +49,7 @@ from contracts.workspace_http import (
     UpdateIssueBody,
 )
 from contracts.workspace_views import ISSUE_STATUSES, Deleted, Issue, WorkProduct
+from servicekit.access import Action, Resource
 
 __all__ = ["IssueController"]
 
@@ -62,11 +62,11 @@ class IssueController(Controller):
 
     path = "/api"
     tags = ["issues"]
-    guards = [company_key]
 
     @post(
         "/companies/{company_id:str}/issues",
         operation_id="createIssue",
+        opt=access(Resource.ISSUE, Action.WRITE),
         guards=[board_key],
         responses=error_responses(*_ERRORS, "identifier_taken"),
     )
@@ -92,6 +92,7 @@ class IssueController(Controller):
     @get(
         "/companies/{company_id:str}/issues",
         operation_id="listIssues",
+        opt=access(Resource.ISSUE, Action.READ),
         dependencies=_PAGE,
         response_headers=TOTAL_COUNT,
         responses=error_responses(*_ERRORS),
@@ -126,7 +127,12 @@ class IssueController(Controller):
         )
         return await fetch_page(gateway, subjects.ISSUE_LIST, query, Issue)
 
-    @get("/issues/{issue_id:str}", operation_id="getIssue", responses=error_responses(*_ERRORS))
+    @get(
+        "/issues/{issue_id:str}",
+        operation_id="getIssue",
+        opt=access(Resource.ISSUE, Action.READ),
+        responses=error_responses(*_ERRORS),
+    )
     async def get_issue(
         self,
         issue_id: FromPath[str],
@@ -138,7 +144,10 @@ class IssueController(Controller):
         return await fetch(gateway, subjects.ISSUE_GET, query, Issue)
 
     @patch(
-        "/issues/{issue_id:str}", operation_id="updateIssue", responses=error_responses(*_ERRORS)
+        "/issues/{issue_id:str}",
+        operation_id="updateIssue",
+        opt=access(Resource.ISSUE, Action.WRITE),
+        responses=error_responses(*_ERRORS),
     )
     async def update_issue(
         self,
@@ -161,6 +170,7 @@ class IssueController(Controller):
     @delete(
         "/issues/{issue_id:str}",
         operation_id="deleteIssue",
+        opt=access(Resource.ISSUE, Action.WRITE),
         guards=[board_key],
         responses=error_responses(*_ERRORS, "has_open_dependents"),
     )
@@ -178,6 +188,7 @@ class IssueController(Controller):
     @post(
         "/issues/{issue_id:str}/work-products",
         operation_id="createWorkProduct",
+        opt=access(Resource.ISSUE, Action.WRITE),
         responses=error_responses(*_ERRORS),
     )
     async def create_work_product(
@@ -203,6 +214,7 @@ class IssueController(Controller):
     @get(
         "/issues/{issue_id:str}/work-products",
         operation_id="listWorkProducts",
+        opt=access(Resource.ISSUE, Action.READ),
         dependencies=_PAGE,
         response_headers=TOTAL_COUNT,
         responses=error_responses(*_ERRORS),
@@ -223,6 +235,7 @@ class IssueController(Controller):
     @post(
         "/issues/{issue_id:str}/execution-workspace",
         operation_id="realizeIssueWorkspace",
+        opt=access(Resource.ISSUE, Action.CONTROL),
         responses={
             **error_responses(
                 *_ERRORS,

@@ -14,11 +14,13 @@ from api_gateway.controllers.common import error_responses
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import NotFoundError
 from api_gateway.errors import BusReplyError, unreadable_answer
+from api_gateway.security import access
 from contracts.base import Accepted, ErrorReply, Ok, Principal
 from contracts.errors import ErrorCode
 from contracts.service import GetOperation, OperationView
 from contracts.subjects import SERVICE_NAMES, ServiceToken, service_query
 from natsbus import error_reply
+from servicekit.access import Action, Resource
 
 __all__ = ["OPERATION_OWNERS", "OperationController", "find_operation"]
 
@@ -97,6 +99,7 @@ class OperationController(Controller):
     @get(
         "/{operation_id:str}",
         operation_id="getOperation",
+        opt=access(Resource.OPERATION, Action.READ),
         responses=error_responses("not_found", "service_unavailable", "timeout"),
     )
     async def get_operation(
@@ -107,10 +110,11 @@ class OperationController(Controller):
     ) -> OperationView:
         """Read an operation: ``{id, kind, status, result, error, workspaceOperationIds}``.
 
-        ``result`` is what the synchronous call would have answered. Errors: 401
-        ``unauthenticated``; 404 ``not_found``; 503 ``service_unavailable`` (an owning service is
-        not running, so whether the operation exists cannot be told); 504 ``timeout`` (an owning
-        service did not answer).
+        ``result`` is what the synchronous call would have answered. Agent keys and run tokens
+        read only the operations their agent or run started; any other answers 404, as an
+        unknown id does. Errors: 401 ``unauthenticated``; 404 ``not_found``; 503
+        ``service_unavailable`` (an owning service is not running, so whether the operation
+        exists cannot be told); 504 ``timeout`` (an owning service did not answer).
         """
         return await find_operation(
             gateway, GetOperation(principal=principal, operation_id=operation_id)

@@ -12,8 +12,6 @@ from litestar.params import FromPath, JSONBody
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
 from api_gateway.controllers.realizer import (
     ACCEPTED,
-    board_key,
-    company_key,
     fetch,
     fetch_page,
     node_of,
@@ -21,6 +19,7 @@ from api_gateway.controllers.realizer import (
 )
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import GatewayError
+from api_gateway.security import access
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.errors import ErrorCode
@@ -33,6 +32,7 @@ from contracts.workspace_commands import (
 )
 from contracts.workspace_http import CreateProjectWorkspaceBody, UpdateProjectWorkspaceBody
 from contracts.workspace_views import Deleted, ProjectWorkspace
+from servicekit.access import Action, Resource
 
 __all__ = ["ProjectWorkspaceController", "WorkspacePathRequiredError"]
 
@@ -58,12 +58,11 @@ class ProjectWorkspaceController(Controller):
 
     path = "/api/projects/{project_id:str}/workspaces"
     tags = ["project-workspaces"]
-    guards = [company_key]
 
     @post(
         "/",
         operation_id="createProjectWorkspace",
-        guards=[board_key],
+        opt=access(Resource.PROJECT_WORKSPACE, Action.WRITE),
         responses={
             **error_responses(*_ERRORS, "workspace_path_required", "managed_checkout_failed"),
             **ACCEPTED,
@@ -94,6 +93,7 @@ class ProjectWorkspaceController(Controller):
     @get(
         "/",
         operation_id="listProjectWorkspaces",
+        opt=access(Resource.PROJECT_WORKSPACE, Action.READ),
         dependencies={"page": Provide(provide_page, sync_to_thread=False)},
         response_headers=TOTAL_COUNT,
         responses=error_responses(*_ERRORS),
@@ -117,6 +117,7 @@ class ProjectWorkspaceController(Controller):
     @get(
         "/{workspace_id:str}",
         operation_id="getProjectWorkspace",
+        opt=access(Resource.PROJECT_WORKSPACE, Action.READ),
         responses=error_responses(*_ERRORS),
     )
     async def get_project_workspace(
@@ -138,7 +139,7 @@ class ProjectWorkspaceController(Controller):
     @patch(
         "/{workspace_id:str}",
         operation_id="updateProjectWorkspace",
-        guards=[board_key],
+        opt=access(Resource.PROJECT_WORKSPACE, Action.WRITE),
         responses={
             **error_responses(*_ERRORS, "workspace_path_required", "managed_checkout_failed"),
             **ACCEPTED,
@@ -173,7 +174,7 @@ class ProjectWorkspaceController(Controller):
     @delete(
         "/{workspace_id:str}",
         operation_id="deleteProjectWorkspace",
-        guards=[board_key],
+        opt=access(Resource.PROJECT_WORKSPACE, Action.WRITE),
         responses=error_responses(*_ERRORS, "has_open_dependents"),
     )
     async def delete_project_workspace(

@@ -10,9 +10,9 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody
 
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
-from api_gateway.controllers.realizer import board_key, company_key, fetch, fetch_page
+from api_gateway.controllers.realizer import fetch, fetch_page
 from api_gateway.dependencies import Gateway
-from api_gateway.security import check_company
+from api_gateway.security import access, check_company
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.workspace_commands import (
@@ -24,6 +24,7 @@ from contracts.workspace_commands import (
 )
 from contracts.workspace_http import CreateProjectBody, UpdateProjectBody
 from contracts.workspace_views import Deleted, Project
+from servicekit.access import Action, Resource
 
 __all__ = ["ProjectController"]
 
@@ -35,12 +36,11 @@ class ProjectController(Controller):
 
     path = "/api"
     tags = ["projects"]
-    guards = [company_key]
 
     @post(
         "/companies/{company_id:str}/projects",
         operation_id="createProject",
-        guards=[board_key],
+        opt=access(Resource.PROJECT, Action.WRITE),
         responses=error_responses("forbidden", "not_found", "timeout"),
     )
     async def create_project(
@@ -65,6 +65,7 @@ class ProjectController(Controller):
     @get(
         "/companies/{company_id:str}/projects",
         operation_id="listProjects",
+        opt=access(Resource.PROJECT, Action.READ),
         dependencies=_PAGE,
         response_headers=TOTAL_COUNT,
         responses=error_responses("forbidden", "not_found", "timeout"),
@@ -89,6 +90,7 @@ class ProjectController(Controller):
     @get(
         "/projects/{project_id:str}",
         operation_id="getProject",
+        opt=access(Resource.PROJECT, Action.READ),
         responses=error_responses("forbidden", "not_found", "timeout"),
     )
     async def get_project(
@@ -104,7 +106,7 @@ class ProjectController(Controller):
     @patch(
         "/projects/{project_id:str}",
         operation_id="updateProject",
-        guards=[board_key],
+        opt=access(Resource.PROJECT, Action.WRITE),
         responses=error_responses("forbidden", "not_found", "timeout"),
     )
     async def update_project(
@@ -126,7 +128,7 @@ class ProjectController(Controller):
     @delete(
         "/projects/{project_id:str}",
         operation_id="deleteProject",
-        guards=[board_key],
+        opt=access(Resource.PROJECT, Action.WRITE),
         responses=error_responses("forbidden", "not_found", "has_open_dependents", "timeout"),
     )
     async def delete_project(

@@ -1,9 +1,10 @@
-"""What the workspace controllers share: key-kind guards, the node, bus calls answered as views.
+"""What the workspace controllers share: the board-only guard, the node, bus calls answered as views.
 
 Projects, project workspaces, issues and execution workspaces belong to the workspace-realizer:
 each handler turns its HTTP call into one request to it. The realizer checks the principal's
-company again (a bug here cannot cross tenants); the gateway checks the key kind, the company in
-the path, and the shape of the request, so that a malformed request sends nothing. The secrets
+company again (a bug here cannot cross tenants) and the *own* rules; the gateway checks the key
+kind (the access guard, ``api_gateway.security``), the company in the path, and the shape of the
+request, so that a malformed request sends nothing. The secrets
 controller sends its calls to git-credentials through the same ``fetch`` and ``fetch_page``.
 """
 
@@ -20,19 +21,19 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from api_gateway.controllers.common import listing
 from api_gateway.dependencies import Gateway
-from api_gateway.domain import ForbiddenError, GatewayError
+from api_gateway.domain import GatewayError
 from api_gateway.errors import BusReplyError, unreadable_answer
-from contracts.base import Accepted, ErrorReply, Ok, Principal
+from contracts.base import Accepted, ErrorReply, Ok
 from contracts.errors import ErrorCode
 from contracts.http import Accepted202
 from contracts.workspace_views import Page
+from servicekit.access import Access
 
 __all__ = [
     "ACCEPTED",
     "InvalidRequestError",
     "accepted",
     "board_key",
-    "company_key",
     "fetch",
     "fetch_page",
     "node_of",
@@ -61,18 +62,11 @@ class InvalidRequestError(GatewayError):
     code = ErrorCode.VALIDATION_FAILED
 
 
-def company_key(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """Guard: a key of one company (board or agent); the admin key manages companies only."""
-    principal: Principal = connection.user
-    if principal.actor.type not in ("board", "agent") or principal.company_id is None:
-        raise ForbiddenError("Use a board key of the company; the admin key manages companies.")
-
-
 def board_key(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-    """Guard: a board key (or the operator page's session) only."""
-    principal: Principal = connection.user
-    if principal.actor.type != "board" or principal.company_id is None:
-        raise ForbiddenError("Only a board key of the company may do this.")
+    """Guard: a board key (or the operator page's session) only, where the access model lets
+    agents reach their own things but the route is the board's all the same (creating and
+    deleting issues: ARCHITECTURE §5.1, "within own")."""
+    Access.of(connection.user).check_board("do this")
 
 
 def node_of(gateway: Gateway) -> str:

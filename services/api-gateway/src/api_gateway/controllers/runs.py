@@ -20,17 +20,17 @@ from litestar.params import FromPath, QueryParameter
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
 from api_gateway.controllers.realizer import (
     InvalidRequestError,
-    company_key,
     fetch,
     fetch_page,
     parse_choices,
 )
 from api_gateway.dependencies import Gateway
-from api_gateway.security import check_company
+from api_gateway.security import access, check_company
 from contracts import heartbeat_subjects as subjects
 from contracts.agents import CancelRun, GetRun, ListRuns, RunFilters, RunView
 from contracts.base import Principal
 from contracts.slots import GetRunLog, GetSlotHealth, RunLogSlice, SlotHealth
+from servicekit.access import Action, Resource
 
 __all__ = ["MAX_RUN_LOG_BYTES", "RUN_STATUSES", "RunController"]
 
@@ -61,9 +61,13 @@ class RunController(Controller):
 
     path = "/api"
     tags = ["runs"]
-    guards = [company_key]
 
-    @get("/runs/{run_id:str}", operation_id="getRun", responses=error_responses(*_ERRORS))
+    @get(
+        "/runs/{run_id:str}",
+        operation_id="getRun",
+        opt=access(Resource.RUN, Action.READ),
+        responses=error_responses(*_ERRORS),
+    )
     async def get_run(
         self,
         run_id: FromPath[str],
@@ -84,6 +88,7 @@ class RunController(Controller):
     @post(
         "/runs/{run_id:str}/cancel",
         operation_id="cancelRun",
+        opt=access(Resource.RUN, Action.CONTROL),
         status_code=202,
         responses=error_responses(*_ERRORS, "run_finished", "state_conflict"),
     )
@@ -105,6 +110,7 @@ class RunController(Controller):
     @get(
         "/runs/{run_id:str}/log",
         operation_id="getRunLog",
+        opt=access(Resource.RUN, Action.READ),
         media_type="text/plain; charset=utf-8",
         response_headers=_LOG_HEADERS,
         responses=error_responses(*_ERRORS),
@@ -151,6 +157,7 @@ class RunController(Controller):
     @get(
         "/companies/{company_id:str}/runs",
         operation_id="listRuns",
+        opt=access(Resource.RUN, Action.READ),
         dependencies={"page": Provide(provide_page, sync_to_thread=False)},
         response_headers=TOTAL_COUNT,
         responses=error_responses(*_ERRORS),
@@ -190,6 +197,7 @@ class RunController(Controller):
     @get(
         "/companies/{company_id:str}/tools/runtime-health",
         operation_id="getRuntimeHealth",
+        opt=access(Resource.ADAPTER_SLOTS, Action.READ),
         responses=error_responses(*_ERRORS),
     )
     async def runtime_health(
@@ -199,9 +207,11 @@ class RunController(Controller):
         principal: NamedDependency[Principal],
     ) -> list[SlotHealth]:
         """Adapter slots' health, per type: ``[{type: local_stdio|remote_http, capacity (null:
-        unbounded), inUse, healthy, sandbox, detail}]`` (from the runtime supervisor).
+        unbounded), inUse, healthy, sandbox, detail}]`` (from the runtime supervisor). Board
+        keys and sessions only.
 
-        Errors: 401; 403; 404 (another company); 503; 504.
+        Errors: 401; 403 (the admin key, an agent key or a run token); 404 (another company);
+        503; 504.
         """
         check_company(principal, company_id)
         query = GetSlotHealth(principal=principal)

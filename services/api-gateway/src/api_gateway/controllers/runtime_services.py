@@ -16,7 +16,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from api_gateway.controllers.common import error_responses
-from api_gateway.controllers.realizer import ACCEPTED, InvalidRequestError, company_key, fetch
+from api_gateway.controllers.realizer import ACCEPTED, InvalidRequestError, fetch
 from api_gateway.controllers.runtime_control import (
     ProjectRuntimeControlAnswer,
     RuntimeControlAnswer,
@@ -27,9 +27,11 @@ from api_gateway.controllers.runtime_control import (
     known_action,
 )
 from api_gateway.dependencies import Gateway
+from api_gateway.security import access
 from contracts.base import Principal
 from contracts.runtime_commands import GetRuntimeServiceLog, RuntimeServiceLog
 from contracts.runtime_subjects import RUNTIME_LOG
+from servicekit.access import Action, Resource
 
 __all__ = ["MAX_LOG_BYTES", "MAX_TAIL_LINES", "RuntimeServiceController"]
 
@@ -86,12 +88,12 @@ class RuntimeServiceController(Controller):
 
     path = "/api"
     tags = ["runtime-services"]
-    guards = [company_key]
     dependencies = {"acting": Provide(acting_principal, sync_to_thread=False)}
 
     @post(
         f"{_EXEC}/runtime-services/{{action:str}}",
         operation_id="controlRuntimeServices",
+        opt=access(Resource.RUNTIME_SERVICE, Action.CONTROL),
         guards=[known_action],
         status_code=200,
         responses=_CONTROL_RESPONSES,
@@ -113,6 +115,7 @@ class RuntimeServiceController(Controller):
     @post(
         f"{_EXEC}/runtime-commands/{{action:str}}",
         operation_id="controlRuntimeCommands",
+        opt=access(Resource.RUNTIME_SERVICE, Action.CONTROL),
         guards=[known_action],
         status_code=200,
         responses=_CONTROL_RESPONSES,
@@ -134,6 +137,7 @@ class RuntimeServiceController(Controller):
     @post(
         f"{_PROJECT}/runtime-services/{{action:str}}",
         operation_id="controlProjectRuntimeServices",
+        opt=access(Resource.RUNTIME_SERVICE, Action.CONTROL),
         guards=[known_action],
         status_code=200,
         responses=_CONTROL_RESPONSES,
@@ -158,6 +162,7 @@ class RuntimeServiceController(Controller):
     @post(
         f"{_PROJECT}/runtime-commands/{{action:str}}",
         operation_id="controlProjectRuntimeCommands",
+        opt=access(Resource.RUNTIME_SERVICE, Action.CONTROL),
         guards=[known_action],
         status_code=200,
         responses=_CONTROL_RESPONSES,
@@ -182,6 +187,7 @@ class RuntimeServiceController(Controller):
     @get(
         f"{_EXEC}/runtime-services/{{service_id:str}}/logs",
         operation_id="getRuntimeServiceLog",
+        opt=access(Resource.RUNTIME_SERVICE, Action.READ),
         media_type="text/plain; charset=utf-8",
         response_headers=_LOG_HEADERS,
         responses=error_responses("forbidden", "not_found", "service_unavailable", "timeout"),

@@ -19,7 +19,7 @@ from litestar.params import FromPath, JSONBody
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
 from api_gateway.controllers.realizer import fetch, fetch_page
 from api_gateway.dependencies import Gateway
-from api_gateway.security import check_company, not_agent
+from api_gateway.security import access, check_company
 from contracts import credential_subjects as subjects
 from contracts.base import Principal
 from contracts.credentials import (
@@ -34,6 +34,7 @@ from contracts.credentials import (
     SecretAccessEvent,
 )
 from contracts.workspace_views import Deleted
+from servicekit.access import Action, Resource
 
 __all__ = ["SecretController"]
 
@@ -52,11 +53,11 @@ class SecretController(Controller):
 
     path = "/api"
     tags = ["secrets"]
-    guards = [not_agent]
 
     @post(
         "/companies/{company_id:str}/secrets",
         operation_id="createSecret",
+        opt=access(Resource.SECRET, Action.WRITE),
         responses=error_responses(
             "forbidden", "not_found", "state_conflict", "payload_too_large", *_UNAVAILABLE
         ),
@@ -85,6 +86,7 @@ class SecretController(Controller):
     @get(
         "/companies/{company_id:str}/secrets",
         operation_id="listSecrets",
+        opt=access(Resource.SECRET, Action.READ),
         dependencies=_PAGE,
         response_headers=TOTAL_COUNT,
         responses=error_responses("forbidden", "not_found", *_UNAVAILABLE),
@@ -110,6 +112,7 @@ class SecretController(Controller):
     @put(
         "/secrets/{secret_id:str}",
         operation_id="rotateSecret",
+        opt=access(Resource.SECRET, Action.WRITE),
         responses=error_responses("forbidden", "not_found", "payload_too_large", *_UNAVAILABLE),
     )
     async def rotate_secret(
@@ -131,6 +134,7 @@ class SecretController(Controller):
     @delete(
         "/secrets/{secret_id:str}",
         operation_id="deleteSecret",
+        opt=access(Resource.SECRET, Action.WRITE),
         responses=error_responses("forbidden", "not_found", *_UNAVAILABLE),
     )
     async def delete_secret(
@@ -148,6 +152,7 @@ class SecretController(Controller):
     @get(
         "/companies/{company_id:str}/secret-access-events",
         operation_id="listSecretAccessEvents",
+        opt=access(Resource.SECRET, Action.READ),
         dependencies=_PAGE,
         response_headers=TOTAL_COUNT,
         responses=error_responses("forbidden", "not_found", *_UNAVAILABLE),

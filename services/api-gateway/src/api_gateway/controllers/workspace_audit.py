@@ -22,11 +22,12 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, QueryParameter
 
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
-from api_gateway.controllers.realizer import InvalidRequestError, company_key, fetch
+from api_gateway.controllers.realizer import InvalidRequestError, fetch
 from api_gateway.controllers.runtime_facts import WARNING_HEADER, WARNING_HEADERS
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import NotFoundError
 from api_gateway.errors import BusReplyError
+from api_gateway.security import access
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.errors import ErrorCode
@@ -47,6 +48,7 @@ from contracts.execution_views import (
 from contracts.subjects import SERVICE_NAMES, ServiceToken
 from contracts.workspace_views import Page as RowPage
 from natsbus import error_reply
+from servicekit.access import Action, Resource
 
 __all__ = ["OPERATION_SOURCES", "WorkspaceAuditController"]
 
@@ -162,11 +164,11 @@ class WorkspaceAuditController(Controller):
 
     path = "/api"
     tags = ["execution-workspaces"]
-    guards = [company_key]
 
     @get(
         "/execution-workspaces/{workspace_id:str}/workspace-operations",
         operation_id="listWorkspaceOperations",
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.READ),
         dependencies={"page": Provide(provide_page, sync_to_thread=False)},
         response_headers=_LIST_HEADERS,
         responses=error_responses(*_ERRORS),
@@ -201,6 +203,7 @@ class WorkspaceAuditController(Controller):
     @get(
         "/workspace-operations/{operation_id:str}",
         operation_id="getWorkspaceOperation",
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.READ),
         responses=error_responses(*_ERRORS),
     )
     async def get_workspace_operation(
@@ -225,6 +228,7 @@ class WorkspaceAuditController(Controller):
     @get(
         "/workspace-operations/{operation_id:str}/output",
         operation_id="getWorkspaceOperationOutput",
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.READ),
         media_type="text/plain; charset=utf-8",
         responses=error_responses(*_ERRORS),
     )
@@ -266,6 +270,7 @@ class WorkspaceAuditController(Controller):
     @get(
         "/execution-workspaces/{workspace_id:str}/events",
         operation_id="listWorkspaceEvents",
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.READ),
         dependencies={"page": Provide(provide_page, sync_to_thread=False)},
         response_headers=_LIST_HEADERS,
         responses=error_responses(*_ERRORS),
@@ -300,6 +305,7 @@ class WorkspaceAuditController(Controller):
     @get(
         "/execution-workspaces/{workspace_id:str}/history",
         operation_id="getWorkspaceHistory",
+        opt=access(Resource.EXECUTION_WORKSPACE, Action.READ),
         responses=error_responses(*_ERRORS),
     )
     async def get_workspace_history(

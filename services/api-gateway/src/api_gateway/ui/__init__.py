@@ -31,7 +31,6 @@ from litestar.response import Redirect, Template
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
-from api_gateway.domain import GatewayError
 from api_gateway.errors import BusReplyError, problem_of
 from api_gateway.ui.headers import PAGE_HEADERS, add_page_headers
 from api_gateway.ui.session import (
@@ -40,6 +39,7 @@ from api_gateway.ui.session import (
     known_page_session,
     provide_page_session,
 )
+from contracts.errors import CodedError
 
 __all__ = [
     "STATIC_DIR",
@@ -143,7 +143,7 @@ def ui_router() -> Router:
         },
         exception_handlers={
             SignInRequired: _to_sign_in,
-            GatewayError: _error_page,
+            CodedError: _error_page,  # the gateway's errors and the libs' (403, 404)
             BusReplyError: _error_page,
         },
         after_request=add_page_headers,

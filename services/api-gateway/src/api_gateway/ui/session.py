@@ -60,7 +60,8 @@ class PageSession:
     """The signed-in operator of a page request."""
 
     principal: Principal
-    """A board principal of the session's key (what bus queries are sent as)."""
+    """A board principal of the session's key, ``via_session`` (a board session to the access
+    model); what bus queries are sent as."""
     csrf_token: str
     """The session's CSRF token (rendered in ``<meta name="csrf-token">``)."""
     company_id: str
@@ -133,7 +134,11 @@ async def provide_page_session(
         raise SignInRequired
     company = await gateway.query(app.company, session.company_id)
     page_session = PageSession(
-        principal=Principal(company_id=session.company_id, actor=Actor(type="board", id=key.id)),
+        principal=Principal(
+            company_id=session.company_id,
+            actor=Actor(type="board", id=key.id),
+            via_session=True,
+        ),
         csrf_token=csrf,
         company_id=company.id,
         company_name=company.name,

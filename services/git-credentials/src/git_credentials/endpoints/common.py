@@ -7,7 +7,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from eventstore import Cause, acting
-from git_credentials.domain import ForbiddenError, InvalidSecretError
+from git_credentials.domain import InvalidSecretError
+from servicekit.access import Access, Action, Resource
 
 if TYPE_CHECKING:
     from contracts.base import Principal
@@ -35,19 +36,18 @@ def cause_of(principal: Principal, reason: str) -> Cause:
     )
 
 
-def manager_scope(principal: Principal) -> str | None:
-    """The company whose secrets ``principal`` may manage; None: any (an admin without company).
+def manager_scope(principal: Principal, action: Action = Action.WRITE) -> str | None:
+    """The company whose secrets ``principal`` may read or manage (``action``); None: any (the
+    admin, or Clipyard itself, without a company). ARCHITECTURE §5.1: the admin every company's,
+    a board its company's; agent keys and run tokens none.
 
     Raises:
-        ForbiddenError: An agent (agent key or run token): secrets are an operator matter.
+        AccessDeniedError: An agent (agent key or run token), or a non-operator key of no
+            company (403).
     """
-    if principal.actor.type == "agent":
-        raise ForbiddenError(
-            "Agents may not manage secrets; use a board key.", actorType=principal.actor.type
-        )
-    if principal.company_id is None and principal.actor.type == "admin":
-        return None
-    return principal.company_id or ""  # a non-admin without a company reaches nothing
+    access = Access.of(principal)
+    access.reach(Resource.SECRET, action)
+    return access.scope()
 
 
 def check_page(limit: int, offset: int) -> None:

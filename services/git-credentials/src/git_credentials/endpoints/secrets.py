@@ -24,6 +24,7 @@ from contracts.credentials import (
 from contracts.workspace_views import Deleted, Page
 from git_credentials.domain import NotFoundError
 from git_credentials.endpoints.common import Endpoints, cause_of, check_page, manager_scope
+from servicekit.access import Action
 
 if TYPE_CHECKING:
     from contracts.base import Principal
@@ -59,9 +60,10 @@ def access_event_view(record: AccessRecord) -> SecretAccessEvent:
     )
 
 
-def check_company(principal: Principal, company_id: str) -> None:
-    """Raise ``NotFoundError`` unless ``principal`` may manage the secrets of ``company_id``."""
-    scope = manager_scope(principal)
+def check_company(principal: Principal, company_id: str, action: Action = Action.WRITE) -> None:
+    """Raise ``NotFoundError`` unless ``principal`` may read or manage (``action``) the secrets of
+    ``company_id``."""
+    scope = manager_scope(principal, action)
     if scope is not None and scope != company_id:
         raise NotFoundError(f"There is no company {company_id}.", companyId=company_id)
 
@@ -98,7 +100,7 @@ async def register_secrets(
         return Deleted(id=c.secret_id)
 
     async def list_secrets(q: ListSecrets, ctx: RequestContext) -> Page[Secret]:
-        check_company(q.principal, q.company_id)
+        check_company(q.principal, q.company_id, Action.READ)
         check_page(q.limit, q.offset)
         rows, total = await e.store(app.list_secrets, q.company_id, q.limit, q.offset)
         return Page(items=[secret_view(r) for r in rows], total=total)
@@ -106,7 +108,7 @@ async def register_secrets(
     async def access_events(
         q: ListSecretAccessEvents, ctx: RequestContext
     ) -> Page[SecretAccessEvent]:
-        check_company(q.principal, q.company_id)
+        check_company(q.principal, q.company_id, Action.READ)
         check_page(q.limit, q.offset)
         rows, total = await e.store(app.access_events, q.company_id, q.limit, q.offset)
         return Page(items=[access_event_view(r) for r in rows], total=total)

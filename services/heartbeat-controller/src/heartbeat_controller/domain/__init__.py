@@ -3,7 +3,7 @@ errors. Pure: no I/O."""
 
 from __future__ import annotations
 
-from heartbeat_controller.domain.access import Access
+from heartbeat_controller.domain.access import Access, AccessDeniedError, NotVisibleError
 from heartbeat_controller.domain.agent import AGENT_FIELDS, Agent
 from heartbeat_controller.domain.errors import (
     ForbiddenError,
@@ -25,12 +25,14 @@ __all__ = [
     "FINISHED_STATUSES",
     "STAGES",
     "Access",
+    "AccessDeniedError",
     "Agent",
     "ForbiddenError",
     "HeartbeatControllerError",
     "InvalidInputError",
     "IssueCopy",
     "NotFoundError",
+    "NotVisibleError",
     "Run",
     "RunFinishedError",
     "StateConflictError",

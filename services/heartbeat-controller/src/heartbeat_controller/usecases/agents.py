@@ -54,12 +54,12 @@ class AgentUseCases(UseCaseBase):
         """Create an agent in the principal's company (board and admin keys only).
 
         Raises:
-            ForbiddenError: An agent principal.
+            AccessDeniedError: An agent key or run token (403).
             InvalidInputError: No company to create it in.
             ValidationError: A bad name, limit or ``adapterConfig`` (``details.field``).
         """
         access = Access.of(principal)
-        access.check_manage_agents("create")
+        access.check_board("create agents")
         if access.company_id is None:
             raise InvalidInputError(
                 "An agent belongs to a company: create it with that company's key or path.",
@@ -88,12 +88,12 @@ class AgentUseCases(UseCaseBase):
 
         Raises:
             NotFoundError: No such live agent in the company.
-            ForbiddenError: An agent principal.
+            AccessDeniedError: An agent key or run token (403).
             ValidationError: A bad field (``details.field``).
         """
         access = Access.of(principal)
         current = self.live_agent(access, cmd.agent_id)
-        access.check_manage_agents("update")
+        access.check_board("update agents")
         changes = {
             name: getattr(cmd, name)
             for name in AGENT_FIELDS
@@ -128,11 +128,11 @@ class AgentUseCases(UseCaseBase):
 
         Raises:
             NotFoundError: No such live agent in the company.
-            ForbiddenError: An agent principal.
+            AccessDeniedError: An agent key or run token (403).
         """
         access = Access.of(principal)
         self.live_agent(access, agent_id)
-        access.check_manage_agents("delete")
+        access.check_board("delete agents")
         at = self.now()
         events: list[Any] = []
         handed: list[str] = []

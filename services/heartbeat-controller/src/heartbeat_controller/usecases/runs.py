@@ -45,12 +45,13 @@ class RunUseCases(UseCaseBase):
 
         Raises:
             NotFoundError: No such run in the company.
-            ForbiddenError: An agent principal cancelling another agent's run.
+            AccessDeniedError: An agent key cancelling another agent's run, a run token
+                another run than its own (403).
             RunFinishedError: 409 ``run_finished``.
         """
         access = Access.of(principal)
         seen = self.visible_run(access, run_id)
-        access.check_own_run(seen.agent_id, run_id, "cancel")
+        access.check_run(run_id, seen.agent_id, "cancel")
         if seen.finished:
             raise RunFinishedError(
                 f"Run {run_id} has already finished ({seen.status}).",

@@ -1,6 +1,8 @@
 """Endpoints of the supervisor's workspace operations (rows, detail, output byte ranges) and of a
 workspace's runtime audit trail, on ``ws.qry.supervisor.*`` with the contracts the realizer
-serves on ``ws.qry.realizer.*`` (the gateway merges both)."""
+serves on ``ws.qry.realizer.*`` (the gateway merges both). An agent key or run token reads only
+its own: one operation of another issue, workspace or run is refused (403); lists and the audit
+trail leave out what is not its own (ARCHITECTURE §5.1)."""
 
 from __future__ import annotations
 
@@ -19,10 +21,11 @@ from contracts.execution_commands import (
 from contracts.execution_views import WorkspaceEventRow, WorkspaceOperationOutput
 from contracts.workspace_views import Page
 from eventstore import stored_event_view
-from runtime_supervisor.control import principal_scope
 from runtime_supervisor.domain import InvalidInputError
 from runtime_supervisor.outputs import MAX_OUTPUT_RANGE, read_output
 from runtime_supervisor.publishing import to_contract
+from runtime_supervisor.views import operation_detail
+from servicekit.access import Access
 from servicekit.publishing import EVENT_ID_NAMESPACE
 
 if TYPE_CHECKING:
@@ -61,15 +64,17 @@ async def register_audit(e: Endpoints) -> None:
     async def operations(
         q: ListWorkspaceOperations, ctx: RequestContext
     ) -> Page[WorkspaceOperation]:
+        access = Access.of(q.principal)
         found: Page[WorkspaceOperation] = await sup.store(
-            app.list_operations, principal_scope(q.principal), workspace_id=q.workspace_id,
-            limit=q.limit, offset=q.offset,
+            lambda: app.list_operations(access.scope(), workspace_id=q.workspace_id,
+                                        limit=q.limit, offset=q.offset, access=access)
         )  # fmt: skip
         return found
 
     async def operation(q: GetWorkspaceOperation, ctx: RequestContext) -> WorkspaceOperationDetail:
+        access = Access.of(q.principal)
         found: WorkspaceOperationDetail = await sup.store(
-            app.operation_view, principal_scope(q.principal), q.operation_id
+            lambda: operation_detail(app.operation_of(access, q.operation_id))
         )
         return found
 
@@ -80,14 +85,17 @@ async def register_audit(e: Endpoints) -> None:
             raise InvalidInputError(
                 f"offset must be 0 or more and length 1-{MAX_OUTPUT_RANGE}.", field="length"
             )
-        await sup.store(app.operation, principal_scope(q.principal), q.operation_id)
+        await sup.store(app.operation_of, Access.of(q.principal), q.operation_id)
         data, total = await asyncio.to_thread(
             read_output, sup.settings.home, q.operation_id, q.stream, q.offset, q.length
         )
         return WorkspaceOperationOutput(data=data, offset=q.offset, total_bytes=total)
 
     def events_page(q: GetWorkspaceEvents) -> Page[WorkspaceEventRow]:
-        target = app.target(principal_scope(q.principal), workspace_id=q.workspace_id)
+        access = Access.of(q.principal)
+        target = app.target(access.scope(), workspace_id=q.workspace_id)
+        if not app.owns_target(access, target):  # the realizer's refusal is the answer
+            return Page(items=[], total=0)
         rows = [
             event_row(ev) for ident in app.event_sources(target) for ev in app.events.get(ident)
         ]

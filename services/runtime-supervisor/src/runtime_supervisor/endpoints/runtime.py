@@ -1,6 +1,10 @@
 """Endpoints of runtime control and reads: ``ControlRuntime`` (long: answered in time or
 ``accepted``), ``EnsureRunServices`` (long), ``GetRuntimeState`` (health re-probed on request),
-``ListRuntimeSummaries`` (many workspaces at once, never probed) and ``GetRuntimeServiceLog``."""
+``ListRuntimeSummaries`` (many workspaces at once, never probed) and ``GetRuntimeServiceLog``.
+
+An agent key or run token reads the runtime (state, service logs) of its own workspaces only:
+another company's is not found (404), another workspace of its company refused (403); summaries
+leave out what is not its own (``Lookups.owns_workspace``, ARCHITECTURE §5.1)."""
 
 from __future__ import annotations
 
@@ -28,13 +32,14 @@ from contracts.runtime_subjects import (
     ensure_run_services,
     runtime_control,
 )
-from runtime_supervisor.control import execute, prepare, principal_scope
-from runtime_supervisor.domain import InvalidInputError, NotFoundError, ServiceRecord
+from runtime_supervisor.control import execute, holding_run, prepare, principal_scope
+from runtime_supervisor.domain import InvalidInputError, NotFoundError, RuntimeTarget, ServiceRecord
 from runtime_supervisor.freshness import fresh_target, wait_for
 from runtime_supervisor.health import probe_running
 from runtime_supervisor.process import LogSlice, read_range, tail_bytes, tail_lines
 from runtime_supervisor.process.logs import MAX_READ
 from runtime_supervisor.runs import ensure_run_services as ensure_for_run
+from servicekit.access import Access
 
 if TYPE_CHECKING:
     from contracts.base import Accepted
@@ -66,6 +71,9 @@ async def register_runtime(e: Endpoints) -> None:
 
     async def control(c: ControlRuntime, ctx: RequestContext) -> RuntimeControlResult | Accepted:
         with e.acting(c.principal, f"runtime {c.action}"):
+            if Access.of(c.principal).is_agent:  # refused at once, before any wait below
+                await sup.store(holding_run, app, c.principal, workspace_id=c.workspace_id,
+                                project_workspace_id=c.project_workspace_id)  # fmt: skip
             # The caller read the workspace a moment ago: act on what it read. A stop of what runs
             # (everything, or a row) needs no configuration: it waits only for the workspace.
             if c.realizer_facts is not None:
@@ -78,7 +86,8 @@ async def register_runtime(e: Endpoints) -> None:
             return await runtime.operations.run(
                 f"runtime_{plan.selection.action}",
                 lambda operation_id: execute(sup, plan, operation_id),
-                ctx=ctx, company_id=plan.target.company_id, subject_id=plan.target.id,
+                ctx=ctx, principal=c.principal, company_id=plan.target.company_id,
+                subject_id=plan.target.id,
             )  # fmt: skip
 
     async def ensure(c: EnsureRunServices, ctx: RequestContext) -> RunServices | Accepted:
@@ -90,12 +99,19 @@ async def register_runtime(e: Endpoints) -> None:
             return await runtime.operations.run(
                 "ensure_run_services",
                 lambda operation_id: ensure_for_run(sup, c, operation_id),
-                ctx=ctx, company_id=target.company_id, subject_id=c.workspace_id,
+                ctx=ctx, principal=c.principal, company_id=target.company_id,
+                subject_id=c.workspace_id,
             )  # fmt: skip
 
+    def readable(q: GetRuntimeState | GetRuntimeServiceLog, action: str) -> RuntimeTarget:
+        """On the store's thread: the target ``q`` names, if the principal may read it."""
+        access = Access.of(q.principal)
+        target = app.target(access.scope(), q.workspace_id, q.project_workspace_id)
+        app.check_target(access, target, action)
+        return target
+
     async def state(q: GetRuntimeState, ctx: RequestContext) -> RuntimeState:
-        target = await sup.store(app.target, principal_scope(q.principal), q.workspace_id,
-                                 q.project_workspace_id)  # fmt: skip
+        target: RuntimeTarget = await sup.store(readable, q, "read")
         if q.probe_health:
             records = await sup.store(app.services_of, target)
             with e.acting(q.principal, "health probe"):
@@ -104,13 +120,17 @@ async def register_runtime(e: Endpoints) -> None:
         return found
 
     async def summaries(q: ListRuntimeSummaries, ctx: RequestContext) -> RuntimeSummaries:
-        found: RuntimeSummaries = await sup.store(
-            app.runtime_summaries, principal_scope(q.principal), q.workspace_ids
-        )
+        access = Access.of(q.principal)
+
+        def own() -> RuntimeSummaries:
+            mine = [w for w in q.workspace_ids if app.owns_workspace(access, w)]
+            return app.runtime_summaries(access.scope(), mine)
+
+        found: RuntimeSummaries = await sup.store(own)
         return found
 
     def service_of(q: GetRuntimeServiceLog) -> ServiceRecord:
-        target = app.target(principal_scope(q.principal), q.workspace_id, q.project_workspace_id)
+        target = readable(q, "read the logs of")
         for record in app.services_of(target, include_history=True):
             if record.id == q.service_id:
                 return record

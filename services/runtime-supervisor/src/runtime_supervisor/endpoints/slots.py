@@ -1,8 +1,9 @@
 """Endpoints of adapter slots (ARCHITECTURE §6; docs/design/heartbeat-runs.md): ``AcquireSlot``,
 ``LaunchAdapter``, ``KillAdapter``, ``ReleaseSlot`` (commands on this node's subjects),
 ``GetRunSlot``, ``GetRunLog`` and ``GetSlotHealth``. Every one is scoped to the principal's
-company (another company's run answers 404). ``LaunchAdapter`` carries the run token: it is
-handed to the adapter only."""
+company (another company's run answers 404); an agent key reads only its agent's runs, a run token
+only its run (403 otherwise), and the slots' health is the board's (ARCHITECTURE §5.1: agents
+are refused, 403). ``LaunchAdapter`` carries the run token: it is handed to the adapter only."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from contracts.slots import (
 from runtime_supervisor.control import principal_scope
 from runtime_supervisor.domain import InvalidInputError
 from runtime_supervisor.process import read_range
+from servicekit.access import Access, Action, Resource
 
 if TYPE_CHECKING:
     from natsbus import RequestContext
@@ -59,13 +61,21 @@ async def register_slots(e: Endpoints) -> None:
         with e.acting(c.principal, "slot released", run_id=c.run_id):
             await slots.release(c.run_id, principal_scope(c.principal), "released by its run")
 
+    def own_run(q: GetRunSlot | GetRunLog, action: str) -> None:
+        """On the store's thread: refuse another company's run (404) and, for an agent, a run
+        not its own (403)."""
+        access = Access.of(q.principal)
+        slot = app.slot_of_run(access.scope(), q.run_id)
+        access.check_run(q.run_id, slot.agent_id, action)
+
     async def of_run(q: GetRunSlot, ctx: RequestContext) -> RunSlot:
+        await sup.store(own_run, q, "read the slot of")
         found: RunSlot = await sup.store(app.run_slot_view, principal_scope(q.principal),
                                          q.run_id)  # fmt: skip
         return found
 
     async def run_log(q: GetRunLog, ctx: RequestContext) -> RunLogSlice:
-        await sup.store(app.slot_of_run, principal_scope(q.principal), q.run_id)
+        await sup.store(own_run, q, "read the log of")
         path = sup.settings.slot_run_dir(q.run_id) / "run.log"
         try:
             found = await asyncio.to_thread(read_range, path, q.offset, q.length)
@@ -76,7 +86,9 @@ async def register_slots(e: Endpoints) -> None:
                            size=found.size, text=found.text)  # fmt: skip
 
     async def health(q: GetSlotHealth, ctx: RequestContext) -> list[SlotHealth]:
-        principal_scope(q.principal)
+        access = Access.of(q.principal)
+        access.reach(Resource.ADAPTER_SLOTS, Action.READ)  # agents (and the admin key): 403
+        access.scope()
         return await slots.health()
 
     await e.add("slot_acquire", hs.acquire_slot(e.node), acquire, AcquireSlot)

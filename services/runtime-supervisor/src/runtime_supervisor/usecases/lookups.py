@@ -1,10 +1,12 @@
 """Lookups in the supervisor's copies of other services' facts, scoped to the asking company
 (``None``: the supervisor itself or a system caller, which sees everything): targets, issues and
-runs."""
+runs; and what of them an agent key or a run token may reach (ARCHITECTURE §5.1): an agent key
+the workspaces of the issues assigned to its agent (or bound to its run), a run token those of its
+run's issue and the one its run holds, and the runtime services and operations of those."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import msgspec
@@ -20,6 +22,11 @@ from runtime_supervisor.domain import (
     target_key,
 )
 from runtime_supervisor.readmodels import SupervisorReadModels
+from servicekit.access import AccessDeniedError
+
+if TYPE_CHECKING:
+    from runtime_supervisor.domain import SupervisorOperation
+    from servicekit.access import Access
 
 __all__ = ["Lookups", "visible"]
 
@@ -179,6 +186,85 @@ class Lookups(SupervisorReadModels):
             and (brief := self.run(None, key)) is not None
             and not brief.terminal
         ]
+
+    # -- what an agent reaches (OWN reach) ------------------------------------------------------
+
+    def owns_workspace(self, access: Access, workspace_id: str | None) -> bool:
+        """Whether the execution workspace is the actor's: the board's always; an agent's when
+        an issue linked to it (its source issue, or one whose current workspace it is) is the
+        agent's (``Access.owns_issue``), or, for a run token, when its run holds it."""
+        if not access.is_agent:
+            return True
+        if workspace_id is None:
+            return False
+        if access.holds([run.id for run in self.runs_holding(workspace_id)]):
+            return True
+        workspace = self.copy_of("workspace", workspace_id)
+        linked = {workspace.get("source_issue_id")} if workspace is not None else set()
+        linked |= {
+            key
+            for key, issue in self.copies["issue"].items()
+            if issue.get("execution_workspace_id") == workspace_id
+        }
+        return any(self._owns_issue(access, issue_id) for issue_id in linked if issue_id)
+
+    def owns_target(self, access: Access, target: RuntimeTarget) -> bool:
+        """Whether the target's runtime is the actor's: an execution workspace it owns
+        (:meth:`owns_workspace`); a project workspace when one of its own execution workspaces
+        is of that project workspace."""
+        if target.kind == "execution_workspace":
+            return self.owns_workspace(access, target.execution_workspace_id)
+        return self._owns_project_workspace(access, target.project_workspace_id)
+
+    def check_target(self, access: Access, target: RuntimeTarget, action: str) -> None:
+        """Raise ``AccessDeniedError`` (403) when an agent reaches a workspace not its own.
+
+        Args:
+            access: Who asks.
+            target: The workspace (already known to be of the actor's company).
+            action: What it wanted, for the message (``read the logs of``).
+        """
+        if self.owns_target(access, target):
+            return
+        what = "execution" if target.kind == "execution_workspace" else "project"
+        raise AccessDeniedError(
+            f"An agent can only {action} the runtime services of its own issues' workspaces "
+            f"(a run token: of its run's issue, or the workspace its run holds); {what} "
+            f"workspace {target.id} is not one of them.",
+            workspaceId=target.execution_workspace_id,
+            projectWorkspaceId=target.project_workspace_id,
+        )
+
+    def owns_operation(self, access: Access, operation: SupervisorOperation) -> bool:
+        """Whether a workspace operation is the actor's: made for one of its runs, for one of its
+        issues, or against a workspace of its own."""
+        if not access.is_agent:
+            return True
+        run = self.run(None, operation.run_id)
+        if run is not None and access.owns_run(run.id, run.agent_id):
+            return True
+        if operation.issue_id is not None and self._owns_issue(access, operation.issue_id):
+            return True
+        if operation.execution_workspace_id is not None:
+            return self.owns_workspace(access, operation.execution_workspace_id)
+        return self._owns_project_workspace(access, operation.project_workspace_id)
+
+    def _owns_project_workspace(self, access: Access, project_workspace_id: str | None) -> bool:
+        if not access.is_agent:
+            return True
+        return project_workspace_id is not None and any(
+            self.owns_workspace(access, key)
+            for key, workspace in self.copies["workspace"].items()
+            if workspace.get("project_workspace_id") == project_workspace_id
+        )
+
+    def _owns_issue(self, access: Access, issue_id: str) -> bool:
+        """``Access.owns_issue`` with the assignee the copies know (none for an issue not copied
+        yet or deleted: then only the run's own issue is the actor's)."""
+        issue = self.copy_of("issue", issue_id)
+        live = issue is not None and not issue.get("deleted", False)
+        assignee = issue.get("assignee_agent_id") if live and issue is not None else None
+        return access.owns_issue(issue_id, assignee)
 
     def issue_status(self, issue_id: str) -> str | None:
         """An issue's status for the lease rule (None: unknown or deleted)."""

@@ -4,7 +4,7 @@ and the supervisor's workspace operations, scoped to the asking company (``None`
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
@@ -31,6 +31,10 @@ from runtime_supervisor.views import (
     provisioning_view,
     service_brief,
 )
+from servicekit.access import AccessDeniedError
+
+if TYPE_CHECKING:
+    from servicekit.access import Access
 
 __all__ = ["Queries", "owner_label"]
 
@@ -207,9 +211,12 @@ class Queries(Lookups):
         project_workspace_id: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        *,
+        access: Access | None = None,
     ) -> Page[WorkspaceOperation]:
         """The operations the supervisor recorded against a target, oldest first (a workspace
-        the supervisor has no copy of may still have some; another company's is not found)."""
+        the supervisor has no copy of may still have some; another company's is not found).
+        For an agent key or run token (``access``), only its own (:meth:`owns_operation`)."""
         if (workspace_id is None) == (project_workspace_id is None):
             raise InvalidInputError(
                 "Name exactly one of workspaceId and projectWorkspaceId.", field="workspaceId"
@@ -235,6 +242,7 @@ class Queries(Lookups):
             self.operations[i]
             for i in self.operations_by_target.get(key, [])
             if visible(self.operations[i].company_id, scope_company_id)
+            and (access is None or self.owns_operation(access, self.operations[i]))
         ]
         return Page(
             items=[operation_row(o) for o in rows[offset : offset + limit]], total=len(rows)
@@ -246,6 +254,18 @@ class Queries(Lookups):
         if found is None or not visible(found.company_id, scope_company_id):
             raise NotFoundError(
                 f"There is no workspace operation {operation_id}.", operationId=operation_id
+            )
+        return found
+
+    def operation_of(self, access: Access, operation_id: str) -> SupervisorOperation:
+        """A workspace operation ``access`` may read: ``NotFoundError`` for another company's,
+        ``AccessDeniedError`` (403) for an agent's on a workspace, issue or run not its own."""
+        found = self.operation(access.scope(), operation_id)
+        if not self.owns_operation(access, found):
+            raise AccessDeniedError(
+                "An agent can only read the workspace operations of its own issues, workspaces "
+                f"and runs; operation {operation_id} is not one of them.",
+                operationId=operation_id,
             )
         return found
 

@@ -3,11 +3,11 @@ errors. Pure: no I/O."""
 
 from __future__ import annotations
 
+from workspace_realizer.domain.agents import AgentCopy
 from workspace_realizer.domain.companies import CompanyCopy
 from workspace_realizer.domain.errors import (
     CloseBlockedError,
     FenceError,
-    ForbiddenError,
     HostStepError,
     InvalidInputError,
     NotFoundError,
@@ -24,11 +24,11 @@ from workspace_realizer.domain.workspaces import ExecutionWorkspace
 
 __all__ = [
     "TERMINAL_STATUSES",
+    "AgentCopy",
     "CloseBlockedError",
     "CompanyCopy",
     "ExecutionWorkspace",
     "FenceError",
-    "ForbiddenError",
     "HostStepError",
     "InvalidInputError",
     "Issue",

@@ -1,6 +1,8 @@
 """Errors of the workspace-realizer. Each carries the ``code`` of its error reply
 (ARCHITECTURE §2), the status the error catalogue gives that code (``contracts.errors``) and
-``details`` naming what was wrong; the bus maps them in one place."""
+``details`` naming what was wrong; the bus maps them in one place. Refusals of the access model
+(403 ``forbidden``, and 404 for another company's thing) are ``servicekit.access``'s
+``AccessDeniedError`` and ``NotVisibleError``."""
 
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ __all__ = [
     "CloseBlockedError",
     "DependentsError",
     "FenceError",
-    "ForbiddenError",
     "HostStepError",
     "IdentifierTakenError",
     "InvalidInputError",
@@ -23,6 +24,7 @@ __all__ = [
     "NotReopenableError",
     "PathRequiredError",
     "ReopenPendingError",
+    "RequestUnansweredError",
     "RequiresProjectError",
     "StateConflictError",
     "WorkspaceRealizerError",
@@ -46,10 +48,11 @@ class NotFoundError(WorkspaceRealizerError):
     code = ErrorCode.NOT_FOUND
 
 
-class ForbiddenError(WorkspaceRealizerError):
-    """The thing exists in the principal's company, but the actor may not touch it."""
+class RequestUnansweredError(WorkspaceRealizerError):
+    """Another service that must confirm something (the heartbeat-controller, an agent) did not
+    answer; nothing was changed, so the request may simply be retried."""
 
-    code = ErrorCode.FORBIDDEN
+    code = ErrorCode.SERVICE_UNAVAILABLE
 
 
 class InvalidInputError(WorkspaceRealizerError):

@@ -1,5 +1,8 @@
 """Endpoints of workspace operations (rows, detail, output byte ranges), the workspace's audit
-trail and its history (ARCHITECTURE §2: service-wide queries, merged by the gateway)."""
+trail and its history (ARCHITECTURE §2: service-wide queries, merged by the gateway).
+
+All are reads of the execution workspace (``Resource.EXECUTION_WORKSPACE``): an agent key or run
+token reads them only for a workspace it reaches (ARCHITECTURE §5.1), 403 otherwise."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from contracts.execution_views import (
 from contracts.workspace_views import Page
 from eventstore import stored_event_view
 from servicekit.publishing import EVENT_ID_NAMESPACE
+from workspace_realizer.access import Resource
 from workspace_realizer.domain.errors import InvalidInputError, NotFoundError
 from workspace_realizer.publishing import to_contract
 from workspace_realizer.steps import read_output
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_OUTPUT_RANGE", "register_audit"]
 
 MAX_OUTPUT_RANGE = 256 * 1024
+WORKSPACE = Resource.EXECUTION_WORKSPACE
 
 
 def event_row(domain_event: Any) -> WorkspaceEventRow:
@@ -74,11 +79,11 @@ async def register_audit(e: Endpoints) -> None:
             rows, total = app.list_operations(a, q.workspace_id, q.limit, q.offset)
             return Page(items=[operation_row(o) for o in rows], total=total)
 
-        return await e.read(q.principal, page)
+        return await e.read(q.principal, WORKSPACE, page)
 
     async def operation(q: GetWorkspaceOperation, ctx: RequestContext) -> WorkspaceOperationDetail:
         return await e.read(
-            q.principal, lambda a: operation_detail(app.operation_of(a, q.operation_id))
+            q.principal, WORKSPACE, lambda a: operation_detail(app.operation_of(a, q.operation_id))
         )
 
     async def output(
@@ -88,7 +93,7 @@ async def register_audit(e: Endpoints) -> None:
             raise InvalidInputError(
                 f"offset must be 0 or more and length 1-{MAX_OUTPUT_RANGE}.", field="length"
             )
-        await e.read(q.principal, lambda a: app.operation_of(a, q.operation_id))
+        await e.read(q.principal, WORKSPACE, lambda a: app.operation_of(a, q.operation_id))
         data, total = await asyncio.to_thread(
             read_output, home, q.operation_id, q.stream, q.offset, q.length
         )
@@ -100,7 +105,7 @@ async def register_audit(e: Endpoints) -> None:
             stored = app.events.get(UUID(q.workspace_id), gt=q.offset, limit=q.limit)
             return Page(items=[event_row(ev) for ev in stored], total=workspace.version)
 
-        return await e.read(q.principal, page)
+        return await e.read(q.principal, WORKSPACE, page)
 
     async def history(q: GetWorkspaceHistory, ctx: RequestContext) -> WorkspaceHistory:
         def at_version(a: Access) -> WorkspaceHistory:
@@ -124,7 +129,7 @@ async def register_audit(e: Endpoints) -> None:
                 workspace=workspace_row(app, then),
             )
 
-        return await e.read(q.principal, at_version)
+        return await e.read(q.principal, WORKSPACE, at_version)
 
     await e.add("workspace_operations", subjects.workspace_operations("realizer"), operations,
                 ListWorkspaceOperations)  # fmt: skip

@@ -1,10 +1,14 @@
 """Endpoints of projects and project workspaces (a repo-only workspace is cloned as a long
-operation when it is created, or when its repository changes)."""
+operation when it is created, or when its repository changes).
+
+Agent keys and run tokens read both redacted (``Reach.REDACTED``, ARCHITECTURE §5.1): no ``env``
+values and no host paths (:func:`~workspace_realizer.views.project_workspace_view`); only the
+board writes them."""
 
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -23,6 +27,7 @@ from contracts.workspace_commands import (
 )
 from contracts.workspace_views import Deleted, Page
 from eventstore import acting
+from workspace_realizer.access import Access, Resource
 from workspace_realizer.clone import ensure_checkout
 from workspace_realizer.domain.errors import CheckoutFailedError
 from workspace_realizer.endpoints.common import Endpoints, builtins, cause_of, changes
@@ -54,6 +59,7 @@ async def register_catalog(e: Endpoints) -> None:
         policy = builtins(c.execution_workspace_policy)
         return await e.write(
             c.principal,
+            Resource.PROJECT,
             "create project",
             lambda a: project_view(app.create_project(a, c.company_id, c.name, policy)),
         )
@@ -67,23 +73,36 @@ async def register_catalog(e: Endpoints) -> None:
         )
         return await e.write(
             c.principal,
+            Resource.PROJECT,
             "update project",
             lambda a: project_view(app.update_project(a, c.project_id, name, policy)),
         )
 
     async def delete_project(c: DeleteProject, ctx: RequestContext) -> Deleted:
-        await e.write(c.principal, "delete project", lambda a: app.delete_project(a, c.project_id))
+        await e.write(
+            c.principal,
+            Resource.PROJECT,
+            "delete project",
+            lambda a: app.delete_project(a, c.project_id),
+        )
         return Deleted(id=c.project_id)
 
     async def get_project(q: GetProject, ctx: RequestContext) -> Project:
-        return await e.read(q.principal, lambda a: project_view(app.project_of(a, q.project_id)))
+        return await e.read(
+            q.principal,
+            Resource.PROJECT,
+            lambda a: project_view(
+                app.project_of(a, q.project_id), redacted=a.redacted(Resource.PROJECT)
+            ),
+        )
 
     async def list_projects(q: ListProjects, ctx: RequestContext) -> Page[Project]:
-        def page(a: Any) -> Page[Project]:
+        def page(a: Access) -> Page[Project]:
             rows, total = app.list_projects(a, q.company_id, q.limit, q.offset)
-            return Page(items=[project_view(p) for p in rows], total=total)
+            redacted = a.redacted(Resource.PROJECT)
+            return Page(items=[project_view(p, redacted=redacted) for p in rows], total=total)
 
-        return await e.read(q.principal, page)
+        return await e.read(q.principal, Resource.PROJECT, page)
 
     async def create_workspace(
         c: CreateProjectWorkspace, ctx: RequestContext
@@ -92,6 +111,7 @@ async def register_catalog(e: Endpoints) -> None:
         config = builtins(c.runtime_config)
         created = await e.write(
             c.principal,
+            Resource.PROJECT_WORKSPACE,
             "add project workspace",
             lambda a: app.create_project_workspace(a, c.project_id, fields, config),
         )
@@ -104,6 +124,7 @@ async def register_catalog(e: Endpoints) -> None:
         config = None if c.runtime_config is msgspec.UNSET else (builtins(c.runtime_config),)
         updated = await e.write(
             c.principal,
+            Resource.PROJECT_WORKSPACE,
             "update project workspace",
             lambda a: app.update_project_workspace(a, c.project_id, c.workspace_id, patch, config),
         )
@@ -113,6 +134,7 @@ async def register_catalog(e: Endpoints) -> None:
     async def delete_workspace(c: DeleteProjectWorkspace, ctx: RequestContext) -> Deleted:
         await e.write(
             c.principal,
+            Resource.PROJECT_WORKSPACE,
             "delete project workspace",
             lambda a: app.delete_project_workspace(a, c.project_id, c.workspace_id),
         )
@@ -121,19 +143,23 @@ async def register_catalog(e: Endpoints) -> None:
     async def get_workspace(q: GetProjectWorkspace, ctx: RequestContext) -> ProjectWorkspace:
         return await e.read(
             q.principal,
+            Resource.PROJECT_WORKSPACE,
             lambda a: project_workspace_view(
-                app.project_workspace_of(a, q.project_id, q.workspace_id)
+                app.project_workspace_of(a, q.project_id, q.workspace_id),
+                redacted=a.redacted(Resource.PROJECT_WORKSPACE),
             ),
         )
 
     async def list_workspaces(
         q: ListProjectWorkspaces, ctx: RequestContext
     ) -> Page[ProjectWorkspace]:
-        def page(a: Any) -> Page[ProjectWorkspace]:
+        def page(a: Access) -> Page[ProjectWorkspace]:
             rows, total = app.list_project_workspaces(a, q.project_id, q.limit, q.offset)
-            return Page(items=[project_workspace_view(w) for w in rows], total=total)
+            redacted = a.redacted(Resource.PROJECT_WORKSPACE)
+            items = [project_workspace_view(w, redacted=redacted) for w in rows]
+            return Page(items=items, total=total)
 
-        return await e.read(q.principal, page)
+        return await e.read(q.principal, Resource.PROJECT_WORKSPACE, page)
 
     await e.add("project_create", subjects.PROJECT_CREATE, create_project, CreateProject)
     await e.add("project_update", subjects.PROJECT_UPDATE, update_project, UpdateProject)
@@ -196,6 +222,7 @@ async def _checkout(
             "managed_clone",
             work,
             ctx=ctx,
+            principal=principal,
             company_id=principal.company_id,
             subject_id=workspace_id,
         )

@@ -1,5 +1,6 @@
 """What every endpoint group shares: running a use case on the store's thread as the principal,
-with the principal's cause stamped on what it saves."""
+with the principal's cause stamped on what it saves, once the access model's kind-level rule
+(ARCHITECTURE §5.1) allowed the principal's kind the endpoint's resource and action."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from eventstore import Cause, acting
-from workspace_realizer.access import Access
+from workspace_realizer.access import Access, Action, Resource
 
 if TYPE_CHECKING:
     from contracts.base import Principal
@@ -58,16 +59,34 @@ class Endpoints:
         self.app: WorkspaceRealizerApplication = realizer.app
         self.node = runtime.settings.node_id
 
-    async def read(self, principal: Principal, fn: Callable[[Access], T]) -> T:
-        """Run ``fn(access)`` on the store's thread."""
-        result: T = await self.runtime.store(fn, Access.of(principal))
+    async def read(
+        self,
+        principal: Principal,
+        resource: Resource,
+        fn: Callable[[Access], T],
+        action: Action = Action.READ,
+    ) -> T:
+        """Run ``fn(access)`` on the store's thread, once ``resource``/``action`` is allowed to
+        the principal's kind (403 ``forbidden`` naming who may, otherwise)."""
+        access = Access.of(principal)
+        access.reach(resource, action)
+        result: T = await self.runtime.store(fn, access)
         return result
 
-    async def write(self, principal: Principal, reason: str, fn: Callable[[Access], T]) -> T:
-        """Run ``fn(access)`` on the store's thread, stamping ``principal`` and ``reason`` on the
-        events it saves."""
+    async def write(
+        self,
+        principal: Principal,
+        resource: Resource,
+        reason: str,
+        fn: Callable[[Access], T],
+        action: Action = Action.WRITE,
+    ) -> T:
+        """Run ``fn(access)`` on the store's thread as :meth:`read` does, stamping
+        ``principal`` and ``reason`` on the events it saves."""
+        access = Access.of(principal)
+        access.reach(resource, action)
         with acting(cause_of(principal, reason)):
-            result: T = await self.runtime.store(fn, Access.of(principal))
+            result: T = await self.runtime.store(fn, access)
         return result
 
     async def add(self, name: str, subject: str, handler: Handler[Any], request_type: Any) -> None:

@@ -1,4 +1,6 @@
-"""Endpoints of issues and their work products."""
+"""Endpoints of issues and their work products (``Resource.ISSUE``: read, and write for changes
+and work products). An ``assigneeAgentId`` is checked here, against the agents' copy or the
+heartbeat-controller (:mod:`workspace_realizer.references`), before the use case runs."""
 
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from contracts.workspace_commands import (
     UpdateIssue,
 )
 from contracts.workspace_views import Deleted, Page
+from workspace_realizer.access import Access, Action, Resource
 from workspace_realizer.endpoints.common import Endpoints, builtins, changes
+from workspace_realizer.references import check_assignee
 from workspace_realizer.views import issue_view, work_product_view
 
 if TYPE_CHECKING:
@@ -47,6 +51,10 @@ async def register_issues(e: Endpoints) -> None:
     """Add the issue endpoints."""
     app = e.app
 
+    async def assignee(company_id: str, agent_id: str | None) -> None:
+        if agent_id:
+            await check_assignee(e.runtime.store, app, e.realizer.agents, company_id, agent_id)
+
     async def known(company_id: str) -> None:
         deadline = time.monotonic() + COMPANY_WAIT
         while time.monotonic() < deadline:
@@ -55,7 +63,11 @@ async def register_issues(e: Endpoints) -> None:
             await asyncio.sleep(0.05)
 
     async def create(c: CreateIssue, ctx: RequestContext) -> Issue:
+        access = Access.of(c.principal)
+        access.reach(Resource.ISSUE, Action.WRITE)
+        access.check_company(c.company_id, "company", c.company_id)
         await known(c.company_id)
+        await assignee(c.company_id, c.assignee_agent_id)
         fields: dict[str, Any] = {
             "project_id": c.project_id,
             "title": c.title,
@@ -71,6 +83,7 @@ async def register_issues(e: Endpoints) -> None:
         }
         return await e.write(
             c.principal,
+            Resource.ISSUE,
             "create issue",
             lambda a: issue_view(app.create_issue(a, c.company_id, fields)),
         )
@@ -79,21 +92,31 @@ async def register_issues(e: Endpoints) -> None:
         patch = changes(c, _ISSUE_FIELDS)
         if "settings" in patch:
             patch["settings"] = builtins(patch["settings"])
+        if patch.get("assignee_agent_id"):
+            current = await e.read(
+                c.principal, Resource.ISSUE, lambda a: app.issue_of(a, c.issue_id)
+            )
+            await assignee(current.company_id, patch["assignee_agent_id"])
         return await e.write(
             c.principal,
+            Resource.ISSUE,
             "update issue",
             lambda a: issue_view(app.update_issue(a, c.issue_id, patch)),
         )
 
     async def delete(c: DeleteIssue, ctx: RequestContext) -> Deleted:
-        await e.write(c.principal, "delete issue", lambda a: app.delete_issue(a, c.issue_id))
+        await e.write(
+            c.principal, Resource.ISSUE, "delete issue", lambda a: app.delete_issue(a, c.issue_id)
+        )
         return Deleted(id=c.issue_id)
 
     async def get(q: GetIssue, ctx: RequestContext) -> Issue:
-        return await e.read(q.principal, lambda a: issue_view(app.issue_of(a, q.issue_id)))
+        return await e.read(
+            q.principal, Resource.ISSUE, lambda a: issue_view(app.issue_of(a, q.issue_id))
+        )
 
     async def list_(q: ListIssues, ctx: RequestContext) -> Page[Issue]:
-        def page(a: Any) -> Page[Issue]:
+        def page(a: Access) -> Page[Issue]:
             rows, total = app.list_issues(
                 a,
                 q.company_id,
@@ -105,7 +128,7 @@ async def register_issues(e: Endpoints) -> None:
             )
             return Page(items=[issue_view(i) for i in rows], total=total)
 
-        return await e.read(q.principal, page)
+        return await e.read(q.principal, Resource.ISSUE, page)
 
     async def add_product(c: AddWorkProduct, ctx: RequestContext) -> WorkProduct:
         product = {
@@ -116,19 +139,19 @@ async def register_issues(e: Endpoints) -> None:
             "metadata": c.metadata,
         }
 
-        def add(a: Any) -> WorkProduct:
+        def add(a: Access) -> WorkProduct:
             stored = app.add_work_product(a, c.issue_id, product)
             return work_product_view(app.issues[c.issue_id].company_id, c.issue_id, stored)
 
-        return await e.write(c.principal, "add work product", add)
+        return await e.write(c.principal, Resource.ISSUE, "add work product", add)
 
     async def products(q: ListWorkProducts, ctx: RequestContext) -> Page[WorkProduct]:
-        def page(a: Any) -> Page[WorkProduct]:
+        def page(a: Access) -> Page[WorkProduct]:
             issue = app.issue_of(a, q.issue_id)
             rows = [work_product_view(issue.company_id, q.issue_id, p) for p in issue.work_products]
             return Page(items=rows[q.offset : q.offset + q.limit], total=len(rows))
 
-        return await e.read(q.principal, page)
+        return await e.read(q.principal, Resource.ISSUE, page)
 
     await e.add("issue_create", subjects.ISSUE_CREATE, create, CreateIssue)
     await e.add("issue_update", subjects.ISSUE_UPDATE, update, UpdateIssue)

@@ -27,7 +27,7 @@ from contracts.execution_commands import (
 from contracts.execution_views import BranchInspection, RealizeResult, ReconcileResult
 from contracts.workspace_views import Page
 from eventstore import acting
-from workspace_realizer.access import Access
+from workspace_realizer.access import Access, Action, Resource
 from workspace_realizer.archive import archive
 from workspace_realizer.endpoints.common import Endpoints, builtins, cause_of, changes
 from workspace_realizer.facts import assess, gather, inspect
@@ -59,6 +59,8 @@ _PATCH = {"name": "name", "config": "config", "cleanup_eligible_at": "cleanup_el
 
 T = TypeVar("T")
 
+WORKSPACE = Resource.EXECUTION_WORKSPACE
+
 
 async def register_workspaces(e: Endpoints) -> None:
     """Add the execution-workspace endpoints."""
@@ -69,15 +71,24 @@ async def register_workspaces(e: Endpoints) -> None:
 
     async def long(principal: Principal, kind: str, subject: str, ctx: RequestContext,
                    work: Callable[[str], Awaitable[T]], *, board_only: bool = False,
-                   visible: Callable[[Access], object] | None = None) -> T | Accepted:  # fmt: skip
+                   visible: Callable[[Access], object] | None = None,
+                   resource: Resource = WORKSPACE, action: Action = Action.WRITE,
+                   ) -> T | Accepted:  # fmt: skip
         # Refuse what the principal may not see or do before any operation is recorded: a
-        # request for another company's issue or workspace writes nothing (404).
-        await e.read(principal, visible or (lambda a: app.workspace_of(a, subject)))
+        # request for another company's issue or workspace writes nothing (404), an agent's
+        # change of a workspace nothing either (403).
         if board_only:
             Access.of(principal).check_board(f"{kind} an execution workspace; agents may read it")
+        await e.read(principal, resource, visible or (lambda a: app.workspace_of(a, subject)),
+                     action)  # fmt: skip
         with acting(cause_of(principal, kind)):
             return await e.runtime.operations.run(
-                kind, work, ctx=ctx, company_id=principal.company_id, subject_id=subject
+                kind,
+                work,
+                ctx=ctx,
+                principal=principal,
+                company_id=principal.company_id,
+                subject_id=subject,
             )
 
     async def realize_(c: RealizeWorkspace, ctx: RequestContext) -> RealizeResult | Accepted:
@@ -91,7 +102,8 @@ async def register_workspaces(e: Endpoints) -> None:
             return RealizeResult(workspace=workspace, created=done.created, warnings=done.warnings)
 
         return await long(c.principal, "realize", c.issue_id, ctx, work,
-                          visible=lambda a: refuse_unisolated(app, a, request))  # fmt: skip
+                          visible=lambda a: refuse_unisolated(app, a, request),
+                          resource=Resource.ISSUE, action=Action.CONTROL)  # fmt: skip
 
     async def archive_(c: ArchiveWorkspace, ctx: RequestContext) -> ExecutionWorkspace | Accepted:
         async def work(operation_id: str) -> ExecutionWorkspace:
@@ -126,7 +138,9 @@ async def register_workspaces(e: Endpoints) -> None:
                 rescue_ref=rescue,
             )
 
-        return await long(c.principal, "reconcile_branch", c.workspace_id, ctx, work)
+        return await long(
+            c.principal, "reconcile_branch", c.workspace_id, ctx, work, board_only=True
+        )
 
     async def update(
         c: UpdateExecutionWorkspace, ctx: RequestContext
@@ -134,13 +148,18 @@ async def register_workspaces(e: Endpoints) -> None:
         patch = changes(c, _PATCH)
         if "config" in patch:
             patch["config"] = builtins(patch["config"])
-        current = await e.read(c.principal, lambda a: app.workspace_of(a, c.workspace_id).status)
         Access.of(c.principal).check_board("change an execution workspace; agents may read it")
+        current = await e.read(
+            c.principal,
+            WORKSPACE,
+            lambda a: app.workspace_of(a, c.workspace_id).status,
+            Action.WRITE,
+        )
         closed = current in ("archived", "cleanup_failed")
         if c.status not in (msgspec.UNSET, "archived") and not (c.status == "active" and closed):
             patch["status"] = c.status
         if patch:
-            await e.write(c.principal, "update workspace",
+            await e.write(c.principal, WORKSPACE, "update workspace",
                           lambda a: app.update_workspace(a, c.workspace_id, patch))  # fmt: skip
         if c.status == "archived":
             return await archive_(
@@ -153,14 +172,14 @@ async def register_workspaces(e: Endpoints) -> None:
         return await view(c.workspace_id)
 
     async def get(q: GetExecutionWorkspace, ctx: RequestContext) -> ExecutionWorkspace:
-        facts = await e.read(q.principal, lambda a: gather(app, a, q.workspace_id))
+        facts = await e.read(q.principal, WORKSPACE, lambda a: gather(app, a, q.workspace_id))
         delivery = await inspect(realizer, facts)
         return await e.runtime.store(
             lambda: workspace_view(app, app.workspaces[q.workspace_id], delivery)
         )
 
     async def readiness(q: GetCloseReadiness, ctx: RequestContext) -> CloseReadiness:
-        facts = await e.read(q.principal, lambda a: gather(app, a, q.workspace_id))
+        facts = await e.read(q.principal, WORKSPACE, lambda a: gather(app, a, q.workspace_id))
         verdict, delivery, _ = await assess(realizer, facts)
         return readiness_view(facts, verdict, delivery)
 
@@ -176,7 +195,7 @@ async def register_workspaces(e: Endpoints) -> None:
             rows, total = listing(a, q.company_id, q.filters, q.limit, q.offset)
             return Page(items=[workspace_row(app, w) for w in rows], total=total)
 
-        return await e.read(q.principal, page)
+        return await e.read(q.principal, WORKSPACE, page)
 
     async def summaries(
         q: ListExecutionWorkspaceSummaries, ctx: RequestContext
@@ -185,7 +204,7 @@ async def register_workspaces(e: Endpoints) -> None:
             rows, total = listing(a, q.company_id, q.filters, q.limit, q.offset)
             return Page(items=[summary_view(w) for w in rows], total=total)
 
-        return await e.read(q.principal, page)
+        return await e.read(q.principal, WORKSPACE, page)
 
     await e.add("workspace_realize", subjects.realize_workspace(e.node), realize_, RealizeWorkspace)
     await e.add("workspace_update", subjects.update_execution_workspace(e.node), update,

@@ -6,18 +6,19 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from workspace_realizer.access import AccessDeniedError
 from workspace_realizer.domain import Issue
 from workspace_realizer.domain.errors import (
     DependentsError,
-    ForbiddenError,
     IdentifierTakenError,
     NotFoundError,
 )
+from workspace_realizer.references import reference_error
 from workspace_realizer.usecases.queries import Queries
 
 if TYPE_CHECKING:
     from workspace_realizer.access import Access
-    from workspace_realizer.domain import CompanyCopy, ExecutionWorkspace
+    from workspace_realizer.domain import CompanyCopy, ExecutionWorkspace, Project
 
 __all__ = ["IssueUseCases"]
 
@@ -30,11 +31,16 @@ class IssueUseCases(Queries):
 
         ``fields``: ``project_id``, ``title``, and optionally ``identifier``, ``status``,
         ``parent_id``, ``assignee_agent_id``, ``project_workspace_id``, ``settings``,
-        ``description``, ``priority``, ``comment``.
+        ``description``, ``priority``, ``comment``. Every id given must name a thing of
+        ``company_id`` (404 naming the field; ``assignee_agent_id`` is checked by the endpoint,
+        :mod:`workspace_realizer.references`). Creating issues is the board's (an agent key or
+        run token is refused, as the gateway's ``board_key`` guard did).
         """
         access.check_company(company_id, "company", company_id)
-        self._check_references(access, fields["project_id"], fields)
+        access.check_board("create issues")
         self._check_agent_settings(access, None, fields.get("settings"))
+        project = self._project_reference(access, company_id, fields["project_id"])
+        self._check_references(project, None, fields)
         company = self._company(company_id)
         identifier = self._identifier(company, fields.get("identifier"))
         values = {k: v for k, v in fields.items() if k not in ("identifier", "comment")}
@@ -50,14 +56,16 @@ class IssueUseCases(Queries):
         (DECISIONS 12): into ``in_review``, and out of it to ``active`` while a run holds the
         workspace, else ``idle``."""
         current = self.issue_of(access, issue_id)
-        self._check_references(access, current.project_id, changes)
         if "settings" in changes:
             self._check_agent_settings(access, current.settings, changes["settings"])
-            if access.is_agent:
-                # An agent sends the mode; what the board set (commands, pins) stays.
-                mode = (changes["settings"] or {}).get("mode")
-                merged = {k: v for k, v in (current.settings or {}).items() if k != "mode"}
-                changes = {**changes, "settings": merged | ({"mode": mode} if mode else {})}
+        project = self.projects.get(current.project_id)
+        if project is not None:
+            self._check_references(project, issue_id, changes)
+        if "settings" in changes and access.is_agent:
+            # An agent sends the mode; what the board set (commands, pins) stays.
+            mode = (changes["settings"] or {}).get("mode")
+            merged = {k: v for k, v in (current.settings or {}).items() if k != "mode"}
+            changes = {**changes, "settings": merged | ({"mode": mode} if mode else {})}
         issue: Issue = self.load(issue_id)
         issue.revise({k: v for k, v in changes.items() if k in _REVISABLE})
         if "status" in changes:
@@ -135,16 +143,57 @@ class IssueUseCases(Queries):
             identifier = company.next_identifier()
         return identifier
 
-    def _check_references(self, access: Access, project_id: str, fields: Mapping[str, Any]) -> None:
-        project = self.project_of(access, project_id)
-        if fields.get("parent_id"):
-            parent = self.issues.get(fields["parent_id"])
-            if parent is None or parent.deleted or parent.company_id != project.company_id:
-                raise NotFoundError(
-                    f"There is no parent issue {fields['parent_id']}.", parentId=fields["parent_id"]
+    def _project_reference(self, access: Access, company_id: str, project_id: str) -> Project:
+        """The issue's project: a live one of ``company_id``, else 404 naming ``projectId``."""
+        project = self.projects.get(project_id)
+        if (
+            project is None
+            or project.deleted
+            or project.company_id != company_id
+            or not access.sees_company(project.company_id)
+        ):
+            raise reference_error("projectId", project_id, "a project")
+        return project
+
+    def _check_references(
+        self, project: Project, issue_id: str | None, fields: Mapping[str, Any]
+    ) -> None:
+        """Refuse ids of the body that name nothing of the issue's company (ARCHITECTURE §5.1):
+        ``parent_id`` (a live issue, not the issue itself), ``project_workspace_id`` (a live
+        one of the issue's project), ``settings.executionWorkspaceId`` (a workspace to reuse).
+
+        Raises:
+            NotFoundError: Naming the field (``details.field``).
+        """
+        company_id = project.company_id
+        parent_id = fields.get("parent_id")
+        if parent_id:
+            parent = self.issues.get(parent_id)
+            if (
+                parent is None
+                or parent.deleted
+                or parent.company_id != company_id
+                or parent_id == issue_id
+            ):
+                raise reference_error("parentId", parent_id, "another issue")
+        workspace_id = fields.get("project_workspace_id")
+        if workspace_id:
+            found = self.project_workspaces.get(workspace_id)
+            if found is None or found.deleted or found.company_id != company_id:
+                raise reference_error("projectWorkspaceId", workspace_id, "a project workspace")
+            if found.project_id != str(project.id):
+                raise reference_error(
+                    "projectWorkspaceId", workspace_id, "a project workspace", "the issue's project"
                 )
-        if fields.get("project_workspace_id"):
-            self.project_workspace_of(access, project_id, fields["project_workspace_id"])
+        pinned = (fields.get("settings") or {}).get("executionWorkspaceId")
+        if pinned:
+            workspace = self.workspaces.get(pinned)
+            if workspace is None or workspace.company_id != company_id:
+                raise reference_error(
+                    "executionWorkspaceSettings.executionWorkspaceId",
+                    pinned,
+                    "an execution workspace",
+                )
 
     @staticmethod
     def _check_agent_settings(
@@ -158,7 +207,7 @@ class IssueUseCases(Queries):
             return {k: v for k, v in (settings or {}).items() if k != "mode" and v is not None}
 
         if strip(after) and strip(before) != strip(after):
-            raise ForbiddenError(
+            raise AccessDeniedError(
                 "An agent may change only executionWorkspaceSettings.mode; a board key sets the "
                 "rest.",
                 field="executionWorkspaceSettings",

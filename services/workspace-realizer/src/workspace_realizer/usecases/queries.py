@@ -1,4 +1,14 @@
-"""Reads of the realizer's read models, each checking that the principal may see what it asks for."""
+"""Reads of the realizer's read models, each checking that the principal may see what it asks for
+(ARCHITECTURE §5.1): another company's thing is not found (404); inside the company an agent key
+or run token reaches only its ``OWN`` things (403 otherwise):
+
+- issues: an agent key those assigned to its agent (or bound to its run); a run token its run's
+  issue;
+- execution workspaces: the workspaces of those issues (the source issue, or an issue whose
+  current workspace it is), and for a run token also the workspace its run holds;
+- workspace operations: those of a workspace (or, without one, of an issue) it reaches; a project
+  workspace's own operations (its managed clone) are the board's.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
+from workspace_realizer.access import AccessDeniedError
 from workspace_realizer.domain.errors import NotFoundError
 from workspace_realizer.domain.workspaces import REUSABLE_MODES
 from workspace_realizer.readmodels import RealizerReadModels
@@ -78,12 +89,24 @@ class Queries(RealizerReadModels):
                 f"There is no execution workspace {workspace_id}.", workspaceId=workspace_id
             )
         access.check_company(workspace.company_id, "execution workspace", workspace_id)
-        if access.is_agent and not self._agent_sees(access, workspace):
-            access.check_issue(workspace.source_issue_id, None)
+        if not self.reaches_workspace(access, workspace):
+            if access.is_run_token:
+                raise AccessDeniedError(
+                    "This run's token reaches only the workspaces of its run's issue and the "
+                    "one its run holds; use a board key for the others.",
+                    workspaceId=workspace_id,
+                    runIssueId=access.issue_id,
+                )
+            raise AccessDeniedError(
+                "This agent reaches only the workspaces of the issues assigned to it; use a "
+                "board key for the others.",
+                workspaceId=workspace_id,
+            )
         return workspace
 
     def operation_of(self, access: Access, operation_id: str) -> WorkspaceOperation:
-        """A workspace operation this service recorded, or ``NotFoundError``."""
+        """A workspace operation this service recorded, or ``NotFoundError``; an agent reaches
+        those of the workspaces (or issues) it reaches, never a project workspace's own."""
         operation = self.operations.get(operation_id)
         if operation is None:
             raise NotFoundError(
@@ -92,7 +115,27 @@ class Queries(RealizerReadModels):
         access.check_company(operation.company_id, "workspace operation", operation_id)
         if operation.execution_workspace_id:
             self.workspace_of(access, operation.execution_workspace_id)
+        elif access.is_agent:
+            issue = self.issues.get(operation.issue_id or "")
+            if issue is None or not access.owns_issue(str(issue.id), issue.assignee_agent_id):
+                raise AccessDeniedError(
+                    "This operation belongs to no workspace or issue of this agent (a project "
+                    "workspace's managed clone is the board's); use a board key to read it.",
+                    operationId=operation_id,
+                )
         return operation
+
+    def reaches_workspace(self, access: Access, workspace: ExecutionWorkspace) -> bool:
+        """Whether ``access`` reaches the workspace (``OWN``; the board reaches them all): one of
+        its linked issues is the agent's, or (a run token) its run holds it."""
+        if not access.is_agent:
+            return True
+        if access.holds(self.run_holders.get(str(workspace.id), ())):
+            return True
+        return any(
+            access.owns_issue(str(issue.id), issue.assignee_agent_id)
+            for issue in self.issues_linked_to(workspace)
+        )
 
     # -- lists -----------------------------------------------------------------------------
 
@@ -137,7 +180,7 @@ class Queries(RealizerReadModels):
             and project_id in (None, issue.project_id)
             and (not statuses or issue.status in statuses)
             and assignee_agent_id in (None, issue.assignee_agent_id)
-            and access.may_touch_issue(str(issue.id), issue.assignee_agent_id)
+            and access.owns_issue(str(issue.id), issue.assignee_agent_id)
         ]
         return _page(
             _sorted(rows, lambda i: (i.created_on, str(i.id)), reverse=True), limit, offset
@@ -171,7 +214,7 @@ class Queries(RealizerReadModels):
                 continue
             if (statuses and ws.status not in statuses) or (reuse_eligible and not _reusable(ws)):
                 continue
-            if access.is_agent and not self._agent_sees(access, ws):
+            if not self.reaches_workspace(access, ws):
                 continue
             rows.append(ws)
         order = _sorted(rows, lambda w: (w.last_used_at, w.created_on), reverse=True)
@@ -184,16 +227,6 @@ class Queries(RealizerReadModels):
         self.workspace_of(access, workspace_id)
         ids = self.operations_by_workspace.get(workspace_id, [])
         return _page((self.operations[i] for i in ids), limit, offset)
-
-    def _agent_sees(self, access: Access, workspace: ExecutionWorkspace) -> bool:
-        """An agent sees the workspaces of the issues it may touch; a run token also the one its
-        run holds."""
-        if access.holds(self.run_holders.get(str(workspace.id), ())):
-            return True
-        return any(
-            access.may_touch_issue(str(issue.id), issue.assignee_agent_id)
-            for issue in self.issues_linked_to(workspace)
-        )
 
 
 def _reusable(workspace: ExecutionWorkspace) -> bool:

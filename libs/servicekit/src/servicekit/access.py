@@ -1,0 +1,392 @@
+"""Who may see and do what: the one access model of the gateway and every service.
+
+ARCHITECTURE §5.1 describes it. A request's principal is one of five actor kinds
+(plus ``system``, Clipyard itself); every route and bus endpoint acts on one resource kind with one
+action (read, write or control). :data:`POLICY` says, per kind, resource and action, how far the
+actor reaches:
+
+- ``ALL``: every company's (the admin key: companies, keys, secrets, operations, events);
+- ``COMPANY``: everything of its own company;
+- ``OWN``: only its own things inside its company: for an agent key its agent, the issues assigned
+  to that agent (or bound to its run) and those issues' workspaces, runs and operations; for a run
+  token its run, that run's issue, the workspaces of that issue and the one the run holds, and the
+  operations the run started;
+- ``REDACTED``: the company's, without ``env`` values and host paths (project workspaces and
+  projects, for agents);
+- missing: refused with 403 ``forbidden``, the message naming who may.
+
+Another company's thing is *not found* (404), so its existence is not revealed; one of the same
+company that the actor may not reach is 403. The gateway checks the kind-level rule (each route
+declares its resource and action); the owning service checks the company and the ``OWN`` rules,
+because only it holds the facts (an issue's assignee, a workspace's holders, a run's agent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final
+
+from contracts.errors import CodedError, ErrorCode
+
+if TYPE_CHECKING:
+    from contracts.base import Principal
+
+__all__ = [
+    "POLICY",
+    "Access",
+    "AccessDeniedError",
+    "Action",
+    "ActorKind",
+    "NotVisibleError",
+    "Reach",
+    "Resource",
+    "kind_of",
+    "reach_of",
+]
+
+
+class ActorKind(StrEnum):
+    """How a request authenticated."""
+
+    ADMIN = "admin"
+    BOARD_KEY = "board_key"
+    BOARD_SESSION = "board_session"
+    AGENT_KEY = "agent_key"
+    RUN_TOKEN = "run_token"
+    SYSTEM = "system"
+
+
+class Resource(StrEnum):
+    """What a route or bus endpoint acts on."""
+
+    COMPANY = "company"
+    API_KEY = "api_key"
+    SECRET = "secret"
+    PROJECT = "project"
+    PROJECT_WORKSPACE = "project_workspace"
+    ISSUE = "issue"
+    EXECUTION_WORKSPACE = "execution_workspace"
+    RUNTIME_SERVICE = "runtime_service"
+    AGENT = "agent"
+    RUN = "run"
+    OPERATION = "operation"
+    EVENT_STREAM = "event_stream"
+    ADAPTER_SLOTS = "adapter_slots"
+
+
+class Action(StrEnum):
+    """Read (GET), write (create, change, delete) or control (realize, start and stop, wake,
+    cancel)."""
+
+    READ = "read"
+    WRITE = "write"
+    CONTROL = "control"
+
+
+class Reach(StrEnum):
+    """How far an actor reaches for one resource and action."""
+
+    ALL = "all"
+    COMPANY = "company"
+    OWN = "own"
+    REDACTED = "redacted"
+
+
+_R, _W, _C = Action.READ, Action.WRITE, Action.CONTROL
+
+
+def _rows(kind: ActorKind, table: dict[Resource, dict[Action, Reach]]) -> dict[Any, Reach]:
+    return {(kind, r, a): reach for r, actions in table.items() for a, reach in actions.items()}
+
+
+_BOARD: Final = {
+    Resource.COMPANY: {_R: Reach.COMPANY},
+    Resource.API_KEY: {_R: Reach.COMPANY, _W: Reach.COMPANY},
+    Resource.SECRET: {_R: Reach.COMPANY, _W: Reach.COMPANY},
+    Resource.PROJECT: {_R: Reach.COMPANY, _W: Reach.COMPANY},
+    Resource.PROJECT_WORKSPACE: {_R: Reach.COMPANY, _W: Reach.COMPANY},
+    Resource.ISSUE: {_R: Reach.COMPANY, _W: Reach.COMPANY, _C: Reach.COMPANY},
+    Resource.EXECUTION_WORKSPACE: {_R: Reach.COMPANY, _W: Reach.COMPANY},
+    Resource.RUNTIME_SERVICE: {_R: Reach.COMPANY, _C: Reach.COMPANY},
+    Resource.AGENT: {_R: Reach.COMPANY, _W: Reach.COMPANY, _C: Reach.COMPANY},
+    Resource.RUN: {_R: Reach.COMPANY, _C: Reach.COMPANY},
+    Resource.OPERATION: {_R: Reach.COMPANY},
+    Resource.EVENT_STREAM: {_R: Reach.COMPANY},
+    Resource.ADAPTER_SLOTS: {_R: Reach.COMPANY},
+}
+
+_AGENT: Final = {
+    Resource.COMPANY: {_R: Reach.COMPANY},
+    Resource.PROJECT: {_R: Reach.REDACTED},
+    Resource.PROJECT_WORKSPACE: {_R: Reach.REDACTED},
+    Resource.ISSUE: {_R: Reach.OWN, _W: Reach.OWN, _C: Reach.OWN},
+    Resource.EXECUTION_WORKSPACE: {_R: Reach.OWN},
+    Resource.RUNTIME_SERVICE: {_R: Reach.OWN, _C: Reach.OWN},
+    Resource.AGENT: {_R: Reach.OWN, _C: Reach.OWN},
+    Resource.RUN: {_R: Reach.OWN, _C: Reach.OWN},
+    Resource.OPERATION: {_R: Reach.OWN},
+}
+
+POLICY: Final[dict[tuple[ActorKind, Resource, Action], Reach]] = {
+    **_rows(
+        ActorKind.ADMIN,
+        {
+            Resource.COMPANY: {_R: Reach.ALL, _W: Reach.ALL},
+            Resource.API_KEY: {_R: Reach.ALL, _W: Reach.ALL},
+            Resource.SECRET: {_R: Reach.ALL, _W: Reach.ALL},
+            Resource.OPERATION: {_R: Reach.ALL},
+            Resource.EVENT_STREAM: {_R: Reach.ALL},
+        },
+    ),
+    **_rows(ActorKind.BOARD_KEY, _BOARD),
+    **_rows(ActorKind.BOARD_SESSION, _BOARD),
+    **_rows(ActorKind.AGENT_KEY, _AGENT),
+    **_rows(ActorKind.RUN_TOKEN, _AGENT),
+    **{(ActorKind.SYSTEM, r, a): Reach.ALL for r in Resource for a in Action},
+}
+"""(actor kind, resource, action) -> reach; a missing entry is refused (403)."""
+
+_WHO: Final = {
+    ActorKind.ADMIN: "the admin key",
+    ActorKind.BOARD_KEY: "a board key",
+    ActorKind.BOARD_SESSION: "a board session",
+    ActorKind.AGENT_KEY: "an agent key",
+    ActorKind.RUN_TOKEN: "a run token",
+    ActorKind.SYSTEM: "Clipyard itself",
+}
+
+
+class AccessDeniedError(CodedError, PermissionError):
+    """The actor may not do this (403 ``forbidden``); the message says who may."""
+
+    code = ErrorCode.FORBIDDEN
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class NotVisibleError(CodedError, LookupError):
+    """Another company's thing, answered as if it did not exist (404 ``not_found``)."""
+
+    code = ErrorCode.NOT_FOUND
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+def kind_of(principal: Principal) -> ActorKind:
+    """The actor kind of a principal."""
+    actor = principal.actor.type
+    if actor == "agent":
+        return ActorKind.RUN_TOKEN if principal.run_bound else ActorKind.AGENT_KEY
+    if actor == "board":
+        return ActorKind.BOARD_SESSION if principal.via_session else ActorKind.BOARD_KEY
+    return ActorKind.ADMIN if actor == "admin" else ActorKind.SYSTEM
+
+
+def reach_of(kind: ActorKind, resource: Resource, action: Action) -> Reach | None:
+    """How far ``kind`` reaches for ``action`` on ``resource``; None: refused."""
+    return POLICY.get((kind, resource, action))
+
+
+def _allowed_kinds(resource: Resource, action: Action) -> str:
+    kinds = [
+        _WHO[k] for k in ActorKind if k is not ActorKind.SYSTEM and reach_of(k, resource, action)
+    ]
+    if not kinds:
+        return "no key"
+    return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
+
+
+_PLURAL: Final = {
+    Resource.COMPANY: "companies",
+    Resource.EVENT_STREAM: "the company event stream",
+    Resource.ADAPTER_SLOTS: "the adapter slots",
+}
+
+
+def _noun(resource: Resource) -> str:
+    return _PLURAL.get(resource) or resource.value.replace("_", " ") + "s"
+
+
+@dataclass(frozen=True)
+class Access:
+    """A principal as the access model sees it: its kind, company, agent, run and issue."""
+
+    kind: ActorKind
+    company_id: str | None
+    actor_id: str
+    run_id: str | None = None
+    issue_id: str | None = None
+
+    @classmethod
+    def of(cls, principal: Principal) -> Access:
+        """The access of a request's principal."""
+        return cls(
+            kind=kind_of(principal),
+            company_id=principal.company_id,
+            actor_id=principal.actor.id,
+            run_id=principal.run_id,
+            issue_id=principal.issue_id,
+        )
+
+    @property
+    def is_agent(self) -> bool:
+        """An agent key or a run token."""
+        return self.kind in (ActorKind.AGENT_KEY, ActorKind.RUN_TOKEN)
+
+    @property
+    def is_run_token(self) -> bool:
+        """A run token (the agent's rights narrowed to its run)."""
+        return self.kind is ActorKind.RUN_TOKEN
+
+    @property
+    def agent_id(self) -> str | None:
+        """The agent an agent key or run token acts as."""
+        return self.actor_id if self.is_agent else None
+
+    def reach(self, resource: Resource, action: Action) -> Reach:
+        """How far this actor reaches, or ``AccessDeniedError`` naming who may."""
+        reach = reach_of(self.kind, resource, action)
+        if reach is None:
+            raise AccessDeniedError(
+                f"{_WHO[self.kind].capitalize()} may not {action.value} {_noun(resource)}; "
+                f"{_allowed_kinds(resource, action)} may.",
+                actorKind=self.kind.value,
+                resource=resource.value,
+                action=action.value,
+            )
+        return reach
+
+    def redacted(self, resource: Resource) -> bool:
+        """Whether reads of ``resource`` must leave out ``env`` values and host paths."""
+        return reach_of(self.kind, resource, Action.READ) is Reach.REDACTED
+
+    # The company boundary -------------------------------------------------------------------
+
+    def sees_company(self, company_id: str | None) -> bool:
+        """Whether things of ``company_id`` are visible at all (the admin and Clipyard itself,
+        acting for no company, see every company)."""
+        if self.company_id is None:
+            return self.kind in (ActorKind.ADMIN, ActorKind.SYSTEM)
+        return self.company_id == company_id
+
+    def check_company(self, company_id: str | None, what: str, ident: str) -> None:
+        """Raise ``NotVisibleError`` (naming ``<what>Id``) unless ``company_id`` is visible."""
+        if not self.sees_company(company_id):
+            raise NotVisibleError(f"There is no {what} {ident}.", **{_key(what): ident})
+
+    def scope(self) -> str | None:
+        """The company this actor's lists are limited to (None: every company).
+
+        Raises:
+            AccessDeniedError: A non-operator credential that belongs to no company.
+        """
+        if self.company_id is None and self.kind not in (ActorKind.ADMIN, ActorKind.SYSTEM):
+            raise AccessDeniedError("This key belongs to no company.", actorKind=self.kind.value)
+        return self.company_id
+
+    # Own things (OWN reach) -----------------------------------------------------------------
+
+    def owns_agent(self, agent_id: str | None) -> bool:
+        """Whether ``agent_id`` is the actor's own agent (always true for the board)."""
+        return not self.is_agent or agent_id == self.actor_id
+
+    def owns_issue(self, issue_id: str, assignee_agent_id: str | None) -> bool:
+        """Whether the issue is the actor's: an agent key's agent is its assignee (or the issue
+        is its run's); a run token's run is for it. The board owns every issue."""
+        if not self.is_agent:
+            return True
+        if self.is_run_token:
+            return self.issue_id is not None and issue_id == self.issue_id
+        return assignee_agent_id == self.actor_id or (
+            self.issue_id is not None and issue_id == self.issue_id
+        )
+
+    def owns_run(self, run_id: str, run_agent_id: str | None) -> bool:
+        """Whether the run is the actor's: its agent's (agent key) or itself (run token)."""
+        if not self.is_agent:
+            return True
+        if self.is_run_token:
+            return run_id == self.run_id
+        return run_agent_id == self.actor_id
+
+    def holds(self, run_holders: Collection[str]) -> bool:
+        """Whether the actor is a run token whose run is among ``run_holders`` (of a workspace)."""
+        return self.is_run_token and self.run_id is not None and self.run_id in run_holders
+
+    def started(self, actor: dict[str, Any] | None, run_id: str | None) -> bool:
+        """Whether an operation started by ``actor`` (for ``run_id``) is the actor's own: an agent
+        key's when its agent started it, a run token's when its run did. The board's: all."""
+        if not self.is_agent:
+            return True
+        if self.is_run_token:
+            return run_id is not None and run_id == self.run_id
+        return (
+            actor is not None and actor.get("type") == "agent" and actor.get("id") == self.actor_id
+        )
+
+    # Checks that raise ----------------------------------------------------------------------
+
+    def check_issue(self, issue_id: str, assignee_agent_id: str | None) -> None:
+        """Raise ``AccessDeniedError`` unless the issue is the actor's (see :meth:`owns_issue`)."""
+        if self.owns_issue(issue_id, assignee_agent_id):
+            return
+        if self.is_run_token:
+            raise AccessDeniedError(
+                "This run's token may only touch the issue of its run.",
+                issueId=issue_id,
+                runIssueId=self.issue_id,
+            )
+        raise AccessDeniedError(
+            "This agent may only touch issues assigned to it or bound to its run.",
+            issueId=issue_id,
+        )
+
+    def check_agent(self, agent_id: str, action: str) -> None:
+        """Raise ``AccessDeniedError`` when an agent key or run token reaches another agent."""
+        if not self.owns_agent(agent_id):
+            raise AccessDeniedError(
+                f"An agent can only {action} itself.", agentId=agent_id, actor=self.actor_id
+            )
+
+    def check_run(self, run_id: str, run_agent_id: str | None, action: str) -> None:
+        """Raise ``AccessDeniedError`` when an agent reaches another agent's run, or a run token
+        another run than its own (even one of its agent)."""
+        if self.owns_run(run_id, run_agent_id):
+            return
+        if self.is_run_token:
+            raise AccessDeniedError(
+                f"A run token can only {action} its own run ({self.run_id}); use an agent key "
+                "or a board key for the agent's other runs.",
+                runId=run_id,
+                tokenRunId=self.run_id,
+            )
+        raise AccessDeniedError(
+            f"An agent can only {action} its own runs.", runId=run_id, actor=self.actor_id
+        )
+
+    def check_board(self, action: str) -> None:
+        """Raise ``AccessDeniedError`` for agents: ``action`` is the board's."""
+        if self.is_agent:
+            raise AccessDeniedError(
+                f"Only a board key may {action}; {_WHO[self.kind]} may not.",
+                actorKind=self.kind.value,
+            )
+
+    def check_operator(self, what: str) -> None:
+        """Raise ``AccessDeniedError`` unless the actor is the admin or Clipyard itself."""
+        if self.kind not in (ActorKind.ADMIN, ActorKind.SYSTEM):
+            raise AccessDeniedError(
+                f"Only an admin or Clipyard itself may read {what}; {_WHO[self.kind]} may not.",
+                actorKind=self.kind.value,
+            )
+
+
+def _key(what: str) -> str:
+    words = what.split()
+    return words[0] + "".join(word.capitalize() for word in words[1:]) + "Id"
