@@ -261,8 +261,8 @@ PROBES: Final[tuple[Probe, ...]] = (
         RUNTIME,
         _C,
         "POST",
-        _EWS + "/runtime-services/stop",
-        lambda a: {},
+        _EWS + "/runtime-services/restart",
+        lambda a: {"workspaceCommandId": "service:web"},
         run_header=True,
     ),
     Probe(

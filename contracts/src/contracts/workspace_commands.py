@@ -152,7 +152,8 @@ class CreateIssue(Command, tag="issue.create.v1", frozen=True, kw_only=True):
 
 class UpdateIssue(Command, tag="issue.update.v1", frozen=True, kw_only=True):
     """Change an issue → ``Issue``. Agents may update only issues assigned to them or bound to
-    their run, and may change ``executionWorkspaceSettings.mode`` only (403 otherwise)."""
+    their run, and change only the status, title, description, priority, a comment and
+    ``executionWorkspaceSettings.mode`` (403 naming any other field changed)."""
 
     issue_id: str
     title: str | msgspec.UnsetType = msgspec.UNSET

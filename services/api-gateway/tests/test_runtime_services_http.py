@@ -384,6 +384,24 @@ def test_rights_board_and_agent_keys_act_the_admin_key_does_not(
     assert scripted.sent[-3].message.principal.run_id == rt.RUN
 
 
+def test_an_agents_facts_are_read_whole_as_clipyard_itself_for_the_supervisor_only(
+    client: Client, scripted: Any, company: str, agent: dict[str, str]
+) -> None:
+    """An agent reads project workspaces redacted (ARCHITECTURE §5.1); the facts the supervisor
+    compares with its whole copies are read as Clipyard itself, or they would never match."""
+    response = client.post(
+        f"{WS_URL}/runtime-services/restart", headers={**agent, "X-Run-Id": rt.RUN}
+    )
+    assert response.status_code == 200, response.text
+    (read,) = [one.message for one in scripted.sent if one.subject == GET_PWS]
+    assert isinstance(read, GetProjectWorkspace)
+    assert (read.principal.actor.type, read.principal.company_id) == ("system", company)
+    command = _control(scripted.sent)
+    assert command.principal.actor.type == "agent"  # the action itself stays the agent's
+    facts = msgspec.to_builtins(command.realizer_facts)
+    assert facts["projectRuntimeConfig"] == _full(PROJECT_RUNTIME, RuntimeConfig)
+
+
 @pytest.mark.parametrize(
     "headers",
     [

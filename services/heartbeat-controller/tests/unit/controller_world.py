@@ -38,6 +38,18 @@ def agent_principal(agent_id: str, company: str = ACME) -> Principal:
     return Principal(company_id=company, actor=Actor(type="agent", id=agent_id))
 
 
+def acting_for(principal: Principal, run_id: str) -> Principal:
+    """``principal`` as the gateway passes it with ``X-Run-Id: <run_id>`` (any key)."""
+    return msgspec.structs.replace(principal, run_id=run_id)
+
+
+def published_since(app: HeartbeatControllerApplication, after: int) -> list[Any]:
+    """The public events saved after notification ``after``, as the outbox publishes them."""
+    stored = app.recorder.select_notifications(start=after, limit=1000, inclusive_of_start=False)
+    contracts = (to_contract(app.mapper.to_domain_event(n)) for n in stored)
+    return [c for c in contracts if c is not None]
+
+
 def run_principal(agent_id: str, run_id: str, issue_id: str | None) -> Principal:
     """A run token's principal."""
     return Principal(

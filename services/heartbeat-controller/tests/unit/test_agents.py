@@ -4,19 +4,24 @@ to send; who may do what (another company: 404; an agent key: itself only, never
 from __future__ import annotations
 
 from typing import Any
+from uuid import uuid4
 
 import msgspec
 import pytest
 from controller_world import (
     ADMIN,
     BOARD,
+    OTHER,
     OTHER_BOARD,
     PROCESS,
     World,
+    acting_for,
     agent_principal,
+    published_since,
     run_principal,
 )
 
+from contracts import run_events as re_
 from contracts.agents import CreateAgent, RunFilters, UpdateAgent
 from contracts.base import Actor, Principal
 from eventstore import audit_trail
@@ -234,3 +239,59 @@ def test_a_deleted_agent_is_gone(app: HeartbeatControllerApplication, world: Wor
     with pytest.raises(NotFoundError):
         app.delete_agent(BOARD, agent_id)
     assert app.list_agents(BOARD).total == 0
+
+
+def test_managing_agents_names_only_a_run_of_the_company_as_x_run_id(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    acme_agent = world.agent(max_runs=3)
+    acme_run = world.wake(acme_agent).run_id
+    theirs = world.agent(principal=OTHER_BOARD, name="theirs")
+    other_run = world.wake(theirs, principal=OTHER_BOARD).run_id
+
+    def create(board: Principal) -> str:
+        command = CreateAgent(
+            principal=board, name="y", adapter_type="process", adapter_config=PROCESS
+        )
+        return str(app.create_agent(board, command).id)
+
+    def update(board: Principal) -> None:
+        app.update_agent(board, UpdateAgent(principal=board, agent_id=theirs, name="renamed"))
+
+    before = app.last_notification_id()
+    # Company B's board key naming a run of company A (or no run at all): 404, nothing saved.
+    for run_id in (acme_run, str(uuid4())):
+        board = acting_for(OTHER_BOARD, run_id)
+        for command in (create, update, lambda b: app.delete_agent(b, theirs)):
+            with pytest.raises(NotFoundError) as raised:
+                command(board)
+            assert (raised.value.code, raised.value.status) == ("not_found", 404)
+            assert raised.value.details == {"runId": run_id, "field": "X-Run-Id"}
+            assert "X-Run-Id" in str(raised.value)
+    assert app.last_notification_id() == before
+    assert app.get_agent(OTHER_BOARD, theirs).name == "theirs"
+    # A run of its own company is recorded as the run of each change.
+    board = acting_for(OTHER_BOARD, other_run)
+    update(board)
+    app.delete_agent(board, create(board))
+    changes = [
+        e
+        for e in published_since(app, before)
+        if isinstance(e, re_.AgentCreated | re_.AgentUpdated | re_.AgentDeleted)
+    ]
+    assert [(type(e).__name__, e.company_id, e.run_id) for e in changes] == [
+        ("AgentUpdated", OTHER, other_run),
+        ("AgentCreated", OTHER, other_run),
+        ("AgentDeleted", OTHER, other_run),
+    ]
+
+
+def test_an_agent_key_naming_its_own_run_still_never_manages_agents(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    me = world.agent()
+    key = acting_for(agent_principal(me), world.wake(me).run_id)
+    with pytest.raises(AccessDeniedError):
+        app.update_agent(key, UpdateAgent(principal=key, agent_id=me, name="renamed"))
+    with pytest.raises(AccessDeniedError):
+        app.delete_agent(key, me)

@@ -4,7 +4,15 @@ workspace leases handed over in order, cancel of queued and running runs, an age
 from __future__ import annotations
 
 import pytest
-from controller_world import BOARD, OTHER_BOARD, Clock, World, agent_principal, run_principal
+from controller_world import (
+    BOARD,
+    OTHER_BOARD,
+    Clock,
+    World,
+    acting_for,
+    agent_principal,
+    run_principal,
+)
 
 from contracts.agents import RunFilters
 from heartbeat_controller.application import HeartbeatControllerApplication
@@ -178,6 +186,11 @@ def test_runs_are_seen_and_cancelled_by_their_own_agent_only(
     with pytest.raises(NotFoundError):
         app.request_cancel(OTHER_BOARD, mine)
     assert app.list_runs(OTHER_BOARD, RunFilters()).total == 0
+    # Cancelling its own run while acting for another agent's run (X-Run-Id): refused too.
+    with pytest.raises(AccessDeniedError) as raised:
+        app.request_cancel(acting_for(key, theirs), mine)
+    assert raised.value.details["field"] == "X-Run-Id"
+    assert app.get_run(BOARD, mine).status == "queued"
 
 
 def test_a_run_token_reaches_only_its_own_run_not_its_agents_others(

@@ -5,6 +5,7 @@ by interval; assignment wakes from the realizer's issue events."""
 from __future__ import annotations
 
 from datetime import timedelta
+from uuid import uuid4
 
 import pytest
 from controller_world import (
@@ -15,11 +16,14 @@ from controller_world import (
     OTHER_BOARD,
     Clock,
     World,
+    acting_for,
     agent_principal,
+    published_since,
     run_principal,
 )
 from eventsourcing.persistence import IntegrityError, Tracking
 
+from contracts import run_events as re_
 from contracts.agents import RunFilters, UpdateAgent
 from contracts.base import Actor, Principal
 from contracts.workspace_events import IssueAssigned, IssueDeleted, IssueStatusChanged
@@ -157,6 +161,67 @@ def test_a_run_token_wakes_its_agent_only_for_its_own_issue(
     assert world.wake(me, principal=token).status == "queued"
     with pytest.raises(AccessDeniedError):
         world.wake(me, foreign, principal=token)
+
+
+def test_a_board_key_wakes_only_for_a_run_of_its_company_as_x_run_id(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    # Company B's board key woke B's agent naming a run of company A: 404, nothing recorded.
+    theirs = world.agent(principal=OTHER_BOARD, max_runs=3)
+    mine = world.agent(name="mine", max_runs=3)
+    acme_run = world.wake(mine).run_id
+    other_run = world.wake(theirs, principal=OTHER_BOARD).run_id
+    before = app.last_notification_id()
+    for run_id in (acme_run, str(uuid4())):
+        with pytest.raises(NotFoundError) as raised:
+            world.wake(theirs, principal=acting_for(OTHER_BOARD, run_id))
+        assert (raised.value.code, raised.value.status) == ("not_found", 404)
+        assert raised.value.details == {"runId": run_id, "field": "X-Run-Id"}
+        assert str(raised.value).startswith("X-Run-Id: ")
+    assert app.last_notification_id() == before
+    # A run of its own company (of any of its agents) is the wake's recorded run.
+    issue = world.issue(company=OTHER)
+    accepted = world.wake(theirs, issue, principal=acting_for(OTHER_BOARD, other_run))
+    requested = [e for e in published_since(app, before) if isinstance(e, re_.WakeupRequested)]
+    assert [(e.aggregate_id, e.run_id) for e in requested] == [
+        (accepted.wakeup_request_id, other_run)
+    ]
+
+
+def test_an_agent_key_wakes_itself_only_for_a_run_of_its_own_agent_as_x_run_id(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    me, other = world.agent(name="me", max_runs=3), world.agent(name="other")
+    theirs = world.agent(principal=OTHER_BOARD)
+    my_run, their_run = world.wake(me).run_id, world.wake(other).run_id
+    foreign_run = world.wake(theirs, principal=OTHER_BOARD).run_id
+    key = agent_principal(me)
+    before = app.last_notification_id()
+    # Agent X woke itself naming a run of agent Y: 403, via the access model's run rule.
+    with pytest.raises(AccessDeniedError) as denied:
+        world.wake(me, principal=acting_for(key, their_run))
+    assert (denied.value.code, denied.value.status) == ("forbidden", 403)
+    assert str(denied.value) == "An agent can only act for its own runs."
+    assert denied.value.details == {"runId": their_run, "actor": me, "field": "X-Run-Id"}
+    # Another company's run (or none at all): not found, naming the header.
+    for run_id in (foreign_run, str(uuid4())):
+        with pytest.raises(NotFoundError) as missing:
+            world.wake(me, principal=acting_for(key, run_id))
+        assert missing.value.details == {"runId": run_id, "field": "X-Run-Id"}
+    assert app.last_notification_id() == before
+    # Its own run: the wake (coalesced with that queued run) records it.
+    joined = world.wake(me, principal=acting_for(key, my_run))
+    assert (joined.status, joined.run_id) == ("coalesced", my_run)
+    coalesced = [e for e in published_since(app, before) if isinstance(e, re_.WakeupCoalesced)]
+    assert [e.run_id for e in coalesced] == [my_run]
+
+
+def test_a_run_tokens_run_is_left_to_the_gateway(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    # The gateway checks that a run token names its own run; the controller does not look it up.
+    me = world.agent()
+    assert world.wake(me, principal=run_principal(me, "r-unknown", None)).status == "queued"
 
 
 def test_a_wake_names_an_issue_of_the_agents_company(

@@ -1,6 +1,8 @@
 """Runtime reads over the bus by agent keys and run tokens (ARCHITECTURE §5.1): a runtime
 service's log and a workspace's runtime state only for the agent's own workspaces (another of
-its company: 403; another company's: 404); runtime summaries leave out what is not its own."""
+its company: 403; another company's: 404); runtime summaries leave out what is not its own; a
+project workspace's operations only for an agent working in its shared checkout, never from an
+isolated worktree of it."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import msgspec
 import pytest
 from bus_world import BOARD, Sup, Upstream, runtime
 
-from contracts.base import Actor, ErrorReply, Principal
+from contracts.base import Actor, ErrorReply, Ok, Principal
+from contracts.execution_commands import GetWorkspaceOperation, GetWorkspaceOperationOutput
 from contracts.runtime_commands import (
     GetRuntimeServiceLog,
     GetRuntimeState,
@@ -20,7 +23,9 @@ from contracts.runtime_commands import (
     RuntimeSummaries,
 )
 from contracts.runtime_subjects import RUNTIME_LOG, RUNTIME_STATE, RUNTIME_SUMMARIES
+from contracts.workspace_config import JobSpec
 from contracts.workspace_events import IssueAssigned
+from contracts.workspace_subjects import workspace_operation, workspace_operation_output
 
 pytestmark = pytest.mark.integration
 
@@ -97,3 +102,47 @@ async def test_an_agent_reads_the_runtime_of_its_own_workspaces_only(
     assert await summarized(_key("agent-a")) == [ws_a]
     assert await summarized(_key("agent-b")) == [ws_b]
     assert await summarized(token_a) == [ws_a]
+
+
+async def test_a_project_workspaces_operations_are_read_only_from_its_shared_checkout(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
+) -> None:
+    await start_supervisor()
+    job = JobSpec(name="hello", command="echo hello from $(pwd)")
+    pw = await upstream.project_workspace(str(workdir), runtime(jobs=[job]))
+    issue_a = await _assigned(upstream, "ACME-1", "agent-a")
+    issue_c = await _assigned(upstream, "ACME-3", "agent-c")
+    (workdir / "a").mkdir()
+    isolated = await upstream.workspace(str(workdir / "a"), pw=pw, issue=issue_a)
+    shared = await upstream.workspace(str(workdir), pw=pw, issue=issue_c, mode="shared_workspace")
+    run_a = await upstream.run_started(isolated, "agent-a", issue_a)
+    run_c = await upstream.run_started(shared, "agent-c", issue_c)
+    await sup.known(isolated)
+    await sup.known(shared)
+    await sup.run_copied(isolated, run_a, "agent-a")
+    await sup.run_copied(shared, run_c, "agent-c")
+    # The board runs the project workspace's job (no run, no issue): its command, host cwd
+    # and output are the board's, and the shared checkout's.
+    ran = await sup.ok_control("run", pw=pw, workspace_command_id="job:hello")
+    op = ran["operation"]["id"]
+
+    async def read(principal: Principal) -> list[Any]:
+        detail = GetWorkspaceOperation(principal=principal, operation_id=op)
+        output = GetWorkspaceOperationOutput(principal=principal, operation_id=op)
+        return [
+            await sup.request(workspace_operation("supervisor"), detail),
+            await sup.request(workspace_operation_output("supervisor"), output),
+        ]
+
+    for reader in (BOARD, _key("agent-c"), _token("agent-c", run_c, issue_c)):
+        detail, output = await read(reader)
+        assert isinstance(detail, Ok), detail
+        assert detail.result["cwd"] == str(workdir)
+        assert isinstance(output, Ok), output
+        assert output.result["totalBytes"] > 0
+    # The agent of an isolated worktree of the same project workspace: 403, key and token.
+    for outsider in (_key("agent-a"), _token("agent-a", run_a, issue_a)):
+        for refused in await read(outsider):
+            assert isinstance(refused, ErrorReply), refused
+            assert (refused.code, refused.status) == ("forbidden", 403), refused
+            assert refused.details == {"operationId": op}

@@ -1,6 +1,7 @@
 """What an agent key or a run token reaches of the supervisor's workspaces and operations
 (ARCHITECTURE §5.1): an agent key the workspaces of the issues assigned to its agent, a run token
-those of its run's issue and the one its run holds; the board everything of its company."""
+those of its run's issue and the one its run holds; a project workspace only through a shared
+workspace of its own on it (as runtime control); the board everything of its company."""
 
 from __future__ import annotations
 
@@ -100,11 +101,15 @@ def test_a_workspace_not_its_own_is_refused_with_403(
             app.check_target(outsider, ws_a, "read the logs of")
         assert (raised.value.code, raised.value.status) == ("forbidden", 403)
         assert raised.value.details["workspaceId"] == acme["ws_a"]
-    # A project workspace: the agent's when one of its own workspaces is of it.
+    # A project workspace: an isolated worktree of it (agent-a's) gives no reach to it.
     pw = world.target(pw=acme["pw"])
-    app.check_target(_key("agent-a"), pw, "read the logs of")
-    with pytest.raises(AccessDeniedError):
-        app.check_target(_key("agent-c"), pw, "read the logs of")
+    app.check_target(BOARD, pw, "read the logs of")
+    for outsider in (_key("agent-a"), _token("agent-a", acme["run_a"], acme["issue_a"]),
+                     _key("agent-c")):  # fmt: skip
+        with pytest.raises(AccessDeniedError) as raised:
+            app.check_target(outsider, pw, "read the logs of")
+        assert raised.value.details["projectWorkspaceId"] == acme["pw"]
+        assert "shared checkout" in str(raised.value)
 
 
 def test_a_workspace_operation_is_read_by_whom_it_concerns(
@@ -129,4 +134,72 @@ def test_a_workspace_operation_is_read_by_whom_it_concerns(
     listed = app.list_operations(ACME, workspace_id=acme["ws_a"], access=_key("agent-b"))
     assert (listed.items, listed.total) == ([], 0)
     mine = app.list_operations(ACME, workspace_id=acme["ws_a"], access=_key("agent-a"))
+    assert [row.id for row in mine.items] == [op]
+
+
+@pytest.fixture
+def shared(world: World, acme: dict[str, str]) -> dict[str, str]:
+    """Issue C (agent-c) working in the project workspace's checkout itself (a shared
+    workspace), with a run holding it."""
+    issue_c = world.issue("ACME-3")
+    _assign(world, issue_c, "agent-c")
+    ws_c = world.workspace(acme["pw"], issue_c, mode="shared_workspace", cwd="/repos/acme")
+    run_c = world.run_started(ws_c, issue_c, agent="agent-c")
+    return {"issue_c": issue_c, "ws_c": ws_c, "run_c": run_c}
+
+
+def test_a_project_workspace_is_an_agents_only_through_its_shared_checkout(
+    app: RuntimeSupervisorApplication,
+    world: World,
+    acme: dict[str, str],
+    shared: dict[str, str],
+) -> None:
+    pw = world.target(pw=acme["pw"])
+    token_c = _token("agent-c", shared["run_c"], shared["issue_c"])
+    for owner in (BOARD, _key("agent-c"), token_c):
+        assert app.owns_target(owner, pw)
+        app.check_target(owner, pw, "read the logs of")
+    # Agents of isolated worktrees on the same project workspace: not theirs.
+    assert not app.owns_target(_key("agent-a"), pw)
+    assert not app.owns_target(_token("agent-b", acme["run_b"], acme["issue_b"]), pw)
+    # A run token reaches it only while its run holds the shared workspace: a run of the same
+    # agent and issue on an isolated worktree does not, nor a finished run.
+    isolated = world.workspace(acme["pw"], shared["issue_c"])
+    run_isolated = world.run_started(isolated, shared["issue_c"], agent="agent-c")
+    assert not app.owns_target(_token("agent-c", run_isolated, shared["issue_c"]), pw)
+    world.run_finished(shared["run_c"], ws=shared["ws_c"])
+    assert not app.owns_target(token_c, pw)
+    # The agent key still works in the checkout (its issue's shared workspace).
+    assert app.owns_target(_key("agent-c"), pw)
+    # A shared checkout of another project workspace gives no reach to this one.
+    other_pw = world.project_workspace(cwd="/repos/other")
+    world.workspace(other_pw, acme["issue_a"], mode="shared_workspace", cwd="/repos/other")
+    assert app.owns_target(_key("agent-a"), world.target(pw=other_pw))
+    assert not app.owns_target(_key("agent-a"), pw)
+
+
+def test_a_project_workspace_operation_is_read_only_through_its_shared_checkout(
+    app: RuntimeSupervisorApplication,
+    world: World,
+    acme: dict[str, str],
+    shared: dict[str, str],
+) -> None:
+    # The board started the project workspace's services (no run, no issue).
+    pw = world.target(pw=acme["pw"])
+    with acting(Cause(actor=Actor(type="board", id="key-1"))):
+        op = app.start_operation(pw, phase="workspace_provision", command="serve web",
+                                 cwd="/repos/acme")  # fmt: skip
+    token_c = _token("agent-c", shared["run_c"], shared["issue_c"])
+    for reader in (BOARD, _key("agent-c"), token_c):
+        assert str(app.operation_of(reader, op).id) == op
+    # Isolated-worktree agents: 403, by key and by token.
+    for outsider in (_key("agent-a"), _token("agent-a", acme["run_a"], acme["issue_a"]),
+                     _key("agent-b"), _token("agent-b", acme["run_b"], acme["issue_b"])):  # fmt: skip
+        with pytest.raises(AccessDeniedError) as raised:
+            app.operation_of(outsider, op)
+        assert (raised.value.status, raised.value.details) == (403, {"operationId": op})
+    # Lists leave it out for them.
+    listed = app.list_operations(ACME, project_workspace_id=acme["pw"], access=_key("agent-a"))
+    assert (listed.items, listed.total) == ([], 0)
+    mine = app.list_operations(ACME, project_workspace_id=acme["pw"], access=token_c)
     assert [row.id for row in mine.items] == [op]

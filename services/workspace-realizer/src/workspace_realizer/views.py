@@ -3,6 +3,7 @@ thread, where the read models are consistent)."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -92,7 +93,10 @@ def project_workspace_view(
     stay without its value, and the supervisor, not the agent, runs the commands. ``cwd``,
     ``managedCheckout.path`` and an absolute (``/``, ``~``, ``$``) ``cwd`` of a runtime command
     are null; a command's relative ``cwd`` (inside the workspace) and the command texts stay.
-    Board reads are not redacted.
+    ``repoUrl`` of a local repository (a ``file:`` URL, an absolute, ``~`` or ``$`` path, a
+    relative path) is null; a remote one loses its userinfo (``user:token@``), query and
+    fragment (``https://user:token@host/x.git`` -> ``https://host/x.git``, ``git@host:x.git``
+    -> ``host:x.git``). Board reads are not redacted.
     """
     checkout = managed_checkout(workspace)
     config = _convert(workspace.runtime_config, RuntimeConfig)
@@ -105,7 +109,7 @@ def project_workspace_view(
         project_id=workspace.project_id,
         name=workspace.name,
         cwd=None if redacted else workspace.cwd,
-        repo_url=workspace.repo_url,
+        repo_url=_agent_repo_url(workspace.repo_url) if redacted else workspace.repo_url,
         repo_ref=workspace.repo_ref,
         is_primary=workspace.is_primary,
         setup_command=workspace.setup_command,
@@ -119,6 +123,24 @@ def project_workspace_view(
 
 def _host_path(path: str | None) -> bool:
     return path is not None and path.startswith(("/", "~", "$"))
+
+
+def _agent_repo_url(url: str | None) -> str | None:
+    """``url`` as an agent reads it: None for a local repository, else without userinfo, query
+    and fragment (:func:`project_workspace_view`)."""
+    if url is None or _host_path(url) or url.lower().startswith("file:"):
+        return None
+    scheme, sep, rest = url.partition("://")
+    if sep:
+        # The authority ends at the first "/", "?" or "#" (RFC 3986); its userinfo at its last "@".
+        authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+        path = re.split(r"[?#]", rest[len(authority) :], maxsplit=1)[0]
+        return f"{scheme}://{authority.rpartition('@')[2]}{path}"
+    head = url.split("/", 1)[0]
+    if ":" not in head:
+        return None  # no ":" before the first "/": git reads it as a (relative) local path
+    # scp-like ``[user@]host:path``: the user ends at the last "@" before the first "/".
+    return url[head.rfind("@") + 1 :]
 
 
 def _redacted_runtime(config: RuntimeConfig | None) -> RuntimeConfig | None:

@@ -1,13 +1,15 @@
 """The access model on the realizer's endpoints, through a real nats-server (``build_spec`` with
 fake host ports, a hand-written heartbeat-controller answering ``ws.qry.agent.get``): an agent key
-and a run token get 403 on every query and command about another agent's issue or workspace;
-project and project-workspace reads carry no ``env`` and no host paths for them; an
+and a run token get 403 on every query and command about another agent's issue or workspace,
+and on reassigning, reparenting or moving their own issue; project and project-workspace reads
+carry no ``env``, no host paths and no credentials in ``repoUrl`` for them; an
 ``assigneeAgentId`` of another company is 404 naming the field, while an agent created a moment
 ago (not in the realizer's copy yet) is assignable at once."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -64,8 +66,10 @@ from natsbus import BusClient, error_reply
 from servicekit import ServiceSettings, start_service
 from testkit.nats_server import start_nats_server
 from workspace_realizer.app import build_spec
+from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.host import HostPorts, NoCredentials
 from workspace_realizer.settings import RealizerSettings
+from workspace_realizer.views import project_workspace_view
 
 pytestmark = pytest.mark.integration
 
@@ -270,6 +274,41 @@ async def test_agent_principals_get_403_on_every_read_and_command_of_another_age
         assert (await s.error(subject, foreign)).status == 404, route
 
 
+@pytest.mark.parametrize("who", ["agent key", "run token"])
+async def test_an_agent_does_not_reassign_reparent_or_move_its_own_issue(
+    stack: Stack, tmp_path: Path, who: str
+) -> None:
+    s = stack
+    project, checkout = await _project(s, tmp_path)
+    mine, theirs = await _issue(s, project, X, "X's"), await _issue(s, project, Y, "Y's")
+    me = KEY_X if who == "agent key" else run_token(mine)
+    issue = await s.ok(subjects.ISSUE_GET, GetIssue(principal=BOARD, issue_id=mine))
+    before, asked = s.runtime.app.last_notification_id(), list(s.controller.asked)
+    refused = {
+        "assigneeAgentId": UpdateIssue(principal=me, issue_id=mine, assignee_agent_id=Y),
+        "parentId": UpdateIssue(principal=me, issue_id=mine, parent_id=theirs),
+        "projectWorkspaceId": UpdateIssue(principal=me, issue_id=mine,
+                                          project_workspace_id=checkout),
+        # An agent the controller does not know: refused as well, never looked up.
+        "assigneeAgentId ": UpdateIssue(principal=me, issue_id=mine,
+                                        assignee_agent_id="a-unknown", status="in_progress"),
+    }  # fmt: skip
+    for field_name, update in refused.items():
+        answer = await s.error(subjects.ISSUE_UPDATE, update)
+        assert (answer.code, answer.status) == ("forbidden", 403), (field_name, answer)
+        assert answer.details == {"fields": [field_name.strip()]}
+        assert "a board key may" in answer.message
+    assert s.controller.asked == asked
+    assert s.runtime.app.last_notification_id() == before
+    assert await s.ok(subjects.ISSUE_GET, GetIssue(principal=BOARD, issue_id=mine)) == issue
+    # Status, title and comments are an agent's to change.
+    changed = await s.ok(subjects.ISSUE_UPDATE, UpdateIssue(
+        principal=me, issue_id=mine, status="in_progress", title="X's, renamed",
+        comment="Working on it."))  # fmt: skip
+    assert (changed["status"], changed["title"]) == ("in_progress", "X's, renamed")
+    assert (changed["assigneeAgentId"], changed["parentId"]) == (X, None)
+
+
 async def test_project_reads_carry_no_env_and_no_host_paths_for_agents(
     stack: Stack, tmp_path: Path
 ) -> None:
@@ -280,6 +319,19 @@ async def test_project_reads_carry_no_env_and_no_host_paths_for_agents(
         principal=BOARD, project_id=project, name="api",
         repo_url="https://github.com/acme/api.git"))  # fmt: skip
     assert cloned["managedCheckout"]["path"]
+    # Local checkouts whose repoUrl is a host path (a file: URL, an absolute path), and one whose
+    # scp-like remote names a user.
+    repo_urls = {checkout: None, cloned["id"]: "https://github.com/acme/api.git"}
+    for name, url, seen in (
+        ("upstream", f"file://{tmp_path}/upstream.git", None),
+        ("mirror", "/srv/mirrors/web.git", None),
+        ("ssh", "git@github.com:acme/web.git", "github.com:acme/web.git"),
+    ):
+        local = await s.ok(subjects.create_project_workspace("local"), CreateProjectWorkspace(
+            principal=BOARD, project_id=project, name=name, cwd=str(tmp_path / "repo"),
+            repo_url=url))  # fmt: skip
+        assert local["repoUrl"] == url
+        repo_urls[local["id"]] = seen
     reads = [
         (subjects.PROJECT_GET, lambda p: GetProject(principal=p, project_id=project)),
         (subjects.PROJECT_LIST, lambda p: ListProjects(principal=p, company_id=COMPANY)),
@@ -291,7 +343,8 @@ async def test_project_reads_carry_no_env_and_no_host_paths_for_agents(
         (subjects.PROJECT_WORKSPACE_LIST,
          lambda p: ListProjectWorkspaces(principal=p, project_id=project)),
     ]  # fmt: skip
-    host_paths = ("/srv/trees", "/srv/acme/web", str(tmp_path), cloned["managedCheckout"]["path"])
+    host_paths = ("/srv/trees", "/srv/acme/web", "/srv/mirrors", str(tmp_path),
+                  cloned["managedCheckout"]["path"], "git@")  # fmt: skip
     for agent in (KEY_X, run_token(issue)):
         for subject, query in reads:
             answer = await s.ok(subject, query(agent))
@@ -307,6 +360,7 @@ async def test_project_reads_carry_no_env_and_no_host_paths_for_agents(
                     continue
                 assert row["cwd"] is None
                 assert row["managedCheckout"]["path"] is None
+                assert row["repoUrl"] == repo_urls[row["id"]], row
                 for service in (row["runtimeConfig"] or {}).get("services", []):
                     assert service["env"] is None
                     assert service["cwd"] in (None, "docs")
@@ -317,10 +371,34 @@ async def test_project_reads_carry_no_env_and_no_host_paths_for_agents(
                                            workspace_id=checkout))  # fmt: skip
     assert whole["cwd"] == str(tmp_path / "repo")
     assert whole["runtimeConfig"]["services"][0]["env"] == {"API_TOKEN": "s3cret-value"}
+    rows = await s.ok(subjects.PROJECT_WORKSPACE_LIST,
+                      ListProjectWorkspaces(principal=BOARD, project_id=project))  # fmt: skip
+    assert {row["repoUrl"] for row in rows["items"]} == {
+        None, "https://github.com/acme/api.git", f"file://{tmp_path}/upstream.git",
+        "/srv/mirrors/web.git", "git@github.com:acme/web.git"}  # fmt: skip
     policy = await s.ok(subjects.PROJECT_GET, GetProject(principal=BOARD, project_id=project))
     assert policy["executionWorkspacePolicy"]["workspaceStrategy"]["worktreeParentDir"] == (
         "/srv/trees"
     )
+
+
+@pytest.mark.parametrize(("stored", "seen"), [
+    ("https://user:ghp_TOKEN@github.com/acme/web.git", "https://github.com/acme/web.git"),
+    ("https://ghp_TOKEN@github.com/acme/web.git?private_token=x#f",
+     "https://github.com/acme/web.git"),
+    ("ssh://git:pw@git.acme.test:2222/acme/web.git", "ssh://git.acme.test:2222/acme/web.git"),
+    ("user:pw@git.acme.test:acme/web.git", "git.acme.test:acme/web.git"),
+    ("file:///tmp/pytest/repo", None), ("FILE:///srv/repo", None), ("/srv/repo", None),
+    ("~/src/repo", None), ("../repo", None),
+])  # fmt: skip
+def test_a_stored_repo_url_reaches_agents_without_credentials_and_host_paths(
+    app: WorkspaceRealizerApplication, world: Any, stored: str, seen: str | None
+) -> None:
+    board = world.company()
+    workspace = copy.copy(app.project_workspaces[world.checkout(board, world.project(board))])
+    workspace.repo_url = stored  # stored before credentials were refused, or a local remote
+    assert project_workspace_view(workspace, redacted=True).repo_url == seen
+    assert project_workspace_view(workspace).repo_url == stored
 
 
 async def test_an_assignee_must_be_an_agent_of_the_company_and_a_new_one_is_assignable_at_once(

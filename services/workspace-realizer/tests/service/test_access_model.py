@@ -1,8 +1,9 @@
 """The access model's ``OWN`` rules in the realizer's use cases (ARCHITECTURE §5.1): an agent key
 and a run token reach only their own issues, those issues' workspaces and the operations of those
-workspaces (403 otherwise), another company's things are not found (404); every id an issue's
-body names stays inside the issue's company (404 naming the field); the copy of the
-controller's agents is rebuilt by a replay like every other read model."""
+workspaces (403 otherwise), and change of their issues only the status, title, description,
+priority and mode, and comment (403 otherwise); another company's things are not found (404);
+every id an issue's body names stays inside the issue's company (404 naming the field); the copy
+of the controller's agents is rebuilt by a replay like every other read model."""
 
 from __future__ import annotations
 
@@ -141,6 +142,53 @@ async def test_a_run_token_reaches_the_workspace_its_run_holds_and_its_operation
     # The agent key is not the run: Y's workspace stays out of its reach.
     with pytest.raises(AccessDeniedError):
         app.operation_of(KEY_X, ops[theirs])
+
+
+@pytest.mark.parametrize("who", ["agent key", "run token"])
+async def test_an_agent_changes_only_status_title_description_priority_mode_and_comments(
+    app: WorkspaceRealizerApplication, world: Any, acme: Any, who: str
+) -> None:
+    board, project, _, mine, theirs, _, _, _ = acme
+    other = world.checkout(board, project, name="api", repo_url="https://github.com/acme/api.git")
+    access = KEY_X if who == "agent key" else run_token(mine)
+    record = app.issues[mine].record() | {"assignee": app.issues[mine].assignee_agent_id}
+    before = app.last_notification_id()
+    refused = [
+        (["assigneeAgentId"], {"assignee_agent_id": Y}),  # would wake Y
+        (["assigneeAgentId"], {"assignee_agent_id": None}),
+        (["parentId"], {"parent_id": theirs}),
+        (["projectWorkspaceId"], {"project_workspace_id": other}),
+        # Beside allowed fields: none of the body is saved.
+        (["assigneeAgentId", "parentId"], {"status": "in_progress", "title": "Mine", "comment": "Hi",
+                                           "assignee_agent_id": Y, "parent_id": theirs}),
+    ]  # fmt: skip
+    for fields, body in refused:
+        with pytest.raises(AccessDeniedError) as caught:
+            app.update_issue(access, mine, body)
+        assert caught.value.code == "forbidden"
+        assert caught.value.details == {"fields": fields}
+        assert str(caught.value).startswith(f"An agent may not change {', '.join(fields)} ")
+        assert "a board key may" in str(caught.value)
+    # A field sent with the value it has changes nothing and passes (a client echoing the issue).
+    app.update_issue(access, mine, {"assignee_agent_id": X, "parent_id": None,
+                                    "project_workspace_id": record["project_workspace_id"]})  # fmt: skip
+    assert app.last_notification_id() == before
+    assert app.issues[mine].record() | {"assignee": app.issues[mine].assignee_agent_id} == record
+    # What an agent changes.
+    changed = app.update_issue(access, mine, {
+        "status": "in_progress", "title": "Mine, renamed", "description": "Doing it",
+        "priority": "high", "comment": "On it.", "settings": {"mode": "isolated_workspace"},
+    })  # fmt: skip
+    assert (changed.status, changed.title, changed.description, changed.priority) == (
+        "in_progress", "Mine, renamed", "Doing it", "high")  # fmt: skip
+    assert (changed.settings or {})["mode"] == "isolated_workspace"
+    assert changed.assignee_agent_id == X
+    # The board reassigns, reparents and moves it.
+    moved = app.update_issue(
+        board, mine, {"assignee_agent_id": Y, "parent_id": theirs, "project_workspace_id": other}
+    )
+    assert (moved.assignee_agent_id, moved.parent_id, moved.project_workspace_id) == (
+        Y, theirs, other)  # fmt: skip
 
 
 # -- references --------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from api_gateway.dependencies import Gateway
 from api_gateway.domain import ForbiddenError, NotFoundError
 from api_gateway.errors import BusReplyError
 from contracts import workspace_subjects as subjects
-from contracts.base import Accepted, Principal, Struct
+from contracts.base import Accepted, Actor, Principal, Struct
 from contracts.execution_commands import GetExecutionWorkspace
 from contracts.execution_views import ExecutionWorkspace, RuntimeServiceBrief, WorkspaceOperation
 from contracts.http import StrictBody
@@ -46,6 +46,7 @@ from contracts.runtime_commands import (
 from contracts.runtime_subjects import runtime_control
 from contracts.workspace_commands import GetProjectWorkspace
 from contracts.workspace_views import ProjectWorkspace
+from servicekit.access import Access, Resource
 
 __all__ = [
     "RUNTIME_ACTIONS",
@@ -187,6 +188,20 @@ def _command(
     )
 
 
+def facts_reader(principal: Principal, company_id: str | None) -> Principal:
+    """Who reads the project workspace whose configuration goes to the supervisor as facts.
+
+    The caller, unless its reads of project workspaces are redacted (an agent key or run token:
+    no ``env`` values, no host paths, ARCHITECTURE §5.1): the supervisor compares the facts with
+    its own copies, which are whole, so a redacted read would never match. Then the gateway reads
+    them as Clipyard itself, for the same company; they go to the supervisor only, never back to
+    the caller, who was checked by its own read first.
+    """
+    if not Access.of(principal).redacted(Resource.PROJECT_WORKSPACE):
+        return principal
+    return Principal(company_id=company_id, actor=Actor(type="system", id="api-gateway"))
+
+
 async def _execution_facts(
     gateway: Gateway, principal: Principal, workspace: ExecutionWorkspace
 ) -> RealizerFacts:
@@ -199,7 +214,7 @@ async def _execution_facts(
     if workspace.project_workspace_id is None:
         return facts
     query = GetProjectWorkspace(
-        principal=principal,
+        principal=facts_reader(principal, workspace.company_id),
         project_id=workspace.project_id,
         workspace_id=workspace.project_workspace_id,
     )
@@ -258,7 +273,12 @@ async def control_project_workspace(
         principal=principal, project_id=project_id, workspace_id=workspace_id
     )
     workspace = await fetch(gateway, subjects.PROJECT_WORKSPACE_GET, query, ProjectWorkspace)
-    facts = RealizerFacts(project_runtime_config=workspace.runtime_config)
+    reader = facts_reader(principal, workspace.company_id)
+    whole = workspace
+    if reader is not principal:
+        whole = await fetch(gateway, subjects.PROJECT_WORKSPACE_GET,
+                            msgspec.structs.replace(query, principal=reader), ProjectWorkspace)  # fmt: skip
+    facts = RealizerFacts(project_runtime_config=whole.runtime_config)
     command = _command(principal, action, body, facts, project_workspace_id=workspace_id)
     subject = runtime_control(node_of(gateway))
     result = await request_result(gateway, subject, command, RuntimeControlResult)

@@ -9,6 +9,12 @@ creates, updates or deletes agents (*forbidden*). A run token is narrower still:
 cancels only its own run, lists only that run, and wakes its agent only for the run's issue (or
 no issue). Whether a principal is an agent key or a run token is decided by its kind
 (``Access.kind``), never by what else it carries.
+
+The run a request acts for (``X-Run-Id``, alias ``X-Paperclip-Run-Id``, in ``principal.run_id``)
+is recorded as the cause of what it changes. The gateway checks it only for run tokens (their own
+run); for every other key the controller, which owns runs, checks it before anything is saved
+(``UseCaseBase._check_acting_run``): a run of the principal's company (else *not found*, naming
+the header) and, for an agent key, of its agent (else *forbidden*, ``Access.check_run``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Use cases of agents: create, update, delete (board and admin principals only)."""
+"""Use cases of agents: create, update, delete (board and admin principals only). The run a
+principal names (``X-Run-Id``) is checked before anything is saved (``UseCaseBase._acting_for``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from eventstore import acting
 from heartbeat_controller.adapter_config import (
     config_as_dict,
     shape_hint,
@@ -19,7 +19,7 @@ from heartbeat_controller.domain import (
     InvalidInputError,
     ValidationError,
 )
-from heartbeat_controller.usecases.base import UseCaseBase, cause_of
+from heartbeat_controller.usecases.base import UseCaseBase
 
 if TYPE_CHECKING:
     from contracts.agents import AgentView, CreateAgent, UpdateAgent
@@ -57,6 +57,7 @@ class AgentUseCases(UseCaseBase):
             AccessDeniedError: An agent key or run token (403).
             InvalidInputError: No company to create it in.
             ValidationError: A bad name, limit or ``adapterConfig`` (``details.field``).
+            NotFoundError: ``X-Run-Id`` names no run of the company (``details.field``).
         """
         access = Access.of(principal)
         access.check_board("create agents")
@@ -68,7 +69,7 @@ class AgentUseCases(UseCaseBase):
         name = _check_name(cmd.name)
         _check_limits(cmd.max_concurrent_runs, cmd.heartbeat_interval_sec)
         config = validate_adapter_config(cmd.adapter_type, cmd.adapter_config)
-        with acting(cause_of(principal, "agent created")):
+        with self._acting_for(principal, "agent created"):
             agent = Agent(
                 company_id=access.company_id,
                 name=name,
@@ -87,7 +88,8 @@ class AgentUseCases(UseCaseBase):
         its timer). A new ``adapterType`` needs a config of that type.
 
         Raises:
-            NotFoundError: No such live agent in the company.
+            NotFoundError: No such live agent in the company, or ``X-Run-Id`` names no run of
+                the company (``details.field``).
             AccessDeniedError: An agent key or run token (403).
             ValidationError: A bad field (``details.field``).
         """
@@ -114,7 +116,7 @@ class AgentUseCases(UseCaseBase):
             raw = changes.get("adapter_config", current.adapter_config)
             changes["adapter_config"] = config_as_dict(validate_adapter_config(adapter_type, raw))
         agent: Agent = self._load(cmd.agent_id)
-        with acting(cause_of(principal, "agent updated")):
+        with self._acting_for(principal, "agent updated"):
             agent.update(changes, self.now())
         self.save(agent)
         return agent.view()
@@ -127,7 +129,8 @@ class AgentUseCases(UseCaseBase):
             The ids of its running runs, to be cancelled by their run tasks.
 
         Raises:
-            NotFoundError: No such live agent in the company.
+            NotFoundError: No such live agent in the company, or ``X-Run-Id`` names no run of
+                the company (``details.field``).
             AccessDeniedError: An agent key or run token (403).
         """
         access = Access.of(principal)
@@ -136,7 +139,7 @@ class AgentUseCases(UseCaseBase):
         at = self.now()
         events: list[Any] = []
         handed: list[str] = []
-        with acting(cause_of(principal, "agent deleted")):
+        with self._acting_for(principal, "agent deleted"):
             for run_id in [r for r in self.queued if self.runs[r].agent_id == agent_id]:
                 run = self._load_run(run_id)
                 run.request_cancel(at)

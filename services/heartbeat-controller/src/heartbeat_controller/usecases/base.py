@@ -1,5 +1,6 @@
-"""What every use case of the controller shares: the cause it acts under, loading aggregates,
-saving events in order, and the two steps several use cases take (a wake, a run's end)."""
+"""What every use case of the controller shares: the cause it acts under (with the run a
+principal names checked), loading aggregates, saving events in order, and the two steps several
+use cases take (a wake, a run's end)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ import msgspec
 from contracts.agents import WakeAccepted
 from contracts.base import Actor, Principal
 from eventstore import Cause, acting, current_cause, system_cause
-from heartbeat_controller.domain import Agent, NotFoundError, Run, WakeupRequest
+from heartbeat_controller.domain import (
+    Access,
+    AccessDeniedError,
+    Agent,
+    NotFoundError,
+    Run,
+    WakeupRequest,
+)
 from heartbeat_controller.readmodels import HeartbeatReadModels, idempotency_key, target_key
 from heartbeat_controller.settings import SERVICE_NAME
 
@@ -27,7 +35,8 @@ __all__ = ["UseCaseBase", "cause_of"]
 
 
 def cause_of(principal: Principal, reason: str) -> Cause:
-    """The cause of a change asked for by ``principal``."""
+    """The cause of a change asked for by ``principal``, as it is: its ``run_id`` unchecked.
+    Use cases act under :meth:`UseCaseBase._acting_for`, which checks that run first."""
     return Cause(
         actor=principal.actor,
         run_id=principal.run_id,
@@ -48,6 +57,45 @@ class UseCaseBase(HeartbeatReadModels):
         super().__init__(env, service=service)
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _acting_for(self, principal: Principal, reason: str) -> AbstractContextManager[Any]:
+        """Act under the cause of ``principal``'s request, once the run it names is checked
+        (:meth:`_check_acting_run`). Every command that records a cause from a principal goes
+        through here, before anything is changed or saved."""
+        self._check_acting_run(principal)
+        return acting(cause_of(principal, reason))
+
+    def _check_acting_run(self, principal: Principal) -> None:
+        """Check the run a principal acts for (``X-Run-Id``, alias ``X-Paperclip-Run-Id``),
+        which the cause records as the change's run.
+
+        The gateway puts the header into ``principal.run_id`` for any key and checks only that a
+        run token names its own run; the controller owns runs, so it checks every other key: the
+        run must be one of the principal's company and, for an agent key, a run of its agent.
+        A run token's run is its own (checked by the gateway) and is left as it is.
+
+        Raises:
+            NotFoundError: No such run in the principal's company (404, ``details.field``
+                ``X-Run-Id``).
+            AccessDeniedError: An agent key naming a run of another agent (403).
+        """
+        run_id = principal.run_id
+        access = Access.of(principal)
+        if run_id is None or access.is_run_token:
+            return
+        run = self.runs.get(run_id)
+        if run is None or not access.sees_company(run.company_id):
+            raise NotFoundError(
+                f"X-Run-Id: there is no run {run_id} in this key's company; name one of its "
+                "runs in X-Run-Id (or X-Paperclip-Run-Id), or leave the header out.",
+                runId=run_id,
+                field="X-Run-Id",
+            )
+        try:
+            access.check_run(run_id, run.agent_id, "act for")
+        except AccessDeniedError as denied:
+            denied.details["field"] = "X-Run-Id"
+            raise
 
     def _system(self, reason: str, run_id: str | None = None) -> AbstractContextManager[Any]:
         """The current cause, else Clipyard itself acting for ``run_id``."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from contracts.agents import RunView
-from eventstore import acting
 from heartbeat_controller.adapter_config import parse_adapter_config
 from heartbeat_controller.domain import (
     FINISHED_STATUSES,
@@ -16,7 +15,7 @@ from heartbeat_controller.domain import (
     StateConflictError,
 )
 from heartbeat_controller.scheduling import AgentSnapshot, Candidate, Claim, runnable
-from heartbeat_controller.usecases.base import UseCaseBase, cause_of
+from heartbeat_controller.usecases.base import UseCaseBase
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -44,9 +43,9 @@ class RunUseCases(UseCaseBase):
             The run now, and whether the run task must act (kill the adapter / stop).
 
         Raises:
-            NotFoundError: No such run in the company.
-            AccessDeniedError: An agent key cancelling another agent's run, a run token
-                another run than its own (403).
+            NotFoundError: No such run in the company (nor the one the principal acts for).
+            AccessDeniedError: An agent key cancelling another agent's run (or acting for
+                one: ``principal.run_id``), a run token another run than its own (403).
             RunFinishedError: 409 ``run_finished``.
         """
         access = Access.of(principal)
@@ -60,7 +59,7 @@ class RunUseCases(UseCaseBase):
             )
         run = self._load_run(run_id)
         at = self.now()
-        with acting(cause_of(principal, "cancel requested")):
+        with self._acting_for(principal, "cancel requested"):
             if run.status == "queued":
                 run.request_cancel(at)
                 events, handed = self._finish_events(

@@ -27,7 +27,7 @@ from heartbeat_controller.domain import (
     ValidationError,
 )
 from heartbeat_controller.settings import SERVICE_NAME
-from heartbeat_controller.usecases.base import UseCaseBase, cause_of
+from heartbeat_controller.usecases.base import UseCaseBase
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
@@ -88,12 +88,17 @@ class WakeUseCases(UseCaseBase):
         an event: an issue not seen yet is accepted from admin, board and system principals
         (the run's workspace resolution then asks the realizer, which refuses an unknown
         issue), never from agents. An agent key names only an issue assigned to its agent (or
-        bound to its run); a run token only its run's issue.
+        bound to its run); a run token only its run's issue. The run the principal acts for
+        (``X-Run-Id``) is recorded as the wake's cause: for any key but a run token it must be a
+        run of the principal's company and, for an agent key, of its agent
+        (``UseCaseBase._check_acting_run``).
 
         Raises:
-            NotFoundError: No such live agent, or an unknown, deleted or foreign issue.
+            NotFoundError: No such live agent, an unknown, deleted or foreign issue, or an
+                ``X-Run-Id`` naming no run of the principal's company (``details.field``).
             AccessDeniedError: An agent waking another agent, an agent key naming an issue not
-                assigned to its agent, a run token naming another issue than its run's.
+                assigned to its agent or another agent's run as ``X-Run-Id``, a run token naming
+                another issue than its run's.
             ValidationError: A reason, key or payload too long.
         """
         access = Access.of(principal)
@@ -113,7 +118,7 @@ class WakeUseCases(UseCaseBase):
             if access.is_agent:  # known here: agents never name an issue not copied yet
                 assert copy is not None
                 _check_wake_issue(access, cmd.issue_id, copy.assignee_agent_id)
-        with acting(cause_of(principal, cmd.reason or f"{cmd.source} wake")):
+        with self._acting_for(principal, cmd.reason or f"{cmd.source} wake"):
             accepted, objs = self._wake(
                 agent,
                 source=cmd.source,

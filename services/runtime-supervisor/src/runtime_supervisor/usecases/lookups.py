@@ -2,7 +2,11 @@
 (``None``: the supervisor itself or a system caller, which sees everything): targets, issues and
 runs; and what of them an agent key or a run token may reach (ARCHITECTURE §5.1): an agent key
 the workspaces of the issues assigned to its agent (or bound to its run), a run token those of its
-run's issue and the one its run holds, and the runtime services and operations of those."""
+run's issue and the one its run holds, and the runtime services and operations of those. A
+project workspace is an agent's only through a *shared* workspace of its own on it (the project's
+checkout itself; for a run token, the one its run holds), the rule of runtime control
+(``control.holding_run``): an isolated worktree gives no reach to the checkout the others
+share."""
 
 from __future__ import annotations
 
@@ -210,11 +214,11 @@ class Lookups(SupervisorReadModels):
 
     def owns_target(self, access: Access, target: RuntimeTarget) -> bool:
         """Whether the target's runtime is the actor's: an execution workspace it owns
-        (:meth:`owns_workspace`); a project workspace when one of its own execution workspaces
-        is of that project workspace."""
+        (:meth:`owns_workspace`); a project workspace it shares
+        (:meth:`owns_project_workspace`)."""
         if target.kind == "execution_workspace":
             return self.owns_workspace(access, target.execution_workspace_id)
-        return self._owns_project_workspace(access, target.project_workspace_id)
+        return self.owns_project_workspace(access, target.project_workspace_id)
 
     def check_target(self, access: Access, target: RuntimeTarget, action: str) -> None:
         """Raise ``AccessDeniedError`` (403) when an agent reaches a workspace not its own.
@@ -226,18 +230,24 @@ class Lookups(SupervisorReadModels):
         """
         if self.owns_target(access, target):
             return
-        what = "execution" if target.kind == "execution_workspace" else "project"
+        if target.kind == "execution_workspace":
+            what = f"execution workspace {target.id} is not one of them"
+        else:
+            what = (
+                f"project workspace {target.id} is one only for an agent working in its shared "
+                "checkout (a workspace of mode shared_workspace), not from an isolated worktree"
+            )
         raise AccessDeniedError(
             f"An agent can only {action} the runtime services of its own issues' workspaces "
-            f"(a run token: of its run's issue, or the workspace its run holds); {what} "
-            f"workspace {target.id} is not one of them.",
+            f"(a run token: of its run's issue, or the workspace its run holds); {what}.",
             workspaceId=target.execution_workspace_id,
             projectWorkspaceId=target.project_workspace_id,
         )
 
     def owns_operation(self, access: Access, operation: SupervisorOperation) -> bool:
         """Whether a workspace operation is the actor's: made for one of its runs, for one of its
-        issues, or against a workspace of its own."""
+        issues, or against a workspace of its own (a project workspace's only when it shares it:
+        :meth:`owns_project_workspace`)."""
         if not access.is_agent:
             return True
         run = self.run(None, operation.run_id)
@@ -247,15 +257,36 @@ class Lookups(SupervisorReadModels):
             return True
         if operation.execution_workspace_id is not None:
             return self.owns_workspace(access, operation.execution_workspace_id)
-        return self._owns_project_workspace(access, operation.project_workspace_id)
+        return self.owns_project_workspace(access, operation.project_workspace_id)
 
-    def _owns_project_workspace(self, access: Access, project_workspace_id: str | None) -> bool:
+    def owns_project_workspace(self, access: Access, project_workspace_id: str | None) -> bool:
+        """Whether a project workspace's runtime (its services, logs and operations) is the
+        actor's, by the rule of runtime control (``control.holding_run``): the board's always;
+        an agent key's through one of its own workspaces (:meth:`owns_workspace`) on that
+        project workspace in mode ``shared_workspace`` (the project's checkout itself); a run
+        token's only when the workspace its run holds is such a shared one. An isolated
+        worktree of the project gives no reach to the checkout the other issues share."""
         if not access.is_agent:
             return True
-        return project_workspace_id is not None and any(
-            self.owns_workspace(access, key)
-            for key, workspace in self.copies["workspace"].items()
-            if workspace.get("project_workspace_id") == project_workspace_id
+        if project_workspace_id is None:
+            return False
+        if access.is_run_token:
+            run = self.run(access.company_id, access.run_id)
+            held = run.workspace_id if run is not None and not run.terminal else None
+            return held is not None and self._shares(held, project_workspace_id)
+        return any(
+            self._shares(key, project_workspace_id) and self.owns_workspace(access, key)
+            for key in self.copies["workspace"]
+        )
+
+    def _shares(self, workspace_id: str, project_workspace_id: str) -> bool:
+        """Whether the execution workspace is the project workspace's checkout itself (mode
+        ``shared_workspace`` on it)."""
+        workspace = self.copy_of("workspace", workspace_id)
+        return (
+            workspace is not None
+            and workspace.get("project_workspace_id") == project_workspace_id
+            and workspace.get("mode") == "shared_workspace"
         )
 
     def _owns_issue(self, access: Access, issue_id: str) -> bool:

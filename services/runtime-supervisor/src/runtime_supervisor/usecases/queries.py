@@ -264,7 +264,8 @@ class Queries(Lookups):
         if not self.owns_operation(access, found):
             raise AccessDeniedError(
                 "An agent can only read the workspace operations of its own issues, workspaces "
-                f"and runs; operation {operation_id} is not one of them.",
+                "and runs (a project workspace's only through a shared workspace of its own on "
+                f"its checkout); operation {operation_id} is not one of them.",
                 operationId=operation_id,
             )
         return found

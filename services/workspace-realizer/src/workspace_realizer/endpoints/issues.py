@@ -1,6 +1,7 @@
 """Endpoints of issues and their work products (``Resource.ISSUE``: read, and write for changes
-and work products). An ``assigneeAgentId`` is checked here, against the agents' copy or the
-heartbeat-controller (:mod:`workspace_realizer.references`), before the use case runs."""
+and work products). A board's ``assigneeAgentId`` is checked here, against the agents' copy or
+the heartbeat-controller (:mod:`workspace_realizer.references`), before the use case runs; an
+agent's is refused by the use case (an agent does not reassign, ARCHITECTURE §5.1)."""
 
 from __future__ import annotations
 
@@ -92,7 +93,8 @@ async def register_issues(e: Endpoints) -> None:
         patch = changes(c, _ISSUE_FIELDS)
         if "settings" in patch:
             patch["settings"] = builtins(patch["settings"])
-        if patch.get("assignee_agent_id"):
+        # An agent may not reassign (the use case refuses it, 403): its assignee is not looked up.
+        if patch.get("assignee_agent_id") and not Access.of(c.principal).is_agent:
             current = await e.read(
                 c.principal, Resource.ISSUE, lambda a: app.issue_of(a, c.issue_id)
             )

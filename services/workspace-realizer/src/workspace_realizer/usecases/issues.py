@@ -54,8 +54,15 @@ class IssueUseCases(Queries):
         """Change an issue: any of the revisable fields, ``status``, ``assignee_agent_id``,
         ``comment``. Moving the issue in or out of ``in_review`` moves its open workspace along
         (DECISIONS 12): into ``in_review``, and out of it to ``active`` while a run holds the
-        workspace, else ``idle``."""
+        workspace, else ``idle``.
+
+        An agent key or run token changes only ``status``, ``title``, ``description``,
+        ``priority``, ``settings.mode`` and adds a ``comment`` (ARCHITECTURE §5.1); any other
+        change (the assignee, the parent, the project workspace, the settings the board set) is
+        refused with 403 before anything is saved.
+        """
         current = self.issue_of(access, issue_id)
+        self._check_agent_changes(access, current, changes)
         if "settings" in changes:
             self._check_agent_settings(access, current.settings, changes["settings"])
         project = self.projects.get(current.project_id)
@@ -196,6 +203,31 @@ class IssueUseCases(Queries):
                 )
 
     @staticmethod
+    def _check_agent_changes(access: Access, current: Issue, changes: Mapping[str, Any]) -> None:
+        """Refuse an agent's change of a field outside :data:`_AGENT_FIELDS` (the assignee, the
+        parent, the project workspace: a board key's). A field sent with the value it has
+        changes nothing and passes, as an unchanged ``executionWorkspaceSettings`` does.
+
+        Raises:
+            AccessDeniedError: Naming the fields (``details.fields``, camelCase).
+        """
+        if not access.is_agent:
+            return
+        missing = object()
+        refused = [
+            _BOARD_FIELDS.get(name, name)
+            for name, value in changes.items()
+            if name not in _AGENT_FIELDS and getattr(current, name, missing) != value
+        ]
+        if refused:
+            raise AccessDeniedError(
+                f"An agent may not change {', '.join(refused)} of an issue; a board key may. An "
+                "agent changes the status, title, description, priority and "
+                "executionWorkspaceSettings.mode, and comments.",
+                fields=refused,
+            )
+
+    @staticmethod
     def _check_agent_settings(
         access: Access, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
     ) -> None:
@@ -232,3 +264,13 @@ class IssueUseCases(Queries):
 _REVISABLE = frozenset(
     {"title", "description", "priority", "parent_id", "project_workspace_id", "settings"}
 )
+
+_AGENT_FIELDS = frozenset({"status", "title", "description", "priority", "comment", "settings"})
+"""What an agent's update may change (``settings``: only its ``mode``, ``_check_agent_settings``)."""
+
+_BOARD_FIELDS = {
+    "assignee_agent_id": "assigneeAgentId",
+    "parent_id": "parentId",
+    "project_workspace_id": "projectWorkspaceId",
+}
+"""The fields only a board key changes, by their API names."""
