@@ -10,8 +10,8 @@ through HTTP on the running stack (ARCHITECTURE §5.1):
   ``web`` service, an operation of the run's own) whose token is read from ``/proc``;
 * company B: a board key, a project, an agent, an issue with a realized workspace and a run.
 
-Also the route table (``operationId`` -> resource and action) the brief assigns, which
-``servicekit.access.POLICY`` is read through.
+Also the route table (``operationId`` -> resource and action, as the gateway's routes declare it
+with ``opt=access(...)``), which ``servicekit.access.POLICY`` is read through.
 """
 
 from __future__ import annotations
@@ -113,8 +113,8 @@ ROUTES: Final[dict[str, tuple[Resource, Action]]] = {
     "cancelRun": (Resource.RUN, _C),
     "getRuntimeHealth": (Resource.ADAPTER_SLOTS, _R),
 }
-"""Every authenticated operation of the OpenAPI document and what it acts on (the brief's route
-table; ``servicekit.access.POLICY`` says who reaches it). A new route goes here too."""
+"""Every authenticated operation of the OpenAPI document and what it acts on (as its route
+declares; ``servicekit.access.POLICY`` says who reaches it). A new route goes here too."""
 
 PUBLIC_OPERATIONS: Final = frozenset({"getHealth", "signIn", "signOut"})
 """Operations that need no credential."""
@@ -337,6 +337,17 @@ async def _run_operations(board: Board, runs: list[str]) -> list[str]:
     return [found[run] for run in runs]
 
 
+async def _still_running(board: Board, runs: list[str]) -> None:
+    """Fail with each run's status and error unless X's and Y's runs still run (their tokens work
+    only while they do; another stack on the host killing the slot users ends them)."""
+    ended = []
+    for run_id in runs:
+        run = await _ok(board.http.get(f"/api/runs/{run_id}"), 200)
+        if run["status"] in ENDED:
+            ended.append({k: run.get(k) for k in ("id", "status", "error", "errorCode")})
+    assert not ended, f"the world's runs ended before the probes: {ended}"
+
+
 async def _cancel_all(board: Board) -> None:
     """Cancel every run of the board's company still queued or running; wait for their end."""
     runs = await board.http.get(f"/api/companies/{board.company['id']}/runs", params={"limit": 200})
@@ -374,7 +385,9 @@ async def open_world(stack: AccessStack, tmp_path: Path) -> AsyncIterator[World]
         contextlib.AsyncExitStack() as clients,
     ):
         try:
-            yield await _build(stack, a, b, clients, parent)
+            world = await _build(stack, a, b, clients, parent)
+            await _still_running(a, [world.x.run, world.y.run])
+            yield world
         finally:
             await _cancel_all(a)
             await _cancel_all(b)

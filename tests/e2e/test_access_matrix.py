@@ -10,7 +10,8 @@ expected answer comes from ``servicekit.access.POLICY``:
   operation: one not started by the actor is answered as unknown);
 * ``redacted``: 200 and no ``env`` value and no host path (``cwd``, ``managedCheckout.path``,
   ``worktreeParentDir`` null or absent; neither A's repository nor its worktree folder named);
-* B's thing: 404 (403 where the kind is refused anyway), never 2xx, but for the admin's ``all``;
+* B's thing: 404 (403 where the kind is refused anyway, before any lookup), never 2xx, but for
+  the admin's ``all``;
 * a list under ``own`` reach shows nothing of Y's; the event stream, refused to agent keys and
   run tokens, is read for a second when it opens, and the ids of Y's things seen are listed.
 
@@ -312,7 +313,8 @@ class Row:
         if self.target == B:
             if self.actor.kind is ActorKind.ADMIN and self.reach is Reach.ALL:
                 return "allowed"
-            return "403/404"
+            # Refused by kind: 403 before any lookup; else B's thing does not exist for A: 404.
+            return "403" if self.reach is None else "404"
         if self.target == OTHER and self.probe.resource is Resource.OPERATION:
             return "404"  # another's operation is answered as unknown (API.md "Conventions")
         if self.target == OTHER or self.reach is None:

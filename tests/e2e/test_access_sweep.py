@@ -7,8 +7,8 @@ reach the thing it names (ARCHITECTURE §5.1), against the running stack:
 * X's run token, on Y's run's things;
 * no key, and a revoked board key of A, on A's things.
 
-Not one answer may be a 2xx; each must be the refusal itself (403 or 404; 401 without a valid
-key), so that a state check answering first (a 409 on a delete, say) cannot hide an access check
+Not one answer may be a 2xx; each must be the refusal itself (404 for company B, whose key must not
+learn that A's things exist; 403 or 404 for the agents; 401 without a valid key), so that a state check answering first (a 409 on a delete, say) cannot hide an access check
 missing behind it. Writes send valid bodies (a hand table per ``operationId``, else one built
 from the schema's required fields), shown valid afterwards by A's own board key getting past
 validation with the same bodies.
@@ -321,7 +321,8 @@ def callers(world: World) -> list[Caller]:
     token = world.actor("run token RX")
     refused = frozenset({403, 404})
     return [
-        Caller("B board key", ActorKind.BOARD_KEY, world.board_b, refused),
+        # Another company's thing does not exist for B: 404, never a 403 that would confirm it.
+        Caller("B board key", ActorKind.BOARD_KEY, world.board_b, frozenset({404})),
         Caller("agent key X", agent.kind, agent.http, refused, run_id=world.x.run),
         Caller("run token RX", token.kind, token.http, refused),
         Caller("no key", None, world.anonymous, frozenset({401})),

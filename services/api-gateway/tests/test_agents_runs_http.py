@@ -465,11 +465,17 @@ def test_the_heartbeat_context_of_a_run_token_has_its_own_run(
     for sent in context_bus.sent:
         assert sent.message.principal.run_bound is True
         assert sent.message.principal.issue_id == wire.ISSUE
-    # Another issue: 403 before anything is sent.
+    # Another issue: the realizer refuses it (403 in the company, 404 beyond), and nothing more
+    # is asked.
     context_bus.sent.clear()
+    context_bus.replies[ws.ISSUE_GET] = ErrorReply(
+        code="forbidden",
+        message="This run's token may only touch the issue of its run.",
+        status=403,
+    )
     other = client.get(f"/api/issues/{fx.OTHER_AGENT}/heartbeat-context", headers=auth)
     _error(other, 403, "forbidden")
-    assert context_bus.sent == []
+    assert [s.subject for s in context_bus.sent] == [ws.ISSUE_GET]
 
 
 def test_the_heartbeat_context_without_a_workspace_or_run(

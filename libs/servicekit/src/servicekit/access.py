@@ -8,7 +8,7 @@ actor reaches:
 - ``ALL``: every company's (the admin key: companies, keys, secrets, operations, events);
 - ``COMPANY``: everything of its own company;
 - ``OWN``: only its own things inside its company: for an agent key its agent, the issues assigned
-  to that agent (or bound to its run) and those issues' workspaces, runs and operations; for a run
+  to that agent and those issues' workspaces, runs and operations; for a run
   token its run, that run's issue, the workspaces of that issue and the one the run holds, and the
   operations the run started;
 - ``REDACTED``: the company's, without ``env`` values and host paths (project workspaces and
@@ -97,7 +97,9 @@ class Reach(StrEnum):
 _R, _W, _C = Action.READ, Action.WRITE, Action.CONTROL
 
 
-def _rows(kind: ActorKind, table: dict[Resource, dict[Action, Reach]]) -> dict[Any, Reach]:
+def _rows(
+    kind: ActorKind, table: dict[Resource, dict[Action, Reach]]
+) -> dict[tuple[ActorKind, Resource, Action], Reach]:
     return {(kind, r, a): reach for r, actions in table.items() for a, reach in actions.items()}
 
 
@@ -185,7 +187,11 @@ def kind_of(principal: Principal) -> ActorKind:
         return ActorKind.RUN_TOKEN if principal.run_bound else ActorKind.AGENT_KEY
     if actor == "board":
         return ActorKind.BOARD_SESSION if principal.via_session else ActorKind.BOARD_KEY
-    return ActorKind.ADMIN if actor == "admin" else ActorKind.SYSTEM
+    if actor == "admin":
+        return ActorKind.ADMIN
+    if actor == "system":
+        return ActorKind.SYSTEM
+    raise AccessDeniedError(f"Unknown actor type {actor!r}; nothing is allowed to it.", actor=actor)
 
 
 def reach_of(kind: ActorKind, resource: Resource, action: Action) -> Reach | None:
@@ -297,15 +303,13 @@ class Access:
         return not self.is_agent or agent_id == self.actor_id
 
     def owns_issue(self, issue_id: str, assignee_agent_id: str | None) -> bool:
-        """Whether the issue is the actor's: an agent key's agent is its assignee (or the issue
-        is its run's); a run token's run is for it. The board owns every issue."""
+        """Whether the issue is the actor's: an agent key's agent is its assignee; a run token's
+        run is for it (even once the issue is reassigned). The board owns every issue."""
         if not self.is_agent:
             return True
         if self.is_run_token:
             return self.issue_id is not None and issue_id == self.issue_id
-        return assignee_agent_id == self.actor_id or (
-            self.issue_id is not None and issue_id == self.issue_id
-        )
+        return assignee_agent_id == self.actor_id
 
     def owns_run(self, run_id: str, run_agent_id: str | None) -> bool:
         """Whether the run is the actor's: its agent's (agent key) or itself (run token)."""
@@ -343,7 +347,7 @@ class Access:
                 runIssueId=self.issue_id,
             )
         raise AccessDeniedError(
-            "This agent may only touch issues assigned to it or bound to its run.",
+            "This agent may only touch issues assigned to it.",
             issueId=issue_id,
         )
 

@@ -21,10 +21,8 @@ from eventstore import ClipyardAggregate
 
 __all__ = [
     "CredentialResolution",
-    "ForbiddenError",
     "GitCredentialsError",
     "InvalidSecretError",
-    "NotFoundError",
     "Secret",
     "SecretNameTakenError",
     "SecretNotFoundError",
@@ -47,20 +45,10 @@ class GitCredentialsError(CodedError):
         self.details: dict[str, Any] = details
 
 
-class NotFoundError(GitCredentialsError):
-    """No such thing, or one of another company (existence is not revealed)."""
+class SecretNotFoundError(GitCredentialsError):
+    """No such secret, a deleted one, or one of another company (existence is not revealed)."""
 
     code = ErrorCode.NOT_FOUND
-
-
-class SecretNotFoundError(NotFoundError):
-    """No such secret, a deleted one, or one of another company."""
-
-
-class ForbiddenError(GitCredentialsError):
-    """The actor may not ask this (only Clipyard's own services resolve git credentials)."""
-
-    code = ErrorCode.FORBIDDEN
 
 
 class SecretNameTakenError(GitCredentialsError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -16,17 +17,20 @@ from contracts.credentials import (
     DeleteSecret,
     ListSecretAccessEvents,
     ListSecrets,
+    LookupPullRequests,
+    ResolveGitInvocation,
     RotateSecret,
     Secret,
 )
 from contracts.workspace_views import Deleted, Page
 from git_credentials.application import GitCredentialsApplication
-from git_credentials.domain import InvalidSecretError, NotFoundError
+from git_credentials.domain import InvalidSecretError, SecretNotFoundError
 from git_credentials.endpoints.common import Endpoints
+from git_credentials.endpoints.credentials import register_credentials
 from git_credentials.endpoints.secrets import register_secrets
 from git_credentials.resolution import ResolutionRecord
 from git_credentials.settings import load_credentials_settings
-from servicekit.access import AccessDeniedError
+from servicekit.access import Access, AccessDeniedError, NotVisibleError
 
 CANARY = "ghp_CANARY_endpoints_3b2f"
 BOARD = Principal(company_id="c-1", actor=Actor(type="board", id="key-1"))
@@ -121,7 +125,7 @@ async def test_another_companys_secrets_are_not_found(call: Callable[..., Any]) 
         ListSecrets(principal=OTHER_BOARD, company_id="c-1"),
         ListSecretAccessEvents(principal=OTHER_BOARD, company_id="c-1"),
     ):
-        with pytest.raises(NotFoundError) as caught:
+        with pytest.raises((NotVisibleError, SecretNotFoundError)) as caught:
             await call(request)
         assert (caught.value.code, caught.value.status) == ("not_found", 404)
     # Its own list does not show it.
@@ -196,3 +200,33 @@ async def test_access_events_are_listed_newest_first_and_paged(
                     principal=BOARD, company_id="c-1", limit=limit, offset=offset
                 )
             )
+
+
+async def test_only_clipyard_itself_asks_for_git_credentials_of_its_own_company(
+    app: GitCredentialsApplication,
+) -> None:
+    runtime = _Runtime()
+    async with contextlib.AsyncExitStack() as stack:
+        runtime.exit_stack = stack  # type: ignore[attr-defined]
+        endpoints = Endpoints(runtime, app, load_credentials_settings({}))  # type: ignore[arg-type]
+        await register_credentials(endpoints)
+        served = {entry[2]: entry[1] for entry in runtime.service.endpoints.values()}
+        remote = "https://github.com/acme/api.git"
+        asks = (
+            lambda who, company: ResolveGitInvocation(
+                principal=who, company_id=company, remote_url=remote
+            ),
+            lambda who, company: LookupPullRequests(
+                principal=who, company_id=company, repo_url=remote, references=[]
+            ),
+        )
+        system = Principal(company_id="c-1", actor=Actor(type="system", id="workspace-realizer"))
+        for ask in asks:
+            for principal in (BOARD, ADMIN, AGENT, RUN_TOKEN):
+                with pytest.raises(AccessDeniedError) as refused:
+                    await served[type(ask(principal, "c-1"))](ask(principal, "c-1"), None)
+                assert refused.value.details["actorKind"] == Access.of(principal).kind.value
+            # Clipyard acting for one company asks nothing of another's: not found.
+            with pytest.raises(NotVisibleError) as hidden:
+                await served[type(ask(system, "c-2"))](ask(system, "c-2"), None)
+            assert hidden.value.details == {"companyId": "c-2"}

@@ -18,7 +18,8 @@ from contracts.base import Principal
 from contracts.workspace_views import Page
 from eventstore import ServiceApplication
 from eventstore.privacy import DEFAULT_PRIVATE_FIELDS
-from heartbeat_controller.domain import Access, Agent, IssueCopy, NotFoundError, Run, WakeupRequest
+from heartbeat_controller.domain import Agent, IssueCopy, NotFoundError, Run, WakeupRequest
+from servicekit.access import Access, Action, Resource
 
 __all__ = ["HeartbeatReadModels", "aggregate_state", "idempotency_key", "target_key"]
 
@@ -206,8 +207,10 @@ class HeartbeatReadModels(ServiceApplication):
     # -- queries -------------------------------------------------------------------------------
 
     def get_agent(self, principal: Principal, agent_id: str) -> AgentView:
-        """One agent → ``AgentView`` (404 for another company's; 403 for another agent's key)."""
+        """One agent → ``AgentView`` (404 for another company's; 403 for the admin key and for
+        another agent's key)."""
         access = Access.of(principal)
+        access.reach(Resource.AGENT, Action.READ)
         agent = self.live_agent(access, agent_id)
         access.check_agent(agent_id, "read")
         return agent.view()
@@ -216,8 +219,9 @@ class HeartbeatReadModels(ServiceApplication):
         self, principal: Principal, limit: int = 50, offset: int = 0
     ) -> Page[AgentView]:
         """The company's live agents by creation (an agent key or run token sees only its
-        agent)."""
+        agent; the admin key: 403)."""
         access = Access.of(principal)
+        access.reach(Resource.AGENT, Action.READ)
         limit, offset = _page(limit, offset)
         scope = access.scope()
         if scope is None:
@@ -230,9 +234,10 @@ class HeartbeatReadModels(ServiceApplication):
         return Page(items=[a.view() for a in agents[offset : offset + limit]], total=len(agents))
 
     def get_run(self, principal: Principal, run_id: str) -> RunView:
-        """One run → ``RunView`` with excerpts, usage and result (403 for an agent's key on
-        another agent's run, and for a run token on any run but its own)."""
+        """One run → ``RunView`` with excerpts, usage and result (403 for the admin key, for an
+        agent's key on another agent's run, and for a run token on any run but its own)."""
         access = Access.of(principal)
+        access.reach(Resource.RUN, Action.READ)
         run = self.visible_run(access, run_id)
         access.check_run(run_id, run.agent_id, "read")
         return run.view()
@@ -242,8 +247,9 @@ class HeartbeatReadModels(ServiceApplication):
     ) -> Page[RunView]:
         """The company's runs, newest first, filtered (rows without excerpts, usage, result).
         An agent principal sees only its own runs (403 when it filters on another agent); a run
-        token only its own run."""
+        token only its own run; the admin key: 403."""
         access = Access.of(principal)
+        access.reach(Resource.RUN, Action.READ)
         limit, offset = _page(limit, offset)
         agent_id = filters.agent_id
         if access.is_agent:

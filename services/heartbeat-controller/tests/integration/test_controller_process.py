@@ -23,15 +23,17 @@ from contracts.agents import (
     AgentView,
     CancelRun,
     CreateAgent,
+    DeleteAgent,
     GetAgent,
     GetRun,
     ListAgents,
     ListRuns,
     RunView,
+    UpdateAgent,
     WakeAccepted,
     WakeAgent,
 )
-from contracts.base import Actor, ErrorReply, Principal
+from contracts.base import Actor, ErrorReply, Ok, Principal
 from contracts.workspace_views import Page
 from natsbus import BusClient, BusRequestError
 from testkit.nats_server import start_nats_server
@@ -40,6 +42,7 @@ pytestmark = pytest.mark.integration
 
 ACME = "c-acme"
 BOARD = Principal(company_id=ACME, actor=Actor(type="board", id="board-1"))
+ADMIN = Principal(company_id=None, actor=Actor(type="admin", id="admin"))
 FINISHED = ("succeeded", "failed", "cancelled", "timed_out")
 
 
@@ -153,6 +156,36 @@ async def test_an_agent_woken_over_the_bus_runs_through_its_stages(
     assert env["CLIPYARD_RUN_ID"] == run_id
     listed = await client.call(hs.RUN_LIST, ListRuns(principal=BOARD), Page[RunView])
     assert [r.id for r in listed.items] == [run_id]
+
+
+async def test_the_admin_key_is_refused_agents_and_runs_over_the_bus(
+    service_process: Any, own_nats: Any, bus: tuple[Any, BusClient], standins: StandIns
+) -> None:
+    # The gateway refuses the admin key on these routes; the controller does too (ARCHITECTURE
+    # §5.1: every service applies the kind-level rule), whoever reaches its subjects.
+    _, client = bus
+    standins.hang = True
+    await start_controller(service_process, own_nats)
+    agent = await create_agent(client)
+    run_id = await wake(client, agent.id)
+    asked = [
+        (hs.AGENT_UPDATE, UpdateAgent(principal=ADMIN, agent_id=agent.id, trust_level="untrusted")),
+        (hs.AGENT_DELETE, DeleteAgent(principal=ADMIN, agent_id=agent.id)),
+        (hs.AGENT_WAKE, WakeAgent(principal=ADMIN, agent_id=agent.id)),
+        (hs.AGENT_GET, GetAgent(principal=ADMIN, agent_id=agent.id)),
+        (hs.RUN_GET, GetRun(principal=ADMIN, run_id=run_id)),
+        (hs.RUN_CANCEL, CancelRun(principal=ADMIN, run_id=run_id)),
+    ]
+    for subject, message in asked:
+        reply = await client.request(subject, message, timeout=5.0)
+        assert isinstance(reply, ErrorReply), (subject, reply)
+        assert (reply.code, reply.status) == ("forbidden", 403), (subject, reply)
+        assert reply.message.startswith("The admin key may not "), reply
+    again = await client.request(hs.AGENT_GET, GetAgent(principal=BOARD, agent_id=agent.id))
+    assert isinstance(again, Ok), again
+    assert again.result["trustLevel"] == "trusted"
+    view = await client.call(hs.RUN_GET, GetRun(principal=BOARD, run_id=run_id), RunView)
+    assert not view.cancel_requested
 
 
 async def test_cancel_over_the_bus_kills_the_adapter(

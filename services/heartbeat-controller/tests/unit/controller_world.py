@@ -29,6 +29,8 @@ OTHER = "c-other"
 START = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 BOARD = Principal(company_id=ACME, actor=Actor(type="board", id="key-board"))
 ADMIN = Principal(company_id=None, actor=Actor(type="admin", id="admin"))
+SYSTEM = Principal(company_id=None, actor=Actor(type="system", id="workspace-realizer"))
+"""Clipyard itself (another service), acting for no company."""
 OTHER_BOARD = Principal(company_id=OTHER, actor=Actor(type="board", id="key-other"))
 PROCESS = {"command": ["python3", "agent.py"], "timeoutSec": 60}
 

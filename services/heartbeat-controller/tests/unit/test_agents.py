@@ -14,6 +14,7 @@ from controller_world import (
     OTHER,
     OTHER_BOARD,
     PROCESS,
+    SYSTEM,
     World,
     acting_for,
     agent_principal,
@@ -26,12 +27,8 @@ from contracts.agents import CreateAgent, RunFilters, UpdateAgent
 from contracts.base import Actor, Principal
 from eventstore import audit_trail
 from heartbeat_controller.application import HeartbeatControllerApplication
-from heartbeat_controller.domain import (
-    AccessDeniedError,
-    InvalidInputError,
-    NotFoundError,
-    ValidationError,
-)
+from heartbeat_controller.domain import InvalidInputError, NotFoundError, ValidationError
+from servicekit.access import AccessDeniedError
 
 
 def _create(app: HeartbeatControllerApplication, adapter_type: str, config: Any) -> Any:
@@ -138,7 +135,7 @@ def test_update_changes_only_what_is_sent_and_checks_a_new_type_against_the_conf
     assert switched.adapter_config["url"] == "http://127.0.0.1:9000/"
 
 
-def test_another_company_sees_no_agent_and_an_admin_sees_them_all(
+def test_another_company_sees_no_agent_and_clipyard_itself_sees_them_all(
     app: HeartbeatControllerApplication, world: World
 ) -> None:
     agent_id = world.agent()
@@ -151,8 +148,40 @@ def test_another_company_sees_no_agent_and_an_admin_sees_them_all(
     with pytest.raises(NotFoundError):
         app.delete_agent(OTHER_BOARD, agent_id)
     assert app.list_agents(OTHER_BOARD).total == 0
-    assert app.get_agent(ADMIN, agent_id).id == agent_id
-    assert app.list_agents(ADMIN).total == 1
+    assert app.get_agent(SYSTEM, agent_id).id == agent_id
+    assert app.list_agents(SYSTEM).total == 1
+
+
+def test_the_admin_key_reads_and_manages_no_agent(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    # The kind-level rule (ARCHITECTURE §5.1), applied here too: what the bus is asked by a
+    # principal the gateway would have refused is refused the same way, before any lookup.
+    agent_id = world.agent()
+    before = app.last_notification_id()
+    refusals = {
+        "read": [lambda: app.get_agent(ADMIN, agent_id), lambda: app.list_agents(ADMIN)],
+        "write": [
+            lambda: app.create_agent(ADMIN, CreateAgent(principal=ADMIN, name="x",
+                                                        adapter_type="process",
+                                                        adapter_config=PROCESS)),
+            lambda: app.update_agent(ADMIN, UpdateAgent(principal=ADMIN, agent_id=agent_id,
+                                                        trust_level="trusted")),
+            lambda: app.delete_agent(ADMIN, agent_id),
+            lambda: app.delete_agent(ADMIN, "no-such-agent"),
+        ],
+    }  # fmt: skip
+    for action, calls in refusals.items():
+        for call in calls:
+            with pytest.raises(AccessDeniedError) as denied:
+                call()
+            assert (denied.value.code, denied.value.status) == ("forbidden", 403)
+            assert str(denied.value).startswith(f"The admin key may not {action} agents; ")
+            assert denied.value.details == {
+                "actorKind": "admin", "resource": "agent", "action": action,
+            }  # fmt: skip
+    assert app.last_notification_id() == before
+    assert app.get_agent(BOARD, agent_id).trust_level == "untrusted"
 
 
 def test_an_agent_key_reads_only_itself_and_never_manages_agents(
@@ -201,14 +230,15 @@ def test_a_board_key_of_no_company_is_refused_its_lists(
         assert (raised.value.code, raised.value.status) == ("forbidden", 403)
 
 
-def test_an_admin_without_a_company_cannot_create_an_agent_nowhere(
+def test_clipyard_itself_without_a_company_cannot_create_an_agent_nowhere(
     app: HeartbeatControllerApplication,
 ) -> None:
     with pytest.raises(InvalidInputError):
         app.create_agent(
-            ADMIN,
-            CreateAgent(principal=ADMIN, name="x", adapter_type="process", adapter_config=PROCESS),
-        )
+            SYSTEM,
+            CreateAgent(principal=SYSTEM, name="x", adapter_type="process",
+                        adapter_config=PROCESS),
+        )  # fmt: skip
 
 
 def test_names_and_limits_are_checked_even_when_the_bus_did_not(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from controller_world import (
+    ADMIN,
     BOARD,
     OTHER_BOARD,
     Clock,
@@ -16,7 +17,8 @@ from controller_world import (
 
 from contracts.agents import RunFilters
 from heartbeat_controller.application import HeartbeatControllerApplication
-from heartbeat_controller.domain import AccessDeniedError, NotFoundError, RunFinishedError
+from heartbeat_controller.domain import NotFoundError, RunFinishedError
+from servicekit.access import AccessDeniedError
 
 
 def _status(app: HeartbeatControllerApplication, run_id: str) -> tuple[str, str]:
@@ -191,6 +193,23 @@ def test_runs_are_seen_and_cancelled_by_their_own_agent_only(
         app.request_cancel(acting_for(key, theirs), mine)
     assert raised.value.details["field"] == "X-Run-Id"
     assert app.get_run(BOARD, mine).status == "queued"
+
+
+def test_the_admin_key_reads_and_cancels_no_run(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    run_id = world.wake(world.agent()).run_id
+    refusals = {
+        "read": [lambda: app.get_run(ADMIN, run_id), lambda: app.list_runs(ADMIN, RunFilters())],
+        "control": [lambda: app.request_cancel(ADMIN, run_id)],
+    }
+    for action, calls in refusals.items():
+        for call in calls:
+            with pytest.raises(AccessDeniedError) as denied:
+                call()
+            assert denied.value.status == 403
+            assert str(denied.value).startswith(f"The admin key may not {action} runs; ")
+    assert app.get_run(BOARD, run_id).status == "queued"
 
 
 def test_a_run_token_reaches_only_its_own_run_not_its_agents_others(

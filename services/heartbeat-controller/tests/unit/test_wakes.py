@@ -14,6 +14,7 @@ from controller_world import (
     BOARD,
     OTHER,
     OTHER_BOARD,
+    SYSTEM,
     Clock,
     World,
     acting_for,
@@ -25,10 +26,10 @@ from eventsourcing.persistence import IntegrityError, Tracking
 
 from contracts import run_events as re_
 from contracts.agents import RunFilters, UpdateAgent
-from contracts.base import Actor, Principal
 from contracts.workspace_events import IssueAssigned, IssueDeleted, IssueStatusChanged
 from heartbeat_controller.application import HeartbeatControllerApplication
-from heartbeat_controller.domain import AccessDeniedError, NotFoundError, ValidationError
+from heartbeat_controller.domain import NotFoundError, ValidationError
+from servicekit.access import AccessDeniedError
 
 
 def test_a_wake_queues_a_run_in_stage_wakeup(
@@ -127,7 +128,7 @@ def test_an_agent_key_wakes_its_agent_only_for_issues_assigned_to_it(
         with pytest.raises(AccessDeniedError) as raised:
             world.wake(me, issue, principal=key)
         assert (raised.value.code, raised.value.status) == ("forbidden", 403)
-        assert "assigned to that agent" in str(raised.value)
+        assert str(raised.value) == "This agent may only touch issues assigned to it."
         assert raised.value.details["issueId"] == issue
     assert app.last_notification_id() == before
     # Its own assignment: the wake joins the run the assignment queued.
@@ -253,7 +254,7 @@ def test_an_issue_of_another_company_is_not_found_whoever_names_it(
     # another company's issue is "not found", naming the field, for every principal.
     token = run_principal(me, "r-1", foreign)
     before = app.last_notification_id()
-    for principal in (BOARD, ADMIN, agent_principal(me), token):
+    for principal in (BOARD, SYSTEM, agent_principal(me), token):
         with pytest.raises(NotFoundError) as raised:
             world.wake(me, foreign, principal=principal)
         assert (raised.value.code, raised.value.status) == ("not_found", 404)
@@ -262,24 +263,24 @@ def test_an_issue_of_another_company_is_not_found_whoever_names_it(
     assert app.last_notification_id() == before
 
 
-def test_an_agent_key_may_wake_for_the_issue_bound_to_its_run(
-    app: HeartbeatControllerApplication, world: World
-) -> None:
-    me = world.agent(max_runs=3)
-    bound = world.issue()
-    key_with_run = Principal(company_id=ACME, actor=Actor(type="agent", id=me), issue_id=bound)
-    assert world.wake(me, bound, principal=key_with_run).status == "queued"
-    with pytest.raises(AccessDeniedError):
-        world.wake(me, world.issue(), principal=key_with_run)
-
-
-def test_another_company_cannot_wake_an_agent(
+def test_another_company_cannot_wake_an_agent_nor_the_admin_key_but_clipyard_itself_can(
     app: HeartbeatControllerApplication, world: World
 ) -> None:
     agent_id = world.agent()
     with pytest.raises(NotFoundError):
         world.wake(agent_id, principal=OTHER_BOARD)
-    assert world.wake(agent_id, principal=ADMIN).status == "queued"
+    # The admin key controls no agent (ARCHITECTURE §5.1), even naming no issue: 403 first.
+    before = app.last_notification_id()
+    for principal in (ADMIN, acting_for(ADMIN, str(uuid4()))):
+        with pytest.raises(AccessDeniedError) as denied:
+            world.wake(agent_id, principal=principal)
+        assert (denied.value.code, denied.value.status) == ("forbidden", 403)
+        assert str(denied.value) == (
+            "The admin key may not control agents; a board key, a board session, an agent key "
+            "or a run token may."
+        )
+    assert app.last_notification_id() == before
+    assert world.wake(agent_id, principal=SYSTEM).status == "queued"
 
 
 def test_oversized_wakes_are_refused(app: HeartbeatControllerApplication, world: World) -> None:

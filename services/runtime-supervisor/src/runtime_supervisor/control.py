@@ -19,35 +19,19 @@ from contracts.runtime_commands import ControlRuntime, RuntimeControlResult, Run
 from runtime_supervisor.actions import ActionOutcome, run_job_action, start_action, stop_action
 from runtime_supervisor.config.effective import EffectiveConfig, effective_commands
 from runtime_supervisor.control_rules import Selection, select_targets
-from runtime_supervisor.domain import (
-    ForbiddenError,
-    InvalidInputError,
-    NotFoundError,
-    RunBrief,
-    RuntimeTarget,
-)
+from runtime_supervisor.domain import InvalidInputError, NotFoundError, RunBrief, RuntimeTarget
 from runtime_supervisor.identity import require_cwd
 from runtime_supervisor.leases import decide, owner_key
 from runtime_supervisor.outputs import finish_with_output
 from runtime_supervisor.views import operation_row, service_brief
-from servicekit.access import Access
+from servicekit.access import Access, AccessDeniedError
 
 if TYPE_CHECKING:
     from contracts.base import Principal
     from runtime_supervisor.application import RuntimeSupervisorApplication
     from runtime_supervisor.context import Supervisor
 
-__all__ = ["ControlPlan", "execute", "holding_run", "prepare", "principal_scope"]
-
-
-def principal_scope(principal: Principal) -> str | None:
-    """The company a principal sees (None: every company, for the admin and Clipyard itself):
-    ``Access.scope()``.
-
-    Raises:
-        AccessDeniedError: A key of no company that is not an operator's (403).
-    """
-    return Access.of(principal).scope()
+__all__ = ["ControlPlan", "early_holding_run", "execute", "holding_run", "prepare"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,8 +64,11 @@ def holding_run(
 
     A project workspace's services are the agent's only while its run holds a *shared* workspace
     on that project workspace's checkout (an isolated worktree of the project gives no hold on
-    the checkout the other issues share). Checked before any wait for fresher copies, so a
-    refusal is immediate: the run and its lease are known long before its token exists.
+    the checkout the other issues share).
+
+    Raises:
+        AccessDeniedError: No such run of the agent's (as the copies say), or it does not
+            hold the workspace (403).
     """
     access = Access.of(principal)
     run = app.run(principal.company_id, principal.run_id) if principal.run_id else None
@@ -96,7 +83,7 @@ def holding_run(
             and workspace.get("mode") == "shared_workspace"
         )
     if not holds or run is None:
-        raise ForbiddenError(
+        raise AccessDeniedError(
             "An agent controls runtime services only for a run of its own that holds this "
             "workspace (send that run's id in X-Run-Id); a project workspace's services only "
             "while that run works in its shared checkout.",
@@ -106,10 +93,33 @@ def holding_run(
     return run
 
 
+def early_holding_run(
+    app: RuntimeSupervisorApplication,
+    principal: Principal,
+    *,
+    workspace_id: str | None,
+    project_workspace_id: str | None,
+) -> RunBrief | None:
+    """:func:`holding_run`, asked before any wait, when the copies already know the agent's run:
+    a known contradiction (no run named; a finished run, another agent's, one on another
+    workspace) is refused at once. A run the copies have not heard of yet answers None: the
+    controller publishes its runs through its outbox while it hands the adapter its token
+    directly, so an adapter's first request may come before its run; the caller then waits for
+    the copies (``freshness.owned``) and :func:`prepare` decides.
+
+    Raises:
+        AccessDeniedError: The run is known (or none is named) and does not hold the workspace.
+    """
+    if principal.run_id is not None and app.copy_of("run", principal.run_id) is None:
+        return None
+    return holding_run(app, principal, workspace_id=workspace_id,
+                       project_workspace_id=project_workspace_id)  # fmt: skip
+
+
 def _named_run(
     app: RuntimeSupervisorApplication, target: RuntimeTarget, principal: Principal
 ) -> RunBrief | None:
-    """The run a board or operator principal names (``X-Run-Id``): a run of the target's
+    """The run a board or system principal names (``X-Run-Id``): a run of the target's
     company that has not finished, since the services it starts are leased to it."""
     if principal.run_id is None:
         return None
@@ -153,10 +163,10 @@ def _claim(app: RuntimeSupervisorApplication, plan_target: RuntimeTarget, princi
 def _prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
     """On the store's thread: every check, then the lease (recorded only once all passed)."""
     app, principal = sup.app, request.principal
-    target = app.target(principal_scope(principal), request.workspace_id,
-                        request.project_workspace_id)  # fmt: skip
+    access = Access.of(principal)
+    target = app.target(access.scope(), request.workspace_id, request.project_workspace_id)
     run: RunBrief | None
-    if Access.of(principal).is_agent:
+    if access.is_agent:
         run = holding_run(app, principal, workspace_id=target.execution_workspace_id,
                           project_workspace_id=target.project_workspace_id)  # fmt: skip
     else:
@@ -173,8 +183,7 @@ def _prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
     lease, issue_id = _claim(app, target, principal, run, selection.action)
     return ControlPlan(
         principal=principal, target=target, effective=effective, selection=selection,
-        lease=lease, issue_id=issue_id,
-        agent_id=Access.of(principal).agent_id,
+        lease=lease, issue_id=issue_id, agent_id=access.agent_id,
     )  # fmt: skip
 
 
@@ -182,7 +191,7 @@ async def prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
     """Check a control request and claim the lease (see the module's docstring).
 
     Raises:
-        NotFoundError, ForbiddenError, InvalidInputError, ControlError, LeaseConflictError.
+        NotFoundError, AccessDeniedError, InvalidInputError, ControlError, LeaseConflictError.
     """
     plan: ControlPlan = await sup.store(_prepare, sup, request)
     return plan

@@ -8,18 +8,26 @@ workspace the realizer has just realized) waits, up to :data:`COPY_WAIT` seconds
 request's deadline, for the copies to catch up: a workspace realized a moment ago is found, and a
 configuration saved a moment ago is the one used. Still behind after that: ``service_unavailable``
 (503, retry); still unknown: ``not_found``.
+
+What is an agent's own (ARCHITECTURE §5.1) is read from the same copies: an issue's assignee, an
+issue's workspace, a run's agent and workspace. An agent may ask right after the change that made
+a thing its own (an issue assigned to it a moment ago; its run, started a moment ago, whose event
+the controller's outbox has not published yet while the adapter already has its token). So a
+refusal of an agent for a thing not (yet) its own is asked again each time the copies move, for at
+most :data:`OWN_WAIT` seconds within the request's deadline (:func:`owned`), before it is answered.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import msgspec
 
 from contracts.workspace_config import ExecutionWorkspaceConfig, RuntimeConfig
 from runtime_supervisor.domain import CopiesBehindError, NotFoundError
 from runtime_supervisor.domain.configs_seen import config_fingerprint
+from servicekit.access import AccessDeniedError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -32,18 +40,63 @@ if TYPE_CHECKING:
 
     Seen = Callable[[CopyKind, str], set[bytes]]
 
-__all__ = ["COPY_WAIT", "behind", "fresh_target", "wait_for"]
+__all__ = ["COPY_WAIT", "OWN_WAIT", "behind", "fresh_target", "owned", "wait_for"]
+
+T = TypeVar("T")
 
 COPY_WAIT = 10.0
 """Seconds a request waits at most for the copies to catch up with the realizer."""
+OWN_WAIT = 2.0
+"""Seconds an agent's request refused as not its own waits at most for the copies to move."""
 _POLL = 0.1
 _ANSWER_MARGIN = 1.0
 """Seconds kept before the request's deadline, so that the refusal still reaches the caller."""
 
 
-def wait_for(ctx: RequestContext) -> float:
-    """How long a request may wait for the copies: :data:`COPY_WAIT`, less near its deadline."""
-    return max(0.0, min(COPY_WAIT, ctx.remaining() - _ANSWER_MARGIN))
+def wait_for(ctx: RequestContext, most: float = COPY_WAIT) -> float:
+    """How long a request may wait for the copies: ``most`` seconds (:data:`COPY_WAIT`), less
+    near its deadline."""
+    return max(0.0, min(most, ctx.remaining() - _ANSWER_MARGIN))
+
+
+async def owned(sup: Supervisor, check: Callable[[], T], *, wait: float = OWN_WAIT) -> T:
+    """``check()`` on the store's thread; while it refuses (``AccessDeniedError``), asked again
+    each time the copies move, until ``wait`` seconds have passed (see the module's docstring).
+
+    Only for the *own* rules of agents, whose facts lag: the kind-level rule (``Access.reach``)
+    and the company are checked before, once, and never waited for.
+
+    Args:
+        sup: The supervisor.
+        check: Raises ``AccessDeniedError`` while the thing is not the agent's (as the copies
+            say); what it returns is answered.
+        wait: Seconds to wait at most (``wait_for(ctx, OWN_WAIT)``).
+
+    Raises:
+        AccessDeniedError: Still refused after ``wait`` (and no copy moved since the last look).
+    """
+    app = sup.app
+
+    def attempt() -> tuple[int, T | None, AccessDeniedError | None]:
+        moved = app.copies_seen
+        try:
+            return moved, check(), None
+        except AccessDeniedError as refused:
+            return moved, None, refused
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + max(wait, 0.0)
+    while True:
+        looked: tuple[int, T | None, AccessDeniedError | None] = await sup.store(attempt)
+        moved, found, refused = looked
+        if refused is None:
+            return cast("T", found)
+        while True:  # look again only once the copies have moved
+            if loop.time() >= deadline:
+                raise refused
+            await asyncio.sleep(_POLL)
+            if app.copies_seen != moved:
+                break
 
 
 def behind(target: RuntimeTarget, facts: RealizerFacts | None, seen: Seen) -> list[str]:
@@ -115,7 +168,7 @@ async def fresh_target(
 
     Args:
         sup: The supervisor.
-        scope: The principal's company (None: an operator's, every company).
+        scope: The principal's company (None: Clipyard itself's, every company).
         workspace_id: An execution workspace, or
         project_workspace_id: a project workspace.
         facts: What the caller read from the realizer.

@@ -73,8 +73,13 @@ class SupervisorReadModels(ServiceApplication):
     configs_seen: dict[tuple[CopyKind, str], set[bytes]]
     """(kind, upstream id) -> fingerprints of every configuration the copy has had
     (``domain.configs_seen``)."""
+    issues_by_workspace: dict[str, set[str]]
+    """Execution workspace id -> the issues whose current workspace it is (as the copies say)."""
+    copies_seen: int
+    """How many copy events were applied (it moves whenever a copy does)."""
     _objects: dict[UUID, Any]
     _leases: dict[str, frozenset[str]]
+    _issue_workspace: dict[str, str]
 
     def init_read_models(self) -> None:
         """Empty read models (before every rebuild)."""
@@ -89,8 +94,11 @@ class SupervisorReadModels(ServiceApplication):
         self.slots = {}
         self.slots_by_run = {}
         self.configs_seen = {}
+        self.issues_by_workspace = {}
+        self.copies_seen = 0
         self._objects = {}
         self._leases = {}
+        self._issue_workspace = {}
 
     def project(self, domain_event: Any) -> None:
         """Apply one stored event to the copy of its aggregate, then index it."""
@@ -105,7 +113,10 @@ class SupervisorReadModels(ServiceApplication):
         key = str(aggregate.id)
         if isinstance(aggregate, UpstreamCopy):
             self.copies[aggregate.kind][aggregate.key] = aggregate
+            self.copies_seen += 1
             self._note_config(aggregate)
+            if aggregate.kind == "issue":
+                self._index_issue(aggregate)
         elif isinstance(aggregate, RuntimeService):
             self.services[key] = aggregate
             if created:
@@ -136,6 +147,22 @@ class SupervisorReadModels(ServiceApplication):
             return
         self.configs_seen.setdefault((copy.kind, copy.key), set()).add(fingerprint)
 
+    def _index_issue(self, issue: UpstreamCopy) -> None:
+        """Keep ``issues_by_workspace`` at the issue's current workspace."""
+        workspace = issue.get("execution_workspace_id")
+        before = self._issue_workspace.get(issue.key)
+        if before == workspace:
+            return
+        if before is not None:
+            linked = self.issues_by_workspace.get(before, set())
+            linked.discard(issue.key)
+            if not linked:
+                self.issues_by_workspace.pop(before, None)
+            del self._issue_workspace[issue.key]
+        if workspace:
+            self.issues_by_workspace.setdefault(workspace, set()).add(issue.key)
+            self._issue_workspace[issue.key] = workspace
+
     def _index_leases(self, key: str, leases: frozenset[str]) -> None:
         before = self._leases.get(key, frozenset())
         for run_id in before - leases:
@@ -165,6 +192,7 @@ class SupervisorReadModels(ServiceApplication):
             "operations_by_target": {k: list(v) for k, v in self.operations_by_target.items()},
             "slots": {key: aggregate_state(s) for key, s in self.slots.items()},
             "slots_by_run": dict(self.slots_by_run),
+            "issues_by_workspace": {k: sorted(v) for k, v in self.issues_by_workspace.items()},
             "configs_seen": {
                 f"{kind}:{key}": sorted(seen.decode() for seen in fingerprints)
                 for (kind, key), fingerprints in self.configs_seen.items()

@@ -149,8 +149,9 @@ class Upstream:
     async def ws_config(self, ws: str, config: ExecutionWorkspaceConfig) -> None:
         await self.publish(WorkspaceConfigChanged(**self.envelope("workspace", ws), config=config))
 
-    async def run_started(self, ws: str, agent_id: str, issue: str | None = None) -> str:
-        run = str(uuid.uuid4())
+    async def run_started(self, ws: str, agent_id: str, issue: str | None = None,
+                          run: str | None = None) -> str:  # fmt: skip
+        run = run or str(uuid.uuid4())
         await self.publish(RunStarted(**self.envelope("run", run, CONTROLLER), agent_id=agent_id,
                                       issue_id=issue, workspace_id=ws), "controller")  # fmt: skip
         return run
@@ -246,7 +247,7 @@ class Sup:
         """Wait until the supervisor's copy of the controller's events has ``run`` (running on
         ``ws``), and so everything the controller published before it. The probe changes
         nothing: its agent stops a service that does not exist, which is 403 until the run is
-        known to hold ``ws``, then 404."""
+        known to hold ``ws`` (a run not heard of yet is waited for a moment first), then 404."""
 
         async def probe() -> Any:
             reply = await self.control("stop", ws, principal=agent(agent_id, run),
@@ -257,6 +258,8 @@ class Sup:
         await eventually(probe, what=f"the supervisor knowing run {run}")
 
     async def ensure(self, ws: str, run: str, agent_id: str = "agent-1") -> Any:
-        command = EnsureRunServices(principal=BOARD, workspace_id=ws, run_id=run,
+        """``EnsureRunServices`` as the controller asks it: Clipyard itself, for the run."""
+        principal = Principal(company_id=ACME, actor=CONTROLLER, run_id=run)
+        command = EnsureRunServices(principal=principal, workspace_id=ws, run_id=run,
                                     agent_id=agent_id)  # fmt: skip
         return await self.request(ensure_run_services(self.node), command, timeout=60.0)

@@ -22,7 +22,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bus_world import OPERATOR, Sup, Upstream
+from bus_world import BOARD, Sup, Upstream
 
 from contracts.base import ErrorReply
 from contracts.execution_commands import ListWorkspaceOperations
@@ -112,7 +112,7 @@ async def _endpoints_ready(url: str, timeout: float = 15.0) -> None:
     connection = await nats.connect(url)
     try:
         bus = BusClient(connection)
-        query = ListWorkspaceOperations(principal=OPERATOR, workspace_id=str(uuid.uuid4()))
+        query = ListWorkspaceOperations(principal=BOARD, workspace_id=str(uuid.uuid4()))
         deadline = time.monotonic() + timeout
         while True:
             reply = await bus.request(workspace_operations("supervisor"), query, timeout=5.0)

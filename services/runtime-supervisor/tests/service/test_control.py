@@ -1,17 +1,22 @@
 """``ControlRuntime`` over the bus with real principals: the runtime-control lease between agents
 (case 63: issue A's run holds it, issue B's agent gets 409, once issue A is done B reclaims it;
-board actors bypass it), agents need a run holding the workspace, kinds that do not fit the
-action (case 64), a workspace without a path, another company's workspace, and a long start
-answering ``accepted`` with its ``starting`` record visible before readiness."""
+board actors bypass it), agents need a run holding the workspace (a run the copies have not heard
+of yet is waited for; a known contradiction is refused at once), the admin key controls nothing,
+kinds that do not fit the action (case 64), a workspace without a path, another company's
+workspace, and a long start answering ``accepted`` with its ``starting`` record visible before
+readiness."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from bus_world import BOARD, Sup, Upstream, agent, eventually, http_service, runtime
+from bus_world import BOARD, OPERATOR, Sup, Upstream, agent, eventually, http_service, runtime
 
 from contracts.base import Accepted, Actor, ErrorReply, Ok, Principal
 from contracts.runtime_commands import ControlRuntime, RuntimeControlResult
@@ -19,6 +24,7 @@ from contracts.runtime_subjects import runtime_control
 from contracts.service import GetOperation, OperationView
 from contracts.subjects import service_query
 from contracts.workspace_config import JobSpec
+from runtime_supervisor.freshness import OWN_WAIT
 
 pytestmark = pytest.mark.integration
 
@@ -115,6 +121,72 @@ async def test_an_agent_needs_a_run_of_its_own_holding_the_workspace(
     missing = await refused(other_company)
     assert (missing.code, missing.status) == ("not_found", 404)
     assert await _operations(sup, ws) == []
+
+
+async def test_an_agents_run_copied_after_its_request_still_lets_it_act(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
+) -> None:
+    # The controller publishes a run's start through its outbox, while it hands the adapter its
+    # token directly: the adapter's first request may come before the supervisor's copy of its run.
+    await start_supervisor()
+    pw = await upstream.project_workspace(str(workdir), runtime(SLEEPER))
+    issue = await upstream.issue("ACME-1")
+    ws = await upstream.workspace(str(workdir), pw=pw, issue=issue)
+    await sup.known(ws)
+    run = str(uuid.uuid4())
+
+    asked = time.monotonic()
+    control = asyncio.ensure_future(sup.control("start", ws, principal=agent("agent-a", run)))
+    await asyncio.sleep(0.5)
+    assert not control.done()
+    await upstream.run_started(ws, "agent-a", issue, run=run)
+    reply = await control
+    assert isinstance(reply, Ok), reply
+    assert reply.result["lease"]["ownerKey"] == f"issue:{issue}"
+    assert [r["status"] for r in reply.result["runtimeServices"]] == ["running"]
+    assert time.monotonic() - asked < OWN_WAIT + 1.0
+
+    # Once the copies know the run, a contradiction is refused at once: another agent naming it,
+    # and the run on another workspace.
+    elsewhere = await upstream.workspace(str(workdir / "x"), pw=pw)
+    await sup.known(elsewhere)
+    for principal, target in ((agent("agent-b", run), ws), (agent("agent-a", run), elsewhere)):
+        asked = time.monotonic()
+        refused = await sup.control("start", target, principal=principal)
+        assert isinstance(refused, ErrorReply), refused
+        assert (refused.code, refused.status) == ("forbidden", 403), refused
+        assert time.monotonic() - asked < OWN_WAIT / 2
+    # A run never heard of: refused once the copies had their moment.
+    asked = time.monotonic()
+    refused = await sup.control("start", ws, principal=agent("agent-a", str(uuid.uuid4())))
+    assert isinstance(refused, ErrorReply), refused
+    assert (refused.code, refused.status) == ("forbidden", 403), refused
+    assert time.monotonic() - asked >= OWN_WAIT - 0.1
+
+
+async def test_the_admin_key_controls_no_runtime_service(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
+) -> None:
+    # The gateway refuses it; over the bus the supervisor does too (ARCHITECTURE §5.1).
+    await start_supervisor()
+    pw = await upstream.project_workspace(str(workdir), runtime(SLEEPER))
+    ws = await upstream.workspace(str(workdir), pw=pw)
+    await sup.known(ws)
+    for action, fields in (("start", {"ws": ws}), ("stop", {"ws": ws}), ("start", {"pw": pw})):
+        refused = await sup.control(action, principal=OPERATOR, **fields)
+        assert isinstance(refused, ErrorReply), refused
+        assert (refused.code, refused.status) == ("forbidden", 403), refused
+        assert refused.message == (
+            "The admin key may not control runtime services; a board key, a board session, an "
+            "agent key or a run token may."
+        )
+        assert refused.details == {
+            "actorKind": "admin", "resource": "runtime_service", "action": "control",
+        }  # fmt: skip
+    assert (await sup.state(ws)).runtime_services == []
+    assert await _operations(sup, ws) == []
+    # A board key still does.
+    assert (await sup.ok_control("start", ws))["lease"]["outcome"] == "bypassed"
 
 
 async def test_case_64_kinds_that_do_not_fit_the_action(

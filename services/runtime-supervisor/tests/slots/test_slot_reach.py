@@ -1,6 +1,7 @@
 """Adapter slots read by agent keys and run tokens (ARCHITECTURE §5.1): a run's slot and log only
 for the agent's own runs (a run token: its run only), 403 for another run of the company, 404 for
-another company's; the slots' health is the board's (agents are refused)."""
+another company's; the slots' health is the board's (agents are refused). The admin key reads
+none of it; Clipyard itself (the controller) all of it."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import uuid
 from typing import Any
 
 import pytest
-from slot_world import ACME, STRANGER, Slots
+from slot_world import ACME, CONTROLLER, STRANGER, Slots
 
 from contracts.base import Actor, ErrorReply, Ok, Principal
 
 pytestmark = pytest.mark.integration
 
 BOARD = Principal(company_id=ACME, actor=Actor(type="board", id="board-1"))
+ADMIN = Principal(company_id=None, actor=Actor(type="admin", id="admin"))
 
 
 def _key(agent_id: str) -> Principal:
@@ -52,3 +54,12 @@ async def test_an_agent_reads_only_its_own_runs_slot_and_log_and_never_the_healt
         assert isinstance(refused, ErrorReply)
         assert (refused.code, refused.status) == ("forbidden", 403)
         assert "board" in refused.message
+    # The admin key: no run's slot or log, no health (ARCHITECTURE §5.1); Clipyard itself: all.
+    for reply, noun in ((await slots.log(mine, principal=ADMIN), "runs"),
+                        (await slots.slot(mine, principal=ADMIN), "runs"),
+                        (await slots.health(ADMIN), "the adapter slots")):  # fmt: skip
+        assert isinstance(reply, ErrorReply), reply
+        assert (reply.code, reply.status) == ("forbidden", 403), reply
+        assert reply.message.startswith(f"The admin key may not read {noun}; "), reply
+    for reply in (await slots.log(mine), await slots.slot(mine), await slots.health(CONTROLLER)):
+        assert isinstance(reply, Ok), reply

@@ -71,6 +71,38 @@ def test_an_agent_key_owns_the_workspaces_of_the_issues_assigned_to_it(
     assert not app.owns_workspace(key_a, acme["ws_b"])
 
 
+class _NoScan(dict):  # type: ignore[type-arg]
+    """Issue copies that refuse to be scanned: a lookup must go by key."""
+
+    def _refuse(self, *args: object) -> None:
+        raise AssertionError("the issue copies were scanned")
+
+    __iter__ = items = values = keys = _refuse  # type: ignore[assignment]
+
+
+def test_a_workspaces_issues_are_indexed_so_ownership_never_scans_every_issue(
+    app: RuntimeSupervisorApplication, world: World, acme: dict[str, str]
+) -> None:
+    issue_c = world.issue("ACME-3")
+    _assign(world, issue_c, "agent-a")
+    _link(world, issue_c, acme["ws_b"])
+    assert app.issues_by_workspace[acme["ws_b"]] == {issue_c}
+    copies = app.copies["issue"]
+    app.copies["issue"] = _NoScan(copies)  # type: ignore[assignment]
+    try:
+        assert app.owns_workspace(_key("agent-a"), acme["ws_b"])
+        assert not app.owns_workspace(_key("agent-c"), acme["ws_b"])
+    finally:
+        app.copies["issue"] = copies
+    # Moved on to another workspace: the index follows, and so does ownership.
+    ws_c = world.workspace(acme["pw"], issue_c)
+    _link(world, issue_c, ws_c)
+    assert acme["ws_b"] not in app.issues_by_workspace
+    assert app.issues_by_workspace[ws_c] == {issue_c}
+    assert not app.owns_workspace(_key("agent-a"), acme["ws_b"])
+    assert app.owns_workspace(_key("agent-a"), ws_c)
+
+
 def test_a_run_token_owns_its_issues_workspaces_and_the_one_its_run_holds(
     app: RuntimeSupervisorApplication, world: World, acme: dict[str, str]
 ) -> None:

@@ -32,7 +32,7 @@ from workspace_realizer.readiness import rescue_ref_name
 from workspace_realizer.views import readiness_view
 
 if TYPE_CHECKING:
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
     from workspace_realizer.adapters.ports import RescueRef
     from workspace_realizer.context import Realizer
     from workspace_realizer.facts import CloseFacts, Delivery

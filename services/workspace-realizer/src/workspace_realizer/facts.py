@@ -26,7 +26,7 @@ from workspace_realizer.readiness import (
 )
 
 if TYPE_CHECKING:
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
     from workspace_realizer.adapters.ports import GitInspection
     from workspace_realizer.application import WorkspaceRealizerApplication
     from workspace_realizer.context import Realizer

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workspace_realizer.access import AccessDeniedError
+from servicekit.access import AccessDeniedError
 from workspace_realizer.domain.errors import (
     NotFoundError,
     RequiresProjectError,
@@ -15,7 +15,7 @@ from workspace_realizer.domain.errors import (
 from workspace_realizer.policy import Resolution, parse_policy, resolve_mode
 
 if TYPE_CHECKING:
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
     from workspace_realizer.application import WorkspaceRealizerApplication
     from workspace_realizer.domain import ExecutionWorkspace, ProjectWorkspace
 

@@ -26,7 +26,7 @@ from workspace_realizer.policy import check_worktree_parent, render_branch, work
 from workspace_realizer.provision import WorkspaceEnv, run_provision
 
 if TYPE_CHECKING:
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
     from workspace_realizer.adapters.ports import BaseRef, StepSink, WorktreeOutcome
     from workspace_realizer.application import WorkspaceRealizerApplication
     from workspace_realizer.context import Realizer
@@ -94,7 +94,8 @@ def refuse_unisolated(
     Raises:
         NotFoundError: No such issue.
         NotVisibleError: The issue is another company's.
-        AccessDeniedError: An agent reaches an issue that is not its own (or its run's).
+        AccessDeniedError: An agent key reaches an issue not assigned to its agent, or a run
+            token another issue than its run's.
         LowTrustViolationError: Isolation is required and the plan is not isolated.
     """
     app.issue_of(access, request.issue_id)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from eventstore import acting, system_cause
-from workspace_realizer.access import Access, ActorKind
+from servicekit.access import Access, ActorKind
 from workspace_realizer.archive import archive
 from workspace_realizer.delivery import DELIVERED
 from workspace_realizer.domain.errors import CloseBlockedError, WorkspaceRealizerError

@@ -13,7 +13,7 @@ from workspace_realizer.domain.errors import BranchReconcileRefusedError
 from workspace_realizer.facts import gather
 
 if TYPE_CHECKING:
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
     from workspace_realizer.context import Realizer
     from workspace_realizer.facts import CloseFacts
 

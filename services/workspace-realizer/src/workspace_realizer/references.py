@@ -5,16 +5,22 @@ checked by the use cases (``usecases/issues.py``); ``assigneeAgentId`` names an 
 heartbeat-controller and is checked here, before the use case runs.
 
 An agent is looked up in the realizer's copy of the controller's agents (fed by
-``agent.created.v1`` / ``agent.deleted.v1``); the copy is exact for the agents it knows (a
-company never changes, a deletion is final), but it lags: a board that creates an agent and at
-once assigns it must not be told the agent does not exist. So a miss asks the controller itself
-(:class:`AgentDirectory`), and only its "no such agent" answers 404; when it does not answer, the
-request is refused with 503 ``service_unavailable`` and nothing is saved.
+``agent.created.v1`` / ``agent.deleted.v1``). The copy lags the controller both ways:
+
+- a creation: a board that creates an agent and at once assigns it must not be told the agent
+  does not exist. So a miss asks the controller itself (:class:`AgentDirectory`), and only its
+  "no such agent" answers 404; when it does not answer, the request is refused with 503
+  ``service_unavailable`` and nothing is saved.
+- a deletion: an agent the copy knows as live is taken as live, without asking. Its company
+  never changes, so a foreign agent is always refused; but an agent deleted a moment ago, whose
+  ``agent.deleted.v1`` has not reached the copy yet, can still be assigned. The issue is then as
+  one whose assignee was deleted after the assignment: the controller wakes no deleted agent,
+  and a board reassigns it. Once the deletion is in the copy, the agent is refused (404).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from workspace_realizer.domain.errors import NotFoundError, RequestUnansweredError
 
@@ -57,7 +63,7 @@ def reference_error(
     """The 404 of a reference that names nothing of ``where``: the message and ``details.field``
     name the body's field (camelCase; a nested one dotted)."""
     key = field.rsplit(".", 1)[-1]
-    details: dict[str, Any] = {"field": field, key: ident}
+    details: dict[str, str] = {"field": field, key: ident}
     return NotFoundError(
         f"{field} {ident} is not {what} of {where}; give the id of one that is.", **details
     )
@@ -66,7 +72,9 @@ def reference_error(
 async def check_assignee(
     store: Store, app: RealizerReadModels, agents: AgentDirectory, company_id: str, agent_id: str
 ) -> None:
-    """Refuse an ``assigneeAgentId`` that is not a live agent of ``company_id``.
+    """Refuse an ``assigneeAgentId`` that is not a live agent of ``company_id``: one the copy
+    knows as live is accepted without asking (a deletion not in the copy yet is not seen);
+    one it does not know is asked of the controller.
 
     Args:
         store: Runs a call on the store's thread (where the copy is read).

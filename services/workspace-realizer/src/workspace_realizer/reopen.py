@@ -18,7 +18,7 @@ from workspace_realizer.facts import gather
 from workspace_realizer.provision import WorkspaceEnv, run_provision
 
 if TYPE_CHECKING:
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
     from workspace_realizer.context import Realizer
     from workspace_realizer.facts import CloseFacts
 

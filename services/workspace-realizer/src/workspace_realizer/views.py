@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
@@ -15,8 +15,11 @@ from contracts.workspace_config import (
     ExecutionWorkspaceConfig,
     ExecutionWorkspacePolicy,
     ExecutionWorkspaceSettings,
+    JobSpec,
     ManagedCheckout,
+    RuntimeCommandSpec,
     RuntimeConfig,
+    ServiceSpec,
 )
 
 if TYPE_CHECKING:
@@ -121,6 +124,10 @@ def project_workspace_view(
     )
 
 
+_Spec = TypeVar("_Spec", ServiceSpec, JobSpec, RuntimeCommandSpec)
+"""A runtime entry: each has an ``env`` and a ``cwd``."""
+
+
 def _host_path(path: str | None) -> bool:
     return path is not None and path.startswith(("/", "~", "$"))
 
@@ -148,7 +155,7 @@ def _redacted_runtime(config: RuntimeConfig | None) -> RuntimeConfig | None:
     if config is None:
         return None
 
-    def strip(entry: Any) -> Any:
+    def strip(entry: _Spec) -> _Spec:
         cwd = None if _host_path(entry.cwd) else entry.cwd
         return msgspec.structs.replace(entry, env=None, cwd=cwd)
 

@@ -24,7 +24,7 @@ from realizer_git_helpers import clone_with_bare_origin, use_hermetic_git
 
 from contracts.base import Actor
 from eventstore import Cause, StoreExecutor, acting
-from workspace_realizer.access import Access, ActorKind
+from servicekit.access import Access, ActorKind
 from workspace_realizer.adapters.ports import (
     BaseRef,
     CommandResult,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from contracts.agents import GetAgent
 from contracts.base import Actor, ErrorReply, Ok, Principal
 from contracts.errors import ErrorCode
 from contracts.execution_commands import (
+    ArchiveWorkspace,
     GetCloseReadiness,
     GetExecutionWorkspace,
     GetWorkspaceEvents,
@@ -35,6 +37,8 @@ from contracts.execution_commands import (
     ListExecutionWorkspaces,
     ListWorkspaceOperations,
     RealizeWorkspace,
+    ReconcileBranch,
+    ReopenWorkspace,
     StopWorkspaceRuntimeServicesResult,
     UpdateExecutionWorkspace,
 )
@@ -67,6 +71,7 @@ from servicekit import ServiceSettings, start_service
 from testkit.nats_server import start_nats_server
 from workspace_realizer.app import build_spec
 from workspace_realizer.application import WorkspaceRealizerApplication
+from workspace_realizer.endpoints.issues import COMPANY_WAIT
 from workspace_realizer.host import HostPorts, NoCredentials
 from workspace_realizer.settings import RealizerSettings
 from workspace_realizer.views import project_workspace_view
@@ -307,6 +312,51 @@ async def test_an_agent_does_not_reassign_reparent_or_move_its_own_issue(
         comment="Working on it."))  # fmt: skip
     assert (changed["status"], changed["title"]) == ("in_progress", "X's, renamed")
     assert (changed["assigneeAgentId"], changed["parentId"]) == (X, None)
+
+
+@pytest.mark.parametrize("who", ["agent key", "run token"])
+async def test_an_agent_creates_no_issue_and_changes_no_workspace_refused_before_any_lookup(
+    stack: Stack, tmp_path: Path, who: str
+) -> None:
+    s = stack
+    project, _ = await _project(s, tmp_path)
+    mine = await _issue(s, project, X, "X's")
+    realized = await s.ok(subjects.realize_workspace("local"),
+                          RealizeWorkspace(principal=BOARD, issue_id=mine))  # fmt: skip
+    ws = realized["workspace"]["id"]
+    me = KEY_X if who == "agent key" else run_token(mine)
+    before, asked = s.runtime.app.last_notification_id(), list(s.controller.asked)
+    # Creating is the board's: refused at once, neither the assignee asked of the controller
+    # nor a company the realizer has not seen waited for.
+    started = time.monotonic()
+    for company in (COMPANY, "c-unseen"):
+        refused = await s.error(subjects.ISSUE_CREATE, CreateIssue(
+            principal=me, company_id=company, title="mine", project_id=project,
+            assignee_agent_id="a-unknown"))  # fmt: skip
+        assert (refused.code, refused.status) == ("forbidden", 403), refused
+    assert time.monotonic() - started < COMPANY_WAIT
+    assert s.controller.asked == asked
+    # Its own workspace: read, never changed, archived, reopened or reconciled (no operation
+    # is recorded for the attempt).
+    node = "local"
+    changes = {
+        "rename": (subjects.update_execution_workspace(node),
+                   UpdateExecutionWorkspace(principal=me, workspace_id=ws, name="x")),
+        "archive by update": (subjects.update_execution_workspace(node),
+                              UpdateExecutionWorkspace(principal=me, workspace_id=ws,
+                                                       status="archived")),
+        "archive": (subjects.archive_workspace(node),
+                    ArchiveWorkspace(principal=me, workspace_id=ws)),
+        "reopen": (subjects.reopen_workspace(node), ReopenWorkspace(principal=me, workspace_id=ws)),
+        "reconcile": (subjects.reconcile_branch(node),
+                      ReconcileBranch(principal=me, workspace_id=ws, mode="forward")),
+    }  # fmt: skip
+    for name, (subject, message) in changes.items():
+        refused = await s.error(subject, message)
+        assert (refused.code, refused.status) == ("forbidden", 403), (name, refused)
+        assert "may not write execution workspaces" in refused.message, (name, refused)
+    await s.ok(subjects.WORKSPACE_GET, GetExecutionWorkspace(principal=me, workspace_id=ws))
+    assert s.runtime.app.last_notification_id() == before
 
 
 async def test_project_reads_carry_no_env_and_no_host_paths_for_agents(

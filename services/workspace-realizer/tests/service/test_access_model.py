@@ -18,7 +18,7 @@ from eventsourcing.persistence import Tracking
 from contracts.base import Actor, Principal
 from contracts.run_events import AgentCreated, AgentDeleted
 from eventstore import acting, system_cause, verify_replay
-from workspace_realizer.access import Access, AccessDeniedError, ActorKind, NotVisibleError
+from servicekit.access import Access, AccessDeniedError, ActorKind, NotVisibleError
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import NotFoundError, RequestUnansweredError

@@ -10,7 +10,7 @@ import pytest
 from eventsourcing.persistence import Tracking
 
 from eventstore import verify_replay
-from workspace_realizer.access import Access, AccessDeniedError, ActorKind, NotVisibleError
+from servicekit.access import Access, AccessDeniedError, ActorKind, NotVisibleError
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.domain import NotFoundError
 from workspace_realizer.domain.errors import (
@@ -90,11 +90,6 @@ def test_agents_touch_only_their_issues_and_only_the_mode(
         app.issue_of(AGENT, theirs)
     rows, total = app.list_issues(AGENT, "c-acme")
     assert ([str(i.id) for i in rows], total) == ([mine], 1)
-    # The run's bound issue is reachable too.
-    bound = Access(
-        kind=ActorKind.AGENT_KEY, company_id="c-acme", actor_id="agent-1", issue_id=theirs
-    )
-    assert str(app.issue_of(bound, theirs).id) == theirs
     # Mode only: a strategy (it holds commands) or a pin is the board's.
     app.update_issue(AGENT, mine, {"settings": {"mode": "isolated_workspace"}})
     for settings in ({"mode": "inherit", "workspaceStrategy": {"provisionCommand": "rm -rf /"}},

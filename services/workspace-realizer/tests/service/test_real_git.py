@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from realizer_git_helpers import git
 
-from workspace_realizer.access import Access
+from servicekit.access import Access
 from workspace_realizer.archive import archive
 from workspace_realizer.context import Realizer
 from workspace_realizer.facts import gather, inspect
@@ -98,7 +98,7 @@ async def test_undelivered_work_is_rescued_and_reopen_brings_it_back(
 async def test_branch_reconcile_forward_and_quarantine(
     real: Realizer, world: Any, repo: Path
 ) -> None:
-    from workspace_realizer.access import AccessDeniedError, ActorKind
+    from servicekit.access import AccessDeniedError, ActorKind
     from workspace_realizer.domain.errors import BranchReconcileRefusedError
     from workspace_realizer.reconcile import reconcile_branch
 

@@ -13,7 +13,7 @@ import pytest
 
 from contracts.execution_commands import GetWorkspaceHistory, UpdateExecutionWorkspace
 from contracts.workspace_http import UpdateExecutionWorkspaceBody
-from workspace_realizer.access import Access, AccessDeniedError, ActorKind
+from servicekit.access import Access, AccessDeniedError, ActorKind
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import (

@@ -11,7 +11,7 @@ from eventsourcing.persistence import Tracking
 from contracts.base import Actor, Principal
 from contracts.run_events import RunWorkspaceLeased
 from eventstore import acting, system_cause
-from workspace_realizer.access import Access, AccessDeniedError, ActorKind
+from servicekit.access import Access, AccessDeniedError, ActorKind
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.context import Realizer
 from workspace_realizer.realize import RealizeRequest, realize

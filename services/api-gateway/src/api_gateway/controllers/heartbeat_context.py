@@ -5,7 +5,7 @@ from the workspace-realizer first (404 for another company's, 403 for an agent's
 not its own), then at once its current execution workspace (the realizer's detail with the
 runtime supervisor's services, :func:`workspace_detail`) and the run from the heartbeat
 controller: a run token's own run, else the issue's newest run. A run token asks only about its
-own issue (403 before anything is sent).
+run's issue (the realizer answers 403 for another of its company, 404 for another company's).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from api_gateway.controllers.common import error_responses
 from api_gateway.controllers.realizer import fetch
 from api_gateway.controllers.runtime_facts import WARNING_HEADERS, warned, workspace_detail
 from api_gateway.dependencies import Gateway
-from api_gateway.domain import ForbiddenError
 from api_gateway.security import access
 from contracts import heartbeat_subjects as hb
 from contracts import workspace_subjects as ws
@@ -73,15 +72,8 @@ async def heartbeat_context(
     runtime services are missing from it.
 
     Raises:
-        ForbiddenError: A run token asking about another issue than its run's.
         BusReplyError: The realizer or the controller refused, or did not answer.
     """
-    if principal.run_bound and principal.issue_id != issue_id:
-        raise ForbiddenError(
-            f"This run token is bound to its run's issue ({principal.issue_id or 'none'}); "
-            "it may read the heartbeat context of that issue only.",
-            issueId=issue_id,
-        )
     issue = await fetch(
         gateway, ws.ISSUE_GET, GetIssue(principal=principal, issue_id=issue_id), Issue
     )

@@ -2,7 +2,8 @@
 and ``POST /api/issues/{issueId}/execution-workspace`` (realize now, without a run).
 
 Agent keys may read and update issues and record work products; the realizer allows them only on
-issues assigned to the agent or bound to its run, and lets them change ``mode`` only.
+issues assigned to the agent (a run token: its run's issue), and lets them change only the status,
+title, description, priority, a comment and ``mode`` (ARCHITECTURE §5.1).
 """
 
 from __future__ import annotations

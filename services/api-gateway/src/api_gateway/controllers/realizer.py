@@ -62,11 +62,19 @@ class InvalidRequestError(GatewayError):
     code = ErrorCode.VALIDATION_FAILED
 
 
-def board_key(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+def board_key(
+    connection: ASGIConnection[Any, Any, Any, Any], route_handler: BaseRouteHandler
+) -> None:
     """Guard: a board key (or the operator page's session) only, where the access model lets
     agents reach their own things but the route is the board's all the same (creating and
-    deleting issues: ARCHITECTURE §5.1, "within own")."""
-    Access.of(connection.user).check_board("do this")
+    deleting issues: ARCHITECTURE §5.1, "within own"); the realizer refuses them again."""
+    Access.of(connection.user).check_board(
+        _BOARD_ACTIONS.get(str(getattr(route_handler, "operation_id", None) or ""), "do this")
+    )
+
+
+_BOARD_ACTIONS: Final = {"createIssue": "create issues", "deleteIssue": "delete issues"}
+"""What the :func:`board_key` guard's refusal says the board alone may do, per route."""
 
 
 def node_of(gateway: Gateway) -> str:

@@ -23,7 +23,7 @@ from litestar.datastructures import ResponseHeader
 from api_gateway.controllers.realizer import fetch
 from api_gateway.dependencies import Gateway
 from contracts import workspace_subjects as subjects
-from contracts.base import Ok, Principal
+from contracts.base import ErrorReply, Ok, Principal
 from contracts.execution_commands import GetCloseReadiness, GetExecutionWorkspace
 from contracts.execution_views import CloseReadiness, ExecutionWorkspace
 from contracts.runtime_commands import GetRuntimeState, RuntimeState
@@ -99,13 +99,12 @@ async def runtime_state(
         try:
             return RuntimeFacts(msgspec.convert(reply.result, RuntimeState))
         except msgspec.ValidationError as exc:
-            reason = f"an answer the gateway cannot read ({exc})"
+            reason = f"did not answer (an answer the gateway cannot read: {exc})"
+    elif isinstance(reply, ErrorReply) and reply.code not in ("service_unavailable", "timeout"):
+        reason = f"answered {reply.code}: {reply.message}"
     else:
-        reason = getattr(reply, "code", "accepted")
-    warning = (
-        f"{_SUPERVISOR} did not answer ({reason}): runtimeServices and runtimeProvisioning "
-        "are not shown."
-    )
+        reason = f"did not answer ({getattr(reply, 'code', 'accepted')})"
+    warning = f"{_SUPERVISOR} {reason}: runtimeServices and runtimeProvisioning are not shown."
     log.warning("runtime facts of workspace %s: %s", target, warning)
     return RuntimeFacts(None, warning)
 

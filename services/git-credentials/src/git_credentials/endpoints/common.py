@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from natsbus.service import Handler
     from servicekit import ServiceRuntime
 
-__all__ = ["MAX_PAGE", "Endpoints", "cause_of", "check_page", "manager_scope"]
+__all__ = ["MAX_PAGE", "Endpoints", "cause_of", "check_page", "manager"]
 
 T = TypeVar("T")
 
@@ -36,10 +36,11 @@ def cause_of(principal: Principal, reason: str) -> Cause:
     )
 
 
-def manager_scope(principal: Principal, action: Action = Action.WRITE) -> str | None:
-    """The company whose secrets ``principal`` may read or manage (``action``); None: any (the
-    admin, or Clipyard itself, without a company). ARCHITECTURE §5.1: the admin every company's,
-    a board its company's; agent keys and run tokens none.
+def manager(principal: Principal, action: Action = Action.WRITE) -> Access:
+    """The access of ``principal`` once it may read or manage (``action``) secrets at all
+    (ARCHITECTURE §5.1): the admin every company's, a board its company's; agent keys and run
+    tokens none. Its ``company_id`` is the company whose secrets it reaches (None: every
+    company's, the admin or Clipyard itself); ``check_company`` checks one.
 
     Raises:
         AccessDeniedError: An agent (agent key or run token), or a non-operator key of no
@@ -47,7 +48,8 @@ def manager_scope(principal: Principal, action: Action = Action.WRITE) -> str | 
     """
     access = Access.of(principal)
     access.reach(Resource.SECRET, action)
-    return access.scope()
+    access.scope()
+    return access
 
 
 def check_page(limit: int, offset: int) -> None:

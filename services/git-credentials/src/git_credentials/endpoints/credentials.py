@@ -4,7 +4,7 @@ Both go through one :class:`CredentialResolver` (one memo: a run or an operation
 one resolution and one ``credential.resolved`` event per provider) whose secrets are read on the
 store's thread and whose audit events are saved there, with the run as the event's cause.
 NATS lets only the workspace-realizer ask (``deploy/nats``); the endpoints also refuse any
-principal but a system one, and a company other than the principal's.
+principal but a system one (403), and a company other than the principal's (404).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from contracts.credentials import (
     ResolveGitInvocation,
 )
 from eventstore import Cause
-from git_credentials.domain import ForbiddenError
 from git_credentials.pull_requests import GitHubPullRequests
 from git_credentials.resolution import CredentialResolver, ResolutionRecord
+from servicekit.access import Access, AccessDeniedError, ActorKind
 
 if TYPE_CHECKING:
     from git_credentials.endpoints.common import Endpoints
@@ -33,16 +33,15 @@ __all__ = ["register_credentials"]
 
 
 def _check_caller(principal: Principal, company_id: str) -> None:
-    if principal.actor.type != "system":
-        raise ForbiddenError(
+    """Refuse any principal but Clipyard itself (403), and a company other than its own (404,
+    as another company's thing is, ARCHITECTURE §5.1)."""
+    access = Access.of(principal)
+    if access.kind is not ActorKind.SYSTEM:
+        raise AccessDeniedError(
             "Only Clipyard's own services may ask for git credentials.",
-            actorType=principal.actor.type,
+            actorKind=access.kind.value,
         )
-    if principal.company_id not in (None, company_id):
-        raise ForbiddenError(
-            "A git credential is asked for the principal's own company only.",
-            companyId=company_id,
-        )
+    access.check_company(company_id, "company", company_id)
 
 
 def _api_host(api_url: str) -> str:

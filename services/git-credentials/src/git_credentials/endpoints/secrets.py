@@ -22,16 +22,14 @@ from contracts.credentials import (
     SecretAccessEvent,
 )
 from contracts.workspace_views import Deleted, Page
-from git_credentials.domain import NotFoundError
-from git_credentials.endpoints.common import Endpoints, cause_of, check_page, manager_scope
+from git_credentials.endpoints.common import Endpoints, cause_of, check_page, manager
 from servicekit.access import Action
 
 if TYPE_CHECKING:
-    from contracts.base import Principal
     from git_credentials.readmodels import AccessRecord, SecretRecord
     from natsbus import RequestContext
 
-__all__ = ["access_event_view", "check_company", "register_secrets", "secret_view"]
+__all__ = ["access_event_view", "register_secrets", "secret_view"]
 
 
 def secret_view(record: SecretRecord) -> Secret:
@@ -60,14 +58,6 @@ def access_event_view(record: AccessRecord) -> SecretAccessEvent:
     )
 
 
-def check_company(principal: Principal, company_id: str, action: Action = Action.WRITE) -> None:
-    """Raise ``NotFoundError`` unless ``principal`` may read or manage (``action``) the secrets of
-    ``company_id``."""
-    scope = manager_scope(principal, action)
-    if scope is not None and scope != company_id:
-        raise NotFoundError(f"There is no company {company_id}.", companyId=company_id)
-
-
 async def register_secrets(
     e: Endpoints, *, on_deleted: Callable[[str], object] | None = None
 ) -> None:
@@ -79,19 +69,19 @@ async def register_secrets(
     app = e.app
 
     async def create(c: CreateSecret, ctx: RequestContext) -> Secret:
-        check_company(c.principal, c.company_id)
+        manager(c.principal).check_company(c.company_id, "company", c.company_id)
         cause = cause_of(c.principal, "create secret")
         record = await e.write(cause, app.create_secret, c.company_id, c.name, c.value)
         return secret_view(record)
 
     async def rotate(c: RotateSecret, ctx: RequestContext) -> Secret:
-        scope = manager_scope(c.principal)
+        scope = manager(c.principal).company_id
         cause = cause_of(c.principal, "rotate secret")
         record = await e.write(cause, lambda: app.rotate_secret(c.secret_id, c.value, scope=scope))
         return secret_view(record)
 
     async def delete(c: DeleteSecret, ctx: RequestContext) -> Deleted:
-        scope = manager_scope(c.principal)
+        scope = manager(c.principal).company_id
         cause = cause_of(c.principal, "delete secret")
         record = await e.store(app.secret_in, scope, c.secret_id)
         await e.write(cause, lambda: app.delete_secret(c.secret_id, scope=scope))
@@ -100,7 +90,7 @@ async def register_secrets(
         return Deleted(id=c.secret_id)
 
     async def list_secrets(q: ListSecrets, ctx: RequestContext) -> Page[Secret]:
-        check_company(q.principal, q.company_id, Action.READ)
+        manager(q.principal, Action.READ).check_company(q.company_id, "company", q.company_id)
         check_page(q.limit, q.offset)
         rows, total = await e.store(app.list_secrets, q.company_id, q.limit, q.offset)
         return Page(items=[secret_view(r) for r in rows], total=total)
@@ -108,7 +98,7 @@ async def register_secrets(
     async def access_events(
         q: ListSecretAccessEvents, ctx: RequestContext
     ) -> Page[SecretAccessEvent]:
-        check_company(q.principal, q.company_id, Action.READ)
+        manager(q.principal, Action.READ).check_company(q.company_id, "company", q.company_id)
         check_page(q.limit, q.offset)
         rows, total = await e.store(app.access_events, q.company_id, q.limit, q.offset)
         return Page(items=[access_event_view(r) for r in rows], total=total)

@@ -1,12 +1,10 @@
-"""Domain of the heartbeat-controller: aggregates with past-tense events, access rules and
-errors. Pure: no I/O."""
+"""Domain of the heartbeat-controller: aggregates with past-tense events, and errors. Pure: no
+I/O. Who may see and do what is the one access model, ``servicekit.access`` (ARCHITECTURE §5.1)."""
 
 from __future__ import annotations
 
-from heartbeat_controller.domain.access import Access, AccessDeniedError, NotVisibleError
 from heartbeat_controller.domain.agent import AGENT_FIELDS, Agent
 from heartbeat_controller.domain.errors import (
-    ForbiddenError,
     HeartbeatControllerError,
     InvalidInputError,
     NotFoundError,
@@ -24,15 +22,11 @@ __all__ = [
     "COPIED_FIELDS",
     "FINISHED_STATUSES",
     "STAGES",
-    "Access",
-    "AccessDeniedError",
     "Agent",
-    "ForbiddenError",
     "HeartbeatControllerError",
     "InvalidInputError",
     "IssueCopy",
     "NotFoundError",
-    "NotVisibleError",
     "Run",
     "RunFinishedError",
     "StateConflictError",

@@ -9,7 +9,6 @@ from typing import Any
 from contracts.errors import CodedError, ErrorCode
 
 __all__ = [
-    "ForbiddenError",
     "HeartbeatControllerError",
     "InvalidInputError",
     "NotFoundError",
@@ -33,12 +32,6 @@ class NotFoundError(HeartbeatControllerError):
     """No such thing, or one of another company (existence is not revealed)."""
 
     code = ErrorCode.NOT_FOUND
-
-
-class ForbiddenError(HeartbeatControllerError):
-    """The thing exists in the principal's company, but the actor may not touch it."""
-
-    code = ErrorCode.FORBIDDEN
 
 
 class ValidationError(HeartbeatControllerError):

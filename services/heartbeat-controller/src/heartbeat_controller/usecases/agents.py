@@ -1,5 +1,6 @@
-"""Use cases of agents: create, update, delete (board and admin principals only). The run a
-principal names (``X-Run-Id``) is checked before anything is saved (``UseCaseBase._acting_for``)."""
+"""Use cases of agents: create, update, delete (the board's, and Clipyard itself: agents *write*,
+ARCHITECTURE §5.1). The run a principal names (``X-Run-Id``) is checked before anything is saved
+(``UseCaseBase._acting_for``)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,9 @@ from heartbeat_controller.adapter_config import (
     shape_hint,
     validate_adapter_config,
 )
-from heartbeat_controller.domain import (
-    AGENT_FIELDS,
-    Access,
-    Agent,
-    InvalidInputError,
-    ValidationError,
-)
+from heartbeat_controller.domain import AGENT_FIELDS, Agent, InvalidInputError, ValidationError
 from heartbeat_controller.usecases.base import UseCaseBase
+from servicekit.access import Access, Action, Resource
 
 if TYPE_CHECKING:
     from contracts.agents import AgentView, CreateAgent, UpdateAgent
@@ -51,16 +47,16 @@ class AgentUseCases(UseCaseBase):
     """Agents (API.md "Agents, wakes, runs")."""
 
     def create_agent(self, principal: Principal, cmd: CreateAgent) -> AgentView:
-        """Create an agent in the principal's company (board and admin keys only).
+        """Create an agent in the principal's company (a board key or session).
 
         Raises:
-            AccessDeniedError: An agent key or run token (403).
-            InvalidInputError: No company to create it in.
+            AccessDeniedError: An agent key, run token or the admin key (403).
+            InvalidInputError: No company to create it in (Clipyard itself, acting for none).
             ValidationError: A bad name, limit or ``adapterConfig`` (``details.field``).
             NotFoundError: ``X-Run-Id`` names no run of the company (``details.field``).
         """
         access = Access.of(principal)
-        access.check_board("create agents")
+        access.reach(Resource.AGENT, Action.WRITE)
         if access.company_id is None:
             raise InvalidInputError(
                 "An agent belongs to a company: create it with that company's key or path.",
@@ -90,12 +86,12 @@ class AgentUseCases(UseCaseBase):
         Raises:
             NotFoundError: No such live agent in the company, or ``X-Run-Id`` names no run of
                 the company (``details.field``).
-            AccessDeniedError: An agent key or run token (403).
+            AccessDeniedError: An agent key, run token or the admin key (403).
             ValidationError: A bad field (``details.field``).
         """
         access = Access.of(principal)
+        access.reach(Resource.AGENT, Action.WRITE)
         current = self.live_agent(access, cmd.agent_id)
-        access.check_board("update agents")
         changes = {
             name: getattr(cmd, name)
             for name in AGENT_FIELDS
@@ -131,11 +127,11 @@ class AgentUseCases(UseCaseBase):
         Raises:
             NotFoundError: No such live agent in the company, or ``X-Run-Id`` names no run of
                 the company (``details.field``).
-            AccessDeniedError: An agent key or run token (403).
+            AccessDeniedError: An agent key, run token or the admin key (403).
         """
         access = Access.of(principal)
+        access.reach(Resource.AGENT, Action.WRITE)
         self.live_agent(access, agent_id)
-        access.check_board("delete agents")
         at = self.now()
         events: list[Any] = []
         handed: list[str] = []

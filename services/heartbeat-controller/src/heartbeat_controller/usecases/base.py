@@ -15,16 +15,10 @@ import msgspec
 from contracts.agents import WakeAccepted
 from contracts.base import Actor, Principal
 from eventstore import Cause, acting, current_cause, system_cause
-from heartbeat_controller.domain import (
-    Access,
-    AccessDeniedError,
-    Agent,
-    NotFoundError,
-    Run,
-    WakeupRequest,
-)
+from heartbeat_controller.domain import Agent, NotFoundError, Run, WakeupRequest
 from heartbeat_controller.readmodels import HeartbeatReadModels, idempotency_key, target_key
 from heartbeat_controller.settings import SERVICE_NAME
+from servicekit.access import Access, AccessDeniedError
 
 if TYPE_CHECKING:
     from eventsourcing.domain import DomainEventProtocol

@@ -10,12 +10,12 @@ from heartbeat_controller.adapter_config import parse_adapter_config
 from heartbeat_controller.domain import (
     FINISHED_STATUSES,
     STAGES,
-    Access,
     RunFinishedError,
     StateConflictError,
 )
 from heartbeat_controller.scheduling import AgentSnapshot, Candidate, Claim, runnable
 from heartbeat_controller.usecases.base import UseCaseBase
+from servicekit.access import Access, Action, Resource
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -44,11 +44,13 @@ class RunUseCases(UseCaseBase):
 
         Raises:
             NotFoundError: No such run in the company (nor the one the principal acts for).
-            AccessDeniedError: An agent key cancelling another agent's run (or acting for
-                one: ``principal.run_id``), a run token another run than its own (403).
+            AccessDeniedError: The admin key (runs *control*, ARCHITECTURE §5.1), an agent key
+                cancelling another agent's run (or acting for one: ``principal.run_id``), a run
+                token another run than its own (403).
             RunFinishedError: 409 ``run_finished``.
         """
         access = Access.of(principal)
+        access.reach(Resource.RUN, Action.CONTROL)
         seen = self.visible_run(access, run_id)
         access.check_run(run_id, seen.agent_id, "cancel")
         if seen.finished:

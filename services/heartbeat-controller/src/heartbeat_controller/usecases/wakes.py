@@ -19,15 +19,10 @@ from contracts.workspace_events import (
     IssueWorkspaceLinked,
 )
 from eventstore import Cause, acting, system_cause
-from heartbeat_controller.domain import (
-    Access,
-    AccessDeniedError,
-    IssueCopy,
-    NotFoundError,
-    ValidationError,
-)
+from heartbeat_controller.domain import IssueCopy, NotFoundError, ValidationError
 from heartbeat_controller.settings import SERVICE_NAME
 from heartbeat_controller.usecases.base import UseCaseBase
+from servicekit.access import Access, Action, Resource
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
@@ -40,27 +35,6 @@ log = logging.getLogger(__name__)
 
 MAX_PAYLOAD_BYTES: Final = 64 * 1024
 _TERMINAL_ISSUE: Final = frozenset({"done", "cancelled"})
-
-
-def _check_wake_issue(access: Access, issue_id: str, assignee_agent_id: str | None) -> None:
-    """Raise ``AccessDeniedError`` (403) when an agent wakes its agent for an issue that is not
-    its own (``Access.owns_issue``: an agent key's assigned issues and its run's; a run token's
-    run's issue only)."""
-    if access.owns_issue(issue_id, assignee_agent_id):
-        return
-    if access.is_run_token:
-        raise AccessDeniedError(
-            "A run token can only wake its agent for the run's own issue (or no issue).",
-            issueId=issue_id,
-            runIssueId=access.issue_id,
-        )
-    raise AccessDeniedError(
-        f"An agent key can only wake its agent for an issue assigned to that agent (or for no "
-        f"issue); issue {issue_id} is not assigned to agent {access.actor_id}: assign it first, "
-        "or wake with a board key.",
-        issueId=issue_id,
-        actor=access.actor_id,
-    )
 
 
 def _check_wake(cmd: WakeAgent) -> None:
@@ -85,10 +59,10 @@ class WakeUseCases(UseCaseBase):
 
         An ``issueId`` must be an issue of the agent's company known to the controller's
         copies (another company's: 404 naming ``issueId``). The copies may lag the realizer by
-        an event: an issue not seen yet is accepted from admin, board and system principals
-        (the run's workspace resolution then asks the realizer, which refuses an unknown
-        issue), never from agents. An agent key names only an issue assigned to its agent (or
-        bound to its run); a run token only its run's issue. The run the principal acts for
+        an event: an issue not seen yet is accepted from board and system principals (the
+        run's workspace resolution then asks the realizer, which refuses an unknown issue),
+        never from agents. An agent key names only an issue assigned to its agent; a run token
+        only its run's issue (``Access.check_issue``). The run the principal acts for
         (``X-Run-Id``) is recorded as the wake's cause: for any key but a run token it must be a
         run of the principal's company and, for an agent key, of its agent
         (``UseCaseBase._check_acting_run``).
@@ -96,19 +70,21 @@ class WakeUseCases(UseCaseBase):
         Raises:
             NotFoundError: No such live agent, an unknown, deleted or foreign issue, or an
                 ``X-Run-Id`` naming no run of the principal's company (``details.field``).
-            AccessDeniedError: An agent waking another agent, an agent key naming an issue not
-                assigned to its agent or another agent's run as ``X-Run-Id``, a run token naming
-                another issue than its run's.
+            AccessDeniedError: The admin key (agents *control*, ARCHITECTURE §5.1), an agent
+                waking another agent, an agent key naming an issue not assigned to its agent or
+                another agent's run as ``X-Run-Id``, a run token naming another issue than its
+                run's.
             ValidationError: A reason, key or payload too long.
         """
         access = Access.of(principal)
+        access.reach(Resource.AGENT, Action.CONTROL)
         agent = self.live_agent(access, cmd.agent_id)
         access.check_agent(cmd.agent_id, "wake")
         _check_wake(cmd)
         if cmd.issue_id is not None:
             copy = self.issues.get(cmd.issue_id)
             known = copy is not None and not copy.deleted and copy.company_id == agent.company_id
-            # Admin, board and system principals may name an issue not copied yet; agents never.
+            # Board and system principals may name an issue not copied yet; agents never.
             if not known and (copy is not None or access.is_agent):
                 raise NotFoundError(
                     f"issueId: there is no issue {cmd.issue_id} in the agent's company.",
@@ -117,7 +93,7 @@ class WakeUseCases(UseCaseBase):
                 )
             if access.is_agent:  # known here: agents never name an issue not copied yet
                 assert copy is not None
-                _check_wake_issue(access, cmd.issue_id, copy.assignee_agent_id)
+                access.check_issue(cmd.issue_id, copy.assignee_agent_id)
         with self._acting_for(principal, cmd.reason or f"{cmd.source} wake"):
             accepted, objs = self._wake(
                 agent,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from runtime_supervisor.domain.copies import COPY_KINDS, CopyKind, UpstreamCopy, copy_id
 from runtime_supervisor.domain.errors import (
     CopiesBehindError,
-    ForbiddenError,
     InvalidInputError,
     LeaseConflictError,
     NotFoundError,
@@ -45,7 +44,6 @@ __all__ = [
     "AdapterSlot",
     "CopiesBehindError",
     "CopyKind",
-    "ForbiddenError",
     "InvalidInputError",
     "IssueBrief",
     "LeaseConflictError",

@@ -10,7 +10,6 @@ from contracts.errors import CodedError, ErrorCode
 
 __all__ = [
     "CopiesBehindError",
-    "ForbiddenError",
     "InvalidInputError",
     "LeaseConflictError",
     "NotFoundError",
@@ -44,12 +43,6 @@ class CopiesBehindError(RuntimeSupervisorError):
     still on their way): retry in a moment."""
 
     code = ErrorCode.SERVICE_UNAVAILABLE
-
-
-class ForbiddenError(RuntimeSupervisorError):
-    """The thing exists in the principal's company, but the actor may not touch it."""
-
-    code = ErrorCode.FORBIDDEN
 
 
 class InvalidInputError(RuntimeSupervisorError):

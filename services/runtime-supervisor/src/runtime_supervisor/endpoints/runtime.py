@@ -2,9 +2,15 @@
 ``accepted``), ``EnsureRunServices`` (long), ``GetRuntimeState`` (health re-probed on request),
 ``ListRuntimeSummaries`` (many workspaces at once, never probed) and ``GetRuntimeServiceLog``.
 
-An agent key or run token reads the runtime (state, service logs) of its own workspaces only:
-another company's is not found (404), another workspace of its company refused (403); summaries
-leave out what is not its own (``Lookups.owns_workspace``, ARCHITECTURE §5.1)."""
+Each endpoint asks the access model once, at its entry, for the kind-level rule (ARCHITECTURE
+§5.1): control and ``EnsureRunServices`` are runtime services' *control*, the reads their *read*
+(the admin key has neither; Clipyard itself has both). An agent key or run token reads the runtime
+(state, service logs) of its own workspaces only: another company's is not found (404), another
+workspace of its company refused (403), once the copies have had a moment to catch up with what
+made it its own (``freshness.owned``); summaries leave out what is not its own
+(``Lookups.owns_workspace``). It controls runtime services only while a run of its own holds the
+workspace (``control.holding_run``): refused at once when the copies know its run and it does not
+hold the workspace; a run they have not heard of yet is waited for."""
 
 from __future__ import annotations
 
@@ -32,14 +38,14 @@ from contracts.runtime_subjects import (
     ensure_run_services,
     runtime_control,
 )
-from runtime_supervisor.control import execute, holding_run, prepare, principal_scope
+from runtime_supervisor.control import early_holding_run, execute, holding_run, prepare
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, RuntimeTarget, ServiceRecord
-from runtime_supervisor.freshness import fresh_target, wait_for
+from runtime_supervisor.freshness import OWN_WAIT, fresh_target, owned, wait_for
 from runtime_supervisor.health import probe_running
 from runtime_supervisor.process import LogSlice, read_range, tail_bytes, tail_lines
 from runtime_supervisor.process.logs import MAX_READ
 from runtime_supervisor.runs import ensure_run_services as ensure_for_run
-from servicekit.access import Access
+from servicekit.access import Access, Action, Resource
 
 if TYPE_CHECKING:
     from contracts.base import Accepted
@@ -70,18 +76,23 @@ async def register_runtime(e: Endpoints) -> None:
     sup, app, runtime = e.sup, e.app, e.runtime
 
     async def control(c: ControlRuntime, ctx: RequestContext) -> RuntimeControlResult | Accepted:
+        access = Access.of(c.principal)
+        access.reach(Resource.RUNTIME_SERVICE, Action.CONTROL)
+        scope = access.scope()
+        where = {"workspace_id": c.workspace_id, "project_workspace_id": c.project_workspace_id}
         with e.acting(c.principal, f"runtime {c.action}"):
-            if Access.of(c.principal).is_agent:  # refused at once, before any wait below
-                await sup.store(holding_run, app, c.principal, workspace_id=c.workspace_id,
-                                project_workspace_id=c.project_workspace_id)  # fmt: skip
+            known = None
+            if access.is_agent:  # a known contradiction is refused at once, before any wait
+                known = await sup.store(lambda: early_holding_run(app, c.principal, **where))
             # The caller read the workspace a moment ago: act on what it read. A stop of what runs
             # (everything, or a row) needs no configuration: it waits only for the workspace.
             if c.realizer_facts is not None:
                 named = c.workspace_command_id is not None or c.service_index is not None
                 facts = c.realizer_facts if c.action != "stop" or named else RealizerFacts()
-                await fresh_target(sup, principal_scope(c.principal), workspace_id=c.workspace_id,
-                                   project_workspace_id=c.project_workspace_id, facts=facts,
-                                   wait=wait_for(ctx))  # fmt: skip
+                await fresh_target(sup, scope, facts=facts, wait=wait_for(ctx), **where)
+            if access.is_agent and known is None:  # its run not heard of yet: wait for it
+                await owned(sup, lambda: holding_run(app, c.principal, **where),
+                            wait=wait_for(ctx, OWN_WAIT))  # fmt: skip
             plan = await prepare(sup, c)  # every refusal before any long work is recorded
             return await runtime.operations.run(
                 f"runtime_{plan.selection.action}",
@@ -91,11 +102,12 @@ async def register_runtime(e: Endpoints) -> None:
             )  # fmt: skip
 
     async def ensure(c: EnsureRunServices, ctx: RequestContext) -> RunServices | Accepted:
+        access = Access.of(c.principal)
+        access.reach(Resource.RUNTIME_SERVICE, Action.CONTROL)
         with e.acting(c.principal, "run services", run_id=c.run_id):
             # Asked right after the realizer's answer: its workspace may not be copied here yet.
-            target = await fresh_target(sup, principal_scope(c.principal),
-                                        workspace_id=c.workspace_id, facts=c.realizer_facts,
-                                        wait=wait_for(ctx))  # fmt: skip
+            target = await fresh_target(sup, access.scope(), workspace_id=c.workspace_id,
+                                        facts=c.realizer_facts, wait=wait_for(ctx))  # fmt: skip
             return await runtime.operations.run(
                 "ensure_run_services",
                 lambda operation_id: ensure_for_run(sup, c, operation_id),
@@ -103,15 +115,28 @@ async def register_runtime(e: Endpoints) -> None:
                 subject_id=c.workspace_id,
             )  # fmt: skip
 
-    def readable(q: GetRuntimeState | GetRuntimeServiceLog, action: str) -> RuntimeTarget:
-        """On the store's thread: the target ``q`` names, if the principal may read it."""
+    async def readable(
+        q: GetRuntimeState | GetRuntimeServiceLog, ctx: RequestContext, action: str
+    ) -> RuntimeTarget:
+        """The target ``q`` names, if the principal may read it: runtime services' *read*, the
+        company (404), then, for an agent, a workspace of its own (403 once the copies had
+        their moment to catch up, ``freshness.owned``)."""
         access = Access.of(q.principal)
-        target = app.target(access.scope(), q.workspace_id, q.project_workspace_id)
-        app.check_target(access, target, action)
-        return target
+        access.reach(Resource.RUNTIME_SERVICE, Action.READ)
+        scope = access.scope()
+
+        def look() -> RuntimeTarget:
+            target = app.target(scope, q.workspace_id, q.project_workspace_id)
+            app.check_target(access, target, action)
+            return target
+
+        if not access.is_agent:
+            found: RuntimeTarget = await sup.store(look)
+            return found
+        return await owned(sup, look, wait=wait_for(ctx, OWN_WAIT))
 
     async def state(q: GetRuntimeState, ctx: RequestContext) -> RuntimeState:
-        target: RuntimeTarget = await sup.store(readable, q, "read")
+        target = await readable(q, ctx, "read")
         if q.probe_health:
             records = await sup.store(app.services_of, target)
             with e.acting(q.principal, "health probe"):
@@ -121,26 +146,28 @@ async def register_runtime(e: Endpoints) -> None:
 
     async def summaries(q: ListRuntimeSummaries, ctx: RequestContext) -> RuntimeSummaries:
         access = Access.of(q.principal)
+        access.reach(Resource.RUNTIME_SERVICE, Action.READ)
+        scope = access.scope()
 
         def own() -> RuntimeSummaries:
             mine = [w for w in q.workspace_ids if app.owns_workspace(access, w)]
-            return app.runtime_summaries(access.scope(), mine)
+            return app.runtime_summaries(scope, mine)
 
         found: RuntimeSummaries = await sup.store(own)
         return found
 
-    def service_of(q: GetRuntimeServiceLog) -> ServiceRecord:
-        target = readable(q, "read the logs of")
+    def service_of(target: RuntimeTarget, service_id: str) -> ServiceRecord:
         for record in app.services_of(target, include_history=True):
-            if record.id == q.service_id:
+            if record.id == service_id:
                 return record
         raise NotFoundError(
-            f"There is no runtime service {q.service_id} in this workspace.",
-            runtimeServiceId=q.service_id,
+            f"There is no runtime service {service_id} in this workspace.",
+            runtimeServiceId=service_id,
         )
 
     async def log(q: GetRuntimeServiceLog, ctx: RequestContext) -> RuntimeServiceLog:
-        record: ServiceRecord = await sup.store(service_of, q)
+        target = await readable(q, ctx, "read the logs of")
+        record: ServiceRecord = await sup.store(service_of, target, q.service_id)
         if not record.run_dir:
             return RuntimeServiceLog(text="", offset=0, length=0, size=0)
         path = Path(record.run_dir) / "output.log"

@@ -1,9 +1,12 @@
 """Endpoints of adapter slots (ARCHITECTURE §6; docs/design/heartbeat-runs.md): ``AcquireSlot``,
 ``LaunchAdapter``, ``KillAdapter``, ``ReleaseSlot`` (commands on this node's subjects),
 ``GetRunSlot``, ``GetRunLog`` and ``GetSlotHealth``. Every one is scoped to the principal's
-company (another company's run answers 404); an agent key reads only its agent's runs, a run token
-only its run (403 otherwise), and the slots' health is the board's (ARCHITECTURE §5.1: agents
-are refused, 403). ``LaunchAdapter`` carries the run token: it is handed to the adapter only."""
+company (another company's run answers 404). The reads ask the access model once, at their entry,
+for the kind-level rule (ARCHITECTURE §5.1): a run's slot and log are runs' *read* (an agent key
+reads only its agent's runs, a run token only its run: 403 otherwise), the slots' health is the
+adapter slots' *read*, the board's (agents and the admin key are refused, 403). The commands are
+the controller's (Clipyard itself). ``LaunchAdapter`` carries the run token: it is handed to the
+adapter only."""
 
 from __future__ import annotations
 
@@ -25,7 +28,6 @@ from contracts.slots import (
     SlotGrant,
     SlotHealth,
 )
-from runtime_supervisor.control import principal_scope
 from runtime_supervisor.domain import InvalidInputError
 from runtime_supervisor.process import read_range
 from servicekit.access import Access, Action, Resource
@@ -46,32 +48,35 @@ async def register_slots(e: Endpoints) -> None:
 
     async def acquire(c: AcquireSlot, ctx: RequestContext) -> SlotGrant:
         with e.acting(c.principal, "slot acquired", run_id=c.run_id):
-            return await slots.acquire(c, principal_scope(c.principal))
+            return await slots.acquire(c, Access.of(c.principal).scope())
 
     async def launch(c: LaunchAdapter, ctx: RequestContext) -> AdapterLaunched:
         with e.acting(c.principal, "adapter launched", run_id=c.run_id):
-            return await slots.launch(c, principal_scope(c.principal))
+            return await slots.launch(c, Access.of(c.principal).scope())
 
     async def kill(c: KillAdapter, ctx: RequestContext) -> RunSlot:
         reason = c.reason or ("run timed out" if c.timed_out else "adapter killed")
         with e.acting(c.principal, reason, run_id=c.run_id):
-            return await slots.kill(c.run_id, principal_scope(c.principal), timed_out=c.timed_out)
+            scope = Access.of(c.principal).scope()
+            return await slots.kill(c.run_id, scope, timed_out=c.timed_out)
 
     async def release(c: ReleaseSlot, ctx: RequestContext) -> None:
         with e.acting(c.principal, "slot released", run_id=c.run_id):
-            await slots.release(c.run_id, principal_scope(c.principal), "released by its run")
+            await slots.release(c.run_id, Access.of(c.principal).scope(), "released by its run")
 
-    def own_run(q: GetRunSlot | GetRunLog, action: str) -> None:
-        """On the store's thread: refuse another company's run (404) and, for an agent, a run
-        not its own (403)."""
+    def own_run(q: GetRunSlot | GetRunLog, action: str) -> str | None:
+        """On the store's thread: refuse the kinds that may not read runs (403), another
+        company's run (404) and, for an agent, a run not its own (403); answer the scope."""
         access = Access.of(q.principal)
-        slot = app.slot_of_run(access.scope(), q.run_id)
+        access.reach(Resource.RUN, Action.READ)
+        scope = access.scope()
+        slot = app.slot_of_run(scope, q.run_id)
         access.check_run(q.run_id, slot.agent_id, action)
+        return scope
 
     async def of_run(q: GetRunSlot, ctx: RequestContext) -> RunSlot:
-        await sup.store(own_run, q, "read the slot of")
-        found: RunSlot = await sup.store(app.run_slot_view, principal_scope(q.principal),
-                                         q.run_id)  # fmt: skip
+        scope = await sup.store(own_run, q, "read the slot of")
+        found: RunSlot = await sup.store(app.run_slot_view, scope, q.run_id)
         return found
 
     async def run_log(q: GetRunLog, ctx: RequestContext) -> RunLogSlice:

@@ -27,11 +27,11 @@ from contracts.execution_commands import (
 )
 from contracts.service import StopAllRuntimeServices, StopAllRuntimeServicesResult
 from contracts.workspace_subjects import stop_workspace_runtime_services
-from runtime_supervisor.control import principal_scope
 from runtime_supervisor.domain import NotFoundError, RuntimeTarget, ServiceRecord
 from runtime_supervisor.outputs import finish_with_output
 from runtime_supervisor.stopping import Stopped, stop_many
 from runtime_supervisor.usecases.lookups import visible
+from servicekit.access import Access
 
 if TYPE_CHECKING:
     from natsbus import RequestContext
@@ -78,8 +78,8 @@ async def register_stops(e: Endpoints) -> None:
         docstring; reference §6.3), and the workspace (None when unknown); its runtime-control
         lease is released (an archive forces it)."""
         workspace = app.copy_of("workspace", c.workspace_id)
-        if workspace is not None and not visible(workspace.company_id,
-                                                 principal_scope(c.principal)):  # fmt: skip
+        scope = Access.of(c.principal).scope()
+        if workspace is not None and not visible(workspace.company_id, scope):
             raise NotFoundError(f"There is no execution workspace {c.workspace_id}.",
                                 workspaceId=c.workspace_id)  # fmt: skip
         target = app.target(None, workspace_id=c.workspace_id) if workspace is not None else None

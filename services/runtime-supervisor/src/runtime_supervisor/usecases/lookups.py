@@ -1,8 +1,8 @@
 """Lookups in the supervisor's copies of other services' facts, scoped to the asking company
 (``None``: the supervisor itself or a system caller, which sees everything): targets, issues and
 runs; and what of them an agent key or a run token may reach (ARCHITECTURE §5.1): an agent key
-the workspaces of the issues assigned to its agent (or bound to its run), a run token those of its
-run's issue and the one its run holds, and the runtime services and operations of those. A
+the workspaces of the issues assigned to its agent, a run token those of its run's issue and the
+one its run holds, and the runtime services and operations of those. A
 project workspace is an agent's only through a *shared* workspace of its own on it (the project's
 checkout itself; for a run token, the one its run holds), the rule of runtime control
 (``control.holding_run``): an isolated worktree gives no reach to the checkout the others
@@ -205,11 +205,7 @@ class Lookups(SupervisorReadModels):
             return True
         workspace = self.copy_of("workspace", workspace_id)
         linked = {workspace.get("source_issue_id")} if workspace is not None else set()
-        linked |= {
-            key
-            for key, issue in self.copies["issue"].items()
-            if issue.get("execution_workspace_id") == workspace_id
-        }
+        linked |= self.issues_by_workspace.get(workspace_id, set())
         return any(self._owns_issue(access, issue_id) for issue_id in linked if issue_id)
 
     def owns_target(self, access: Access, target: RuntimeTarget) -> bool:

@@ -28,8 +28,8 @@ from contracts.execution_views import (
 )
 from contracts.workspace_views import Page
 from eventstore import stored_event_view
+from servicekit.access import Resource
 from servicekit.publishing import EVENT_ID_NAMESPACE
-from workspace_realizer.access import Resource
 from workspace_realizer.domain.errors import InvalidInputError, NotFoundError
 from workspace_realizer.publishing import to_contract
 from workspace_realizer.steps import read_output
@@ -38,7 +38,7 @@ from workspace_realizer.views import operation_detail, operation_row, workspace_
 if TYPE_CHECKING:
     from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
     from natsbus import RequestContext
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
     from workspace_realizer.endpoints.common import Endpoints
 
 __all__ = ["MAX_OUTPUT_RANGE", "register_audit"]

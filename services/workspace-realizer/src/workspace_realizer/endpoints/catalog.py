@@ -27,7 +27,7 @@ from contracts.workspace_commands import (
 )
 from contracts.workspace_views import Deleted, Page
 from eventstore import acting
-from workspace_realizer.access import Access, Resource
+from servicekit.access import Access, Resource
 from workspace_realizer.clone import ensure_checkout
 from workspace_realizer.domain.errors import CheckoutFailedError
 from workspace_realizer.endpoints.common import Endpoints, builtins, cause_of, changes

@@ -1,16 +1,19 @@
 """What every endpoint group shares: running a use case on the store's thread as the principal,
 with the principal's cause stamped on what it saves, once the access model's kind-level rule
-(ARCHITECTURE §5.1) allowed the principal's kind the endpoint's resource and action."""
+(ARCHITECTURE §5.1) allowed the principal's kind the endpoint's resource and action. That rule is
+checked once a request (:meth:`Endpoints.allow`); an endpoint that runs several steps allows once
+and runs each step with that access (:meth:`Endpoints.run`)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from eventstore import Cause, acting
-from workspace_realizer.access import Access, Action, Resource
+from servicekit.access import Access, Action, Resource
 
 if TYPE_CHECKING:
     from contracts.base import Principal
@@ -59,35 +62,32 @@ class Endpoints:
         self.app: WorkspaceRealizerApplication = realizer.app
         self.node = runtime.settings.node_id
 
-    async def read(
-        self,
-        principal: Principal,
-        resource: Resource,
-        fn: Callable[[Access], T],
-        action: Action = Action.READ,
-    ) -> T:
-        """Run ``fn(access)`` on the store's thread, once ``resource``/``action`` is allowed to
-        the principal's kind (403 ``forbidden`` naming who may, otherwise)."""
+    @staticmethod
+    def allow(principal: Principal, resource: Resource, action: Action) -> Access:
+        """The principal's access, once ``resource``/``action`` is allowed to its kind (403
+        ``forbidden`` naming who may, otherwise): the kind-level rule, checked once a request."""
         access = Access.of(principal)
         access.reach(resource, action)
-        result: T = await self.runtime.store(fn, access)
-        return result
+        return access
 
-    async def write(
-        self,
-        principal: Principal,
-        resource: Resource,
-        reason: str,
-        fn: Callable[[Access], T],
-        action: Action = Action.WRITE,
-    ) -> T:
-        """Run ``fn(access)`` on the store's thread as :meth:`read` does, stamping
-        ``principal`` and ``reason`` on the events it saves."""
-        access = Access.of(principal)
-        access.reach(resource, action)
-        with acting(cause_of(principal, reason)):
+    async def run(self, access: Access, fn: Callable[[Access], T], cause: Cause | None = None) -> T:
+        """Run ``fn(access)`` on the store's thread for an access :meth:`allow` gave, stamping
+        ``cause`` (when given) on the events it saves."""
+        with acting(cause) if cause is not None else contextlib.nullcontext():
             result: T = await self.runtime.store(fn, access)
         return result
+
+    async def read(self, principal: Principal, resource: Resource, fn: Callable[[Access], T]) -> T:
+        """:meth:`run` ``fn``, once reading ``resource`` is allowed to the principal's kind."""
+        return await self.run(self.allow(principal, resource, Action.READ), fn)
+
+    async def write(
+        self, principal: Principal, resource: Resource, reason: str, fn: Callable[[Access], T]
+    ) -> T:
+        """:meth:`run` ``fn``, once writing ``resource`` is allowed to the principal's kind,
+        stamping ``principal`` and ``reason`` on the events it saves."""
+        access = self.allow(principal, resource, Action.WRITE)
+        return await self.run(access, fn, cause_of(principal, reason))
 
     async def add(self, name: str, subject: str, handler: Handler[Any], request_type: Any) -> None:
         """Add one endpoint to the service."""

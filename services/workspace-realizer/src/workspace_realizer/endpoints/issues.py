@@ -1,7 +1,8 @@
 """Endpoints of issues and their work products (``Resource.ISSUE``: read, and write for changes
-and work products). A board's ``assigneeAgentId`` is checked here, against the agents' copy or
-the heartbeat-controller (:mod:`workspace_realizer.references`), before the use case runs; an
-agent's is refused by the use case (an agent does not reassign, ARCHITECTURE §5.1)."""
+and work products). Creating is the board's: an agent is refused here, before any lookup. A
+board's ``assigneeAgentId`` is checked here, against the agents' copy or the heartbeat-controller
+(:mod:`workspace_realizer.references`), before the use case runs; an agent's is refused by the
+use case (an agent does not reassign, ARCHITECTURE §5.1)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from contracts.workspace_commands import (
     UpdateIssue,
 )
 from contracts.workspace_views import Deleted, Page
-from workspace_realizer.access import Access, Action, Resource
-from workspace_realizer.endpoints.common import Endpoints, builtins, changes
+from servicekit.access import Access, Action, Resource
+from workspace_realizer.endpoints.common import Endpoints, builtins, cause_of, changes
 from workspace_realizer.references import check_assignee
 from workspace_realizer.views import issue_view, work_product_view
 
@@ -64,8 +65,11 @@ async def register_issues(e: Endpoints) -> None:
             await asyncio.sleep(0.05)
 
     async def create(c: CreateIssue, ctx: RequestContext) -> Issue:
-        access = Access.of(c.principal)
-        access.reach(Resource.ISSUE, Action.WRITE)
+        # Refuse what needs no record first, before any lookup (the company copy, the
+        # assignee's round trip to the controller): creating issues is the board's, in its
+        # own company.
+        access = e.allow(c.principal, Resource.ISSUE, Action.WRITE)
+        access.check_board("create issues")
         access.check_company(c.company_id, "company", c.company_id)
         await known(c.company_id)
         await assignee(c.company_id, c.assignee_agent_id)
@@ -82,28 +86,25 @@ async def register_issues(e: Endpoints) -> None:
             "priority": c.priority,
             "comment": c.comment,
         }
-        return await e.write(
-            c.principal,
-            Resource.ISSUE,
-            "create issue",
+        return await e.run(
+            access,
             lambda a: issue_view(app.create_issue(a, c.company_id, fields)),
+            cause_of(c.principal, "create issue"),
         )
 
     async def update(c: UpdateIssue, ctx: RequestContext) -> Issue:
+        access = e.allow(c.principal, Resource.ISSUE, Action.WRITE)
         patch = changes(c, _ISSUE_FIELDS)
         if "settings" in patch:
             patch["settings"] = builtins(patch["settings"])
         # An agent may not reassign (the use case refuses it, 403): its assignee is not looked up.
-        if patch.get("assignee_agent_id") and not Access.of(c.principal).is_agent:
-            current = await e.read(
-                c.principal, Resource.ISSUE, lambda a: app.issue_of(a, c.issue_id)
-            )
+        if patch.get("assignee_agent_id") and not access.is_agent:
+            current = await e.run(access, lambda a: app.issue_of(a, c.issue_id))
             await assignee(current.company_id, patch["assignee_agent_id"])
-        return await e.write(
-            c.principal,
-            Resource.ISSUE,
-            "update issue",
+        return await e.run(
+            access,
             lambda a: issue_view(app.update_issue(a, c.issue_id, patch)),
+            cause_of(c.principal, "update issue"),
         )
 
     async def delete(c: DeleteIssue, ctx: RequestContext) -> Deleted:

@@ -27,7 +27,7 @@ from contracts.execution_commands import (
 from contracts.execution_views import BranchInspection, RealizeResult, ReconcileResult
 from contracts.workspace_views import Page
 from eventstore import acting
-from workspace_realizer.access import Access, Action, Resource
+from servicekit.access import Access, Action, Resource
 from workspace_realizer.archive import archive
 from workspace_realizer.endpoints.common import Endpoints, builtins, cause_of, changes
 from workspace_realizer.facts import assess, gather, inspect
@@ -69,18 +69,14 @@ async def register_workspaces(e: Endpoints) -> None:
     async def view(workspace_id: str) -> ExecutionWorkspace:
         return await e.runtime.store(lambda: workspace_view(app, app.workspaces[workspace_id]))
 
-    async def long(principal: Principal, kind: str, subject: str, ctx: RequestContext,
-                   work: Callable[[str], Awaitable[T]], *, board_only: bool = False,
-                   visible: Callable[[Access], object] | None = None,
-                   resource: Resource = WORKSPACE, action: Action = Action.WRITE,
-                   ) -> T | Accepted:  # fmt: skip
-        # Refuse what the principal may not see or do before any operation is recorded: a
-        # request for another company's issue or workspace writes nothing (404), an agent's
-        # change of a workspace nothing either (403).
-        if board_only:
-            Access.of(principal).check_board(f"{kind} an execution workspace; agents may read it")
-        await e.read(principal, resource, visible or (lambda a: app.workspace_of(a, subject)),
-                     action)  # fmt: skip
+    async def long(access: Access, principal: Principal, kind: str, subject: str,
+                   ctx: RequestContext, work: Callable[[str], Awaitable[T]],
+                   visible: Callable[[Access], object] | None) -> T | Accepted:  # fmt: skip
+        # ``access`` was allowed the endpoint's resource and action. ``visible`` refuses what
+        # the principal may not see before any operation is recorded: a request for another
+        # company's issue or workspace writes nothing (404); None when the caller checked.
+        if visible is not None:
+            await e.run(access, visible)
         with acting(cause_of(principal, kind)):
             return await e.runtime.operations.run(
                 kind,
@@ -91,40 +87,64 @@ async def register_workspaces(e: Endpoints) -> None:
                 subject_id=subject,
             )
 
+    def seen(workspace_id: str) -> Callable[[Access], object]:
+        return lambda a: app.workspace_of(a, workspace_id)
+
     async def realize_(c: RealizeWorkspace, ctx: RequestContext) -> RealizeResult | Accepted:
+        access = e.allow(c.principal, Resource.ISSUE, Action.CONTROL)
         request = RealizeRequest(
             c.issue_id, c.mode, c.execution_workspace_id, c.agent_id, c.require_isolation
         )
 
         async def work(operation_id: str) -> RealizeResult:
-            done = await realize(realizer, Access.of(c.principal), request, operation_id)
+            done = await realize(realizer, access, request, operation_id)
             workspace = await view(done.workspace_id)
             return RealizeResult(workspace=workspace, created=done.created, warnings=done.warnings)
 
-        return await long(c.principal, "realize", c.issue_id, ctx, work,
-                          visible=lambda a: refuse_unisolated(app, a, request),
-                          resource=Resource.ISSUE, action=Action.CONTROL)  # fmt: skip
+        return await long(access, c.principal, "realize", c.issue_id, ctx, work,
+                          lambda a: refuse_unisolated(app, a, request))  # fmt: skip
+
+    # Changing a workspace (archive, reopen and reconcile included) is the board's: the table
+    # gives agents no write of execution workspaces, so ``allow`` refuses them first.
+
+    async def archive_as(access: Access, principal: Principal, workspace_id: str,
+                         expected: int | None, ctx: RequestContext,
+                         visible: Callable[[Access], object] | None,
+                         ) -> ExecutionWorkspace | Accepted:  # fmt: skip
+        async def work(operation_id: str) -> ExecutionWorkspace:
+            await archive(realizer, access, workspace_id, expected_generation=expected,
+                          operation_id=operation_id)  # fmt: skip
+            return await view(workspace_id)
+
+        return await long(access, principal, "archive", workspace_id, ctx, work, visible)
+
+    async def reopen_as(access: Access, principal: Principal, workspace_id: str,
+                        expected: int | None, ctx: RequestContext,
+                        visible: Callable[[Access], object] | None,
+                        ) -> ExecutionWorkspace | Accepted:  # fmt: skip
+        async def work(operation_id: str) -> ExecutionWorkspace:
+            await reopen(realizer, access, workspace_id, expected_generation=expected,
+                         operation_id=operation_id)  # fmt: skip
+            return await view(workspace_id)
+
+        return await long(access, principal, "reopen", workspace_id, ctx, work, visible)
 
     async def archive_(c: ArchiveWorkspace, ctx: RequestContext) -> ExecutionWorkspace | Accepted:
-        async def work(operation_id: str) -> ExecutionWorkspace:
-            await archive(realizer, Access.of(c.principal), c.workspace_id,
-                          expected_generation=c.expected_generation, operation_id=operation_id)  # fmt: skip
-            return await view(c.workspace_id)
-
-        return await long(c.principal, "archive", c.workspace_id, ctx, work, board_only=True)
+        access = e.allow(c.principal, WORKSPACE, Action.WRITE)
+        return await archive_as(access, c.principal, c.workspace_id, c.expected_generation, ctx,
+                                seen(c.workspace_id))  # fmt: skip
 
     async def reopen_(c: ReopenWorkspace, ctx: RequestContext) -> ExecutionWorkspace | Accepted:
-        async def work(operation_id: str) -> ExecutionWorkspace:
-            await reopen(realizer, Access.of(c.principal), c.workspace_id,
-                         expected_generation=c.expected_generation, operation_id=operation_id)  # fmt: skip
-            return await view(c.workspace_id)
-
-        return await long(c.principal, "reopen", c.workspace_id, ctx, work, board_only=True)
+        access = e.allow(c.principal, WORKSPACE, Action.WRITE)
+        return await reopen_as(access, c.principal, c.workspace_id, c.expected_generation, ctx,
+                               seen(c.workspace_id))  # fmt: skip
 
     async def reconcile(c: ReconcileBranch, ctx: RequestContext) -> ReconcileResult | Accepted:
+        access = e.allow(c.principal, WORKSPACE, Action.WRITE)
+
         async def work(operation_id: str) -> ReconcileResult:
             outcome, inspection = await reconcile_branch(
-                realizer, Access.of(c.principal), c.workspace_id, c.mode, c.reason, operation_id
+                realizer, access, c.workspace_id, c.mode, c.reason, operation_id
             )
             rescue = None
             if outcome.rescue is not None:
@@ -138,37 +158,28 @@ async def register_workspaces(e: Endpoints) -> None:
                 rescue_ref=rescue,
             )
 
-        return await long(
-            c.principal, "reconcile_branch", c.workspace_id, ctx, work, board_only=True
-        )
+        return await long(access, c.principal, "reconcile_branch", c.workspace_id, ctx, work,
+                          seen(c.workspace_id))  # fmt: skip
 
     async def update(
         c: UpdateExecutionWorkspace, ctx: RequestContext
     ) -> ExecutionWorkspace | Accepted:
+        access = e.allow(c.principal, WORKSPACE, Action.WRITE)
         patch = changes(c, _PATCH)
         if "config" in patch:
             patch["config"] = builtins(patch["config"])
-        Access.of(c.principal).check_board("change an execution workspace; agents may read it")
-        current = await e.read(
-            c.principal,
-            WORKSPACE,
-            lambda a: app.workspace_of(a, c.workspace_id).status,
-            Action.WRITE,
-        )
+        current = await e.run(access, lambda a: app.workspace_of(a, c.workspace_id).status)
         closed = current in ("archived", "cleanup_failed")
         if c.status not in (msgspec.UNSET, "archived") and not (c.status == "active" and closed):
             patch["status"] = c.status
         if patch:
-            await e.write(c.principal, WORKSPACE, "update workspace",
-                          lambda a: app.update_workspace(a, c.workspace_id, patch))  # fmt: skip
+            await e.run(access, lambda a: app.update_workspace(a, c.workspace_id, patch),
+                        cause_of(c.principal, "update workspace"))  # fmt: skip
+        # The workspace was looked up above: archive and reopen need no second look.
         if c.status == "archived":
-            return await archive_(
-                ArchiveWorkspace(principal=c.principal, workspace_id=c.workspace_id), ctx
-            )
+            return await archive_as(access, c.principal, c.workspace_id, None, ctx, None)
         if c.status == "active" and closed:
-            return await reopen_(
-                ReopenWorkspace(principal=c.principal, workspace_id=c.workspace_id), ctx
-            )
+            return await reopen_as(access, c.principal, c.workspace_id, None, ctx, None)
         return await view(c.workspace_id)
 
     async def get(q: GetExecutionWorkspace, ctx: RequestContext) -> ExecutionWorkspace:

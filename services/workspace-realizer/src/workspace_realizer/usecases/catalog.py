@@ -14,7 +14,7 @@ from workspace_realizer.usecases.queries import Queries
 if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
 
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
 
 __all__ = ["CatalogUseCases"]
 

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from workspace_realizer.access import AccessDeniedError
+from servicekit.access import AccessDeniedError
 from workspace_realizer.domain import Issue
 from workspace_realizer.domain.errors import (
     DependentsError,
@@ -17,7 +17,7 @@ from workspace_realizer.references import reference_error
 from workspace_realizer.usecases.queries import Queries
 
 if TYPE_CHECKING:
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
     from workspace_realizer.domain import CompanyCopy, ExecutionWorkspace, Project
 
 __all__ = ["IssueUseCases"]
@@ -33,12 +33,12 @@ class IssueUseCases(Queries):
         ``parent_id``, ``assignee_agent_id``, ``project_workspace_id``, ``settings``,
         ``description``, ``priority``, ``comment``. Every id given must name a thing of
         ``company_id`` (404 naming the field; ``assignee_agent_id`` is checked by the endpoint,
-        :mod:`workspace_realizer.references`). Creating issues is the board's (an agent key or
-        run token is refused, as the gateway's ``board_key`` guard did).
+        :mod:`workspace_realizer.references`).
+
+        Creating issues is the board's, in its own company (ARCHITECTURE §5.1): the endpoint
+        refuses an agent key or run token (403) and another company (404) before any lookup,
+        so ``access`` is a board's that sees ``company_id``.
         """
-        access.check_company(company_id, "company", company_id)
-        access.check_board("create issues")
-        self._check_agent_settings(access, None, fields.get("settings"))
         project = self._project_reference(access, company_id, fields["project_id"])
         self._check_references(project, None, fields)
         company = self._company(company_id)
@@ -85,9 +85,10 @@ class IssueUseCases(Queries):
         return self.issues[issue_id]
 
     def delete_issue(self, access: Access, issue_id: str) -> None:
-        """Delete an issue whose workspace is closed and whose children are all terminal."""
-        current = self.issue_of(access, issue_id)
+        """Delete an issue whose workspace is closed and whose children are all terminal (the
+        board's: an agent is refused before the issue is looked up)."""
         access.check_board("delete issues")
+        current = self.issue_of(access, issue_id)
         workspace = self.workspaces.get(current.execution_workspace_id or "")
         if workspace is not None and (workspace.is_open or workspace.closing):
             raise DependentsError(

@@ -2,8 +2,8 @@
 (ARCHITECTURE §5.1): another company's thing is not found (404); inside the company an agent key
 or run token reaches only its ``OWN`` things (403 otherwise):
 
-- issues: an agent key those assigned to its agent (or bound to its run); a run token its run's
-  issue;
+- issues: an agent key those assigned to its agent; a run token its run's issue (even once the
+  issue is reassigned);
 - execution workspaces: the workspaces of those issues (the source issue, or an issue whose
   current workspace it is), and for a run token also the workspace its run holds;
 - workspace operations: those of a workspace (or, without one, of an issue) it reaches; a project
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
-from workspace_realizer.access import AccessDeniedError
+from servicekit.access import AccessDeniedError
 from workspace_realizer.domain.errors import NotFoundError
 from workspace_realizer.domain.workspaces import REUSABLE_MODES
 from workspace_realizer.readmodels import RealizerReadModels
@@ -24,7 +24,7 @@ from workspace_realizer.readmodels import RealizerReadModels
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
     from workspace_realizer.domain import (
         ExecutionWorkspace,
         Issue,
@@ -72,7 +72,8 @@ class Queries(RealizerReadModels):
         return found
 
     def issue_of(self, access: Access, issue_id: str) -> Issue:
-        """The issue, or ``NotFoundError``; an agent only reaches its own or its run's."""
+        """The issue, or ``NotFoundError``; an agent key only reaches those assigned to its agent,
+        a run token only its run's."""
         issue = self.issues.get(issue_id)
         if issue is None or issue.deleted:
             raise NotFoundError(f"There is no issue {issue_id}.", issueId=issue_id)
@@ -170,7 +171,8 @@ class Queries(RealizerReadModels):
         limit: int = 50,
         offset: int = 0,
     ) -> Page[Issue]:
-        """A company's issues, newest first (an agent sees only its own and its run's)."""
+        """A company's issues, newest first (an agent key sees only those assigned to its agent,
+        a run token only its run's)."""
         access.check_company(company_id, "company", company_id)
         rows = [
             issue

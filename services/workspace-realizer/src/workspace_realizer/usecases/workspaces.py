@@ -16,7 +16,7 @@ from workspace_realizer.domain.runtime_config import normalize_runtime_config
 from workspace_realizer.usecases.queries import Queries
 
 if TYPE_CHECKING:
-    from workspace_realizer.access import Access
+    from servicekit.access import Access
 
 __all__ = ["CONFIG_KEYS", "WorkspaceUseCases"]
 
@@ -65,12 +65,12 @@ class WorkspaceUseCases(Queries):
     def update_workspace(
         self, access: Access, workspace_id: str, changes: Mapping[str, Any]
     ) -> ExecutionWorkspace:
-        """Rename, move between open statuses, patch the config (board only), or schedule
-        cleanup. ``changes``: ``name``, ``status``, ``config`` (a patch), ``cleanup_eligible_at``."""
-        current = self.workspace_of(access, workspace_id)
+        """Rename, move between open statuses, patch the config, or schedule cleanup (board
+        only: agents read workspaces). ``changes``: ``name``, ``status``, ``config`` (a patch),
+        ``cleanup_eligible_at``."""
         access.check_board("change an execution workspace; agents may read it")
+        current = self.workspace_of(access, workspace_id)
         if "config" in changes:
-            access.check_board("change a workspace's commands or runtime config")
             config = _patched(current.config, changes["config"])
         workspace: ExecutionWorkspace = self.load(workspace_id)
         if "name" in changes:

@@ -18,7 +18,7 @@ from realizer_git_helpers import (
     use_hermetic_git,
 )
 
-from workspace_realizer.access import Access
+from servicekit.access import Access
 from workspace_realizer.adapters.commands import ShellCommandRunner
 from workspace_realizer.adapters.hostgit import HostGit
 from workspace_realizer.application import WorkspaceRealizerApplication

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from workspace_realizer.access import Access
+from servicekit.access import Access
 from workspace_realizer.clone import ensure_checkout
 from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import CheckoutFailedError

@@ -10,7 +10,7 @@ from uuid import UUID
 
 import pytest
 
-from workspace_realizer.access import Access
+from servicekit.access import Access
 from workspace_realizer.adapters.ports import PullRequestFacts
 from workspace_realizer.archive import archive
 from workspace_realizer.context import Realizer

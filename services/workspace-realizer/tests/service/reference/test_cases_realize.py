@@ -10,7 +10,7 @@ from uuid import UUID
 import pytest
 
 from natsbus import default_error_mapper
-from workspace_realizer.access import Access
+from servicekit.access import Access
 from workspace_realizer.adapters.ports import HostOperationError
 from workspace_realizer.context import Realizer
 from workspace_realizer.realize import RealizeRequest, realize
