@@ -58,11 +58,16 @@ class Dispatcher:
 
     async def stop(self) -> None:
         """Stop the loop (runs in flight are the orchestration's to stop)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        task, self._task = self._task, None
+        if task is None:
+            return
+        # Cancel until it ends: on Python 3.11 ``asyncio.wait_for`` can swallow a cancellation
+        # that lands as its inner wait completes, and the loop would go on (a stop then hung).
+        while not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=0.1)
+        with contextlib.suppress(asyncio.CancelledError):
+            task.result()
 
     async def _run(self) -> None:
         tick = self.orch.settings.tick
