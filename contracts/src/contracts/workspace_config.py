@@ -8,7 +8,7 @@ at the HTTP edge.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -30,6 +30,7 @@ __all__ = [
     "PortSpec",
     "ProjectDefaultMode",
     "Readiness",
+    "ResourceLimits",
     "RuntimeCommandSpec",
     "RuntimeConfig",
     "ServiceLifecycle",
@@ -144,6 +145,16 @@ class StopPolicy(Struct, frozen=True, kw_only=True):
     idle_seconds: int | None = None
 
 
+class ResourceLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What a contained service or job may use (docs/design/isolation.md): memory in MiB,
+    processes (4096 when unset), and CPU in cores (``0.5``: half of one). A hit limit ends it
+    with a ``failed`` reason naming the limit."""
+
+    memory_mb: Annotated[int, msgspec.Meta(ge=16, le=16_777_216)] | None = None
+    processes: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] | None = None
+    cpus: Annotated[float, msgspec.Meta(gt=0, le=1024)] | None = None
+
+
 class ServiceSpec(Struct, frozen=True, kw_only=True):
     """A runtime service entry. Its command id is ``id`` slugified, else ``service:<slug(name)>``,
     else ``service:<index+1>``; duplicates get ``-<sourceKey>-<index+1>`` (reference §6.1)."""
@@ -159,6 +170,7 @@ class ServiceSpec(Struct, frozen=True, kw_only=True):
     """Default ``shared``."""
     reuse_scope: Literal["project_workspace", "execution_workspace", "agent", "run"] | None = None
     stop_policy: StopPolicy | None = None
+    limits: ResourceLimits | None = None
     disabled_reason: str | None = None
     """Shown on the command; a disabled command cannot be started or run."""
     desired_state: DesiredState | None = None
@@ -176,6 +188,7 @@ class JobSpec(Struct, frozen=True, kw_only=True):
     cwd: str | None = None
     env: dict[str, str] | None = None
     timeout_sec: float | None = None
+    limits: ResourceLimits | None = None
     disabled_reason: str | None = None
     """Shown on the command; a disabled command cannot be started or run."""
 
@@ -195,6 +208,7 @@ class RuntimeCommandSpec(Struct, frozen=True, kw_only=True):
     reuse_scope: Literal["project_workspace", "execution_workspace", "agent", "run"] | None = None
     stop_policy: StopPolicy | None = None
     timeout_sec: float | None = None
+    limits: ResourceLimits | None = None
     disabled_reason: str | None = None
     """Shown on the command; a disabled command cannot be started or run."""
     desired_state: DesiredState | None = None

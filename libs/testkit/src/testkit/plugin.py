@@ -21,6 +21,10 @@ Fixtures:
   (``create_repo(name, files, branches=...)`` → clone URL, ``.ca_path`` for ``GIT_SSL_CAINFO``,
   ``.token``, ``set_token()``, ``.request_log``, ``.host_port``); see :mod:`testkit.https_git`.
 
+The session's Python (its venv and the interpreter's own prefix) is listed in
+``CLIPYARD_SANDBOX_PATHS`` for every supervisor the tests start, so a contained test service can
+run ``sys.executable``.
+
 A fixture that cannot get its real server fails the test; nothing is skipped.
 Servers are started lazily: a session that uses none of them starts none.
 """
@@ -28,6 +32,7 @@ Servers are started lazily: a session that uses none of them starts none.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,11 +61,20 @@ __all__ = [
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the markers the testkit's users rely on (no-op if already declared)."""
+    """Register the markers the testkit's users rely on (no-op if already declared), and show
+    the session's Python in every sandbox."""
+    os.environ.setdefault("CLIPYARD_SANDBOX_PATHS", sandbox_paths())
     config.addinivalue_line(
         "markers", "integration: crosses real processes (nats-server, PostgreSQL, git)"
     )
     config.addinivalue_line("markers", "e2e: the whole stack as real processes, through HTTP")
+
+
+def sandbox_paths() -> str:
+    """The folders a contained test command needs to run the session's Python."""
+    folders = {str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve()),
+               str(Path(sys.executable).resolve().parent.parent)}  # fmt: skip
+    return ":".join(sorted(folders))
 
 
 @pytest.fixture(scope="session")

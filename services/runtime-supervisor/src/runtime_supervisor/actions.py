@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from runtime_supervisor.config.templates import render, resolve_cwd
+from runtime_supervisor.containment.workspaces import job_unit, limits_of, run_contained_job
 from runtime_supervisor.desired import desired_state_patch
 from runtime_supervisor.domain import ServiceRecord, StateConflictError
 from runtime_supervisor.environment import service_env
 from runtime_supervisor.identity import require_cwd, template_values
 from runtime_supervisor.outputs import finish_with_output
-from runtime_supervisor.process import JOB_OUTPUT_CAP, run_job
+from runtime_supervisor.process import JOB_OUTPUT_CAP
 from runtime_supervisor.provisioning import describe_job
 from runtime_supervisor.runtime import Started, start_service
 from runtime_supervisor.stopping import stop_many
@@ -161,13 +162,14 @@ async def run_job_action(
         metadata=metadata,
     )  # fmt: skip
     try:
-        result = await run_job(command=job.command, cwd=cwd, env=env, timeout=timeout,
-                               cap=JOB_OUTPUT_CAP)  # fmt: skip
+        result = await run_contained_job(sup, target, job_unit(op), limits_of(job.limits),
+                                         command=job.command, cwd=cwd, env=env,
+                                         timeout=timeout, cap=JOB_OUTPUT_CAP)  # fmt: skip
     except Exception as exc:
         await finish_with_output(sup.app, sup.store, sup.settings.home, op, status="failed",
                                  exit_code=None, stdout=b"", stderr=f"{exc}\n".encode())  # fmt: skip
         raise
-    ok = result.exit_code == 0 and not result.timed_out
+    ok = result.exit_code == 0 and not result.timed_out and not result.limit
     await finish_with_output(
         sup.app, sup.store, sup.settings.home, op, status="succeeded" if ok else "failed",
         exit_code=result.exit_code, stdout=result.stdout.encode(), stderr=result.stderr.encode(),

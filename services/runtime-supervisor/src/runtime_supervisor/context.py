@@ -25,6 +25,7 @@ from servicekit.locks import KeyedLocks
 
 if TYPE_CHECKING:
     from runtime_supervisor.application import RuntimeSupervisorApplication
+    from runtime_supervisor.containment.launcher import Launcher
     from runtime_supervisor.settings import SupervisorSettings
     from runtime_supervisor.slots.runtime import SlotRuntime
 
@@ -64,6 +65,8 @@ class Supervisor:
     """Set by stop-all (``clipyard up`` stopping): from then on nothing starts on this node."""
     slots: SlotRuntime | None = None
     """The adapter slots (set at start, before the endpoints)."""
+    launcher: Launcher | None = None
+    """The launcher of everything a company runs here (set at start; None: nothing runs)."""
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def __post_init__(self) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from runtime_supervisor.adoption import adopt_all
+from runtime_supervisor.containment.launcher import Launcher
 from runtime_supervisor.context import Supervisor
 from runtime_supervisor.endpoints import (
     Endpoints,
@@ -21,7 +22,6 @@ from runtime_supervisor.endpoints import (
 from runtime_supervisor.inbox import RunFinishedHook
 from runtime_supervisor.runs import run_finished_hook
 from runtime_supervisor.slots.runtime import SlotRuntime
-from runtime_supervisor.slots.users import ensure_slot_users
 
 if TYPE_CHECKING:
     from runtime_supervisor.application import RuntimeSupervisorApplication
@@ -51,6 +51,9 @@ def make_register(
         sup = Supervisor(
             app=app, store=runtime.store, settings=settings, node_id=runtime.settings.node_id
         )
+        # Probed on the loop (a few file operations): an await here would let a waiting inbox
+        # message act before adoption has run.
+        sup.launcher = Launcher.start(settings.home, settings.sandbox_paths)
         # First: an inbox message may already be waiting for the application on the store thread.
         loop = asyncio.get_running_loop()
         holder.set(app, on_run_finished=_with_slots(sup, run_finished_hook(sup, loop), loop))
@@ -60,8 +63,7 @@ def make_register(
 
         runtime.exit_stack.push_async_callback(close)
         await adopt_all(sup)
-        status = await asyncio.to_thread(ensure_slot_users, settings.slots)
-        sup.slots = SlotRuntime(sup=sup, status=status)
+        sup.slots = SlotRuntime(sup=sup, launcher=sup.launcher)
         await sup.slots.recover()
         endpoints = Endpoints(runtime, sup)
         for group in (register_slots, register_runtime, register_stops, register_audit):

@@ -9,11 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runtime_supervisor.containment.cgroups import Limits
+from runtime_supervisor.containment.workspaces import job_unit, run_contained_job
 from runtime_supervisor.domain import ProvisioningFailedError
 from runtime_supervisor.environment import sanitized_env
 from runtime_supervisor.identity import require_cwd
 from runtime_supervisor.outputs import finish_with_output
-from runtime_supervisor.process import JobResult, run_job
+from runtime_supervisor.process import JobResult
 
 if TYPE_CHECKING:
     from runtime_supervisor.context import Supervisor
@@ -28,9 +30,11 @@ def describe_job(result: JobResult, timeout: float) -> str:
         return result.error
     if result.timed_out:
         return f"timed out after {timeout:g}s"
-    if result.signal is not None:
-        return f"killed by signal {result.signal}"
-    return f"exit {result.exit_code}"
+    ending = (
+        f"killed by signal {result.signal}" if result.signal is not None
+        else f"exit {result.exit_code}"
+    )  # fmt: skip
+    return f"{ending}: {result.limit}" if result.limit else ending
 
 
 async def ensure_provisioned(
@@ -62,10 +66,11 @@ async def ensure_provisioned(
         )  # fmt: skip
         await sup.store(app.provisioning_started, target, operation_id=op, command=command)
         timeout = sup.settings.job_timeout
-        result = await run_job(
-            command=command, cwd=Path(cwd), env=sanitized_env(sup.base_env), timeout=timeout
-        )
-        ok = result.exit_code == 0 and not result.timed_out
+        result = await run_contained_job(
+            sup, target, job_unit(op), Limits(), command=command, cwd=Path(cwd),
+            env=sanitized_env(sup.base_env), timeout=timeout,
+        )  # fmt: skip
+        ok = result.exit_code == 0 and not result.timed_out and not result.limit
         await finish_with_output(
             app, sup.store, sup.settings.home, op, status="succeeded" if ok else "failed",
             exit_code=result.exit_code, stdout=result.stdout.encode(),

@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from runtime_supervisor.containment.workspaces import (
+    end_unit,
+    limits_of,
+    prepare_launch,
+    service_unit,
+)
 from runtime_supervisor.domain import (
+    ContainmentError,
     PortConflictError,
     PortsExhaustedError,
     ServiceRecord,
@@ -208,12 +215,18 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
     spawned: Spawned | None = None
     try:
         try:
+            launch = await prepare_launch(sup, target, service_unit(service_id),
+                                          limits_of(identity.command.limits), identity.cwd)  # fmt: skip
             spawned = await spawn_service(
                 command=identity.command.command, cwd=identity.cwd, run_dir=run_dir,
-                env=service_env(sup.base_env, port=port, port_env_key=identity.env_key,
-                                rendered_env=env),
+                env=launch.env(service_env(sup.base_env, port=port, port_env_key=identity.env_key,
+                                           rendered_env=env)),
+                prefix=launch.prefix, preexec=launch.preexec,
             )  # fmt: skip
+        except ContainmentError as exc:
+            await _fail(sup, service_id, name, str(exc), "", run_dir, lease_run)
         except SpawnError as exc:
+            await end_unit(sup, service_unit(service_id))
             await _fail(sup, service_id, name, exc.message, exc.output, run_dir, lease_run)
         await sup.store(sup.app.mark_spawned, service_id, pid=spawned.pid, pgid=spawned.pgid,
                         process_start_time=spawned.start_time, run_dir=str(run_dir),

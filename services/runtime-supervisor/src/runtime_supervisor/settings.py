@@ -39,6 +39,11 @@ class SupervisorSettings:
     """``CLIPYARD_RUN_LOG_MAX_BYTES``: the most an adapter's ``run.log`` holds (64 MiB); the
     rest of its output is read and dropped, and the truncation noted."""
 
+    sandbox_paths: tuple[Path, ...] = ()
+    """``CLIPYARD_SANDBOX_PATHS`` (``:``-separated absolute folders): toolchains shown read-only
+    in every sandbox (a language runtime outside ``/usr``); none may hold ``$CLIPYARD_HOME`` or
+    lie inside it."""
+
     @property
     def home(self) -> Path:
         """``$CLIPYARD_HOME``."""
@@ -95,8 +100,10 @@ def load_supervisor_settings(env: Mapping[str, str] | None = None) -> Supervisor
         port_range = parse_port_range(raw_range)
     except ValueError as exc:
         raise SettingsError(f"CLIPYARD_PORT_RANGE: {exc}") from None
+    service = load_settings(env)
     return SupervisorSettings(
-        service=load_settings(env),
+        service=service,
+        sandbox_paths=_sandbox_paths(source.get("CLIPYARD_SANDBOX_PATHS", ""), service.home),
         port_range=port_range,
         stop_grace=_seconds(source, "CLIPYARD_RUNTIME_STOP_GRACE", 10.0),
         ready_timeout=_seconds(source, "CLIPYARD_RUNTIME_READY_TIMEOUT", 30.0),
@@ -105,3 +112,22 @@ def load_supervisor_settings(env: Mapping[str, str] | None = None) -> Supervisor
         slot_grant_ttl=_seconds(source, "CLIPYARD_SLOT_GRANT_TTL", 120.0),
         run_log_max_bytes=_count(source, "CLIPYARD_RUN_LOG_MAX_BYTES", 64 * 1024 * 1024),
     )
+
+
+def _sandbox_paths(raw: str, home: Path) -> tuple[Path, ...]:
+    found: list[Path] = []
+    home_text = str(home.resolve()).rstrip("/") + "/"
+    for part in raw.split(":"):
+        if not part:
+            continue
+        path = Path(part)
+        if not path.is_absolute() or not path.is_dir():
+            raise SettingsError(f"CLIPYARD_SANDBOX_PATHS: {part!r} is not an absolute folder.")
+        text = str(path.resolve()).rstrip("/") + "/"
+        if text.startswith(home_text) or home_text.startswith(text):
+            raise SettingsError(
+                f"CLIPYARD_SANDBOX_PATHS: {part!r} holds or lies in CLIPYARD_HOME; a sandbox "
+                "never sees the home. List only toolchain folders."
+            )
+        found.append(path.resolve())
+    return tuple(found)

@@ -14,6 +14,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runtime_supervisor.containment.workspaces import end_unit, service_unit
 from runtime_supervisor.context import as_system
 from runtime_supervisor.process import (
     group_members,
@@ -99,10 +100,12 @@ async def record_end(
 
 
 def forget(sup: Supervisor, record: ServiceRecord) -> None:
-    """The instance ended: drop its port claim and idle timer."""
+    """The instance ended: drop its port claim and idle timer, and end its resource unit (what
+    escaped its process group dies there)."""
     if record.port is not None:
         sup.allocator.release(record.port)
     sup.cancel_idle_timer(record.id)
+    sup.spawn(end_unit(sup, service_unit(record.id)), name=f"unit-end-{record.id}")
 
 
 async def _command_end(record: ServiceRecord) -> None:

@@ -16,11 +16,14 @@ from typing import Any
 
 import pytest
 
+from testkit.plugin import sandbox_paths
+
 sys.path.insert(0, str(Path(__file__).parent.parent / "state"))
 
 from state_world import Clock, World, make_app
 
 from runtime_supervisor.application import RuntimeSupervisorApplication
+from runtime_supervisor.containment.launcher import Launcher
 from runtime_supervisor.context import Supervisor
 from runtime_supervisor.process import group_members
 from runtime_supervisor.settings import SupervisorSettings, load_settings
@@ -71,6 +74,7 @@ async def sup(app: RuntimeSupervisorApplication, tmp_path: Path) -> AsyncIterato
         stop_grace=3.0,
     )
     supervisor = Supervisor(app=app, store=_inline, settings=settings, base_env=dict(os.environ))
+    supervisor.launcher = Launcher.start(home, [Path(p) for p in sandbox_paths().split(":")])
     yield supervisor
     await supervisor.close()
     _reap(home)

@@ -106,7 +106,9 @@ async def test_fifty_concurrent_automatic_port_starts_never_collide(
         assert row.port is not None
         holder = port_holder(row.port)
         assert holder is not None, (row.service_name, row.port)
-        assert holder[0] == row.pid, (row.service_name, row.port, holder)
+        # The listener runs inside the service's sandbox, in the process group of its command.
+        assert row.pid is not None
+        assert os.getpgid(holder[0]) == os.getpgid(row.pid), (row.service_name, row.port, holder)
     assert all(a["operation"]["status"] == "succeeded" for a in answers)
     assert state.desired_state == "running"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -57,6 +58,26 @@ async def endpoints_ready(url: str, timeout: float = 20.0) -> None:
             await asyncio.sleep(0.05)
     finally:
         await connection.drain()
+
+
+def company_uid(home: Path, company_id: str = ACME) -> int:
+    """The uid the supervisor of ``home`` runs ``company_id``'s contained work as."""
+    base = int((home / "id-range").read_text().strip())
+    table = json.loads((home / "identities.json").read_text())
+    return base + int(table[company_id])
+
+
+def uid_processes(uid: int) -> list[int]:
+    """The live processes running as ``uid``."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError):
+            status = (entry / "status").read_text()
+            uids = next(line for line in status.splitlines() if line.startswith("Uid:"))
+            state = next(line for line in status.splitlines() if line.startswith("State:"))
+            if str(uid) in uids.split()[1:] and state.split()[1] not in ("Z", "X"):
+                found.append(int(entry.name))
+    return found
 
 
 def reap_runs(home: Path) -> None:

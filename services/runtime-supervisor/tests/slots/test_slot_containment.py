@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import pwd
 import subprocess
 import uuid
 from pathlib import Path
@@ -18,12 +17,10 @@ from typing import Any
 import msgspec
 import pytest
 from bus_world import Sup, Upstream
-from slot_world import Repo, Slots
+from slot_world import Repo, Slots, company_uid, uid_processes
 
 from contracts.base import ErrorReply, Ok
 from contracts.slots import AdapterLaunched, RunLogSlice
-from runtime_supervisor.slots.reaper import user_processes
-from runtime_supervisor.slots.users import find_tool
 
 pytestmark = pytest.mark.integration
 
@@ -147,7 +144,7 @@ async def test_a_pointer_changed_behind_our_back_refuses_the_launch(
         reply = await slots.launch(grant, run, [PY, "-c", "print(1)"], trusted=False,
                                    workspace_id=ws)  # fmt: skip
         assert isinstance(reply, ErrorReply), reply
-        assert "cannot be handed to the slot user safely" in reply.message
+        assert "cannot be handed to the company's identity safely" in reply.message
         done = await slots.finished(run)
         assert done.end == "launch_failed"
         assert "safely" in (done.error or "")
@@ -159,29 +156,29 @@ async def test_a_pointer_changed_behind_our_back_refuses_the_launch(
             path.write_text(text)
 
 
-async def test_a_process_of_the_slot_user_left_from_before_dies_before_the_next_run(
-    start_supervisor: Any, slots: Slots
+async def test_what_a_run_leaves_behind_dies_with_it_and_nothing_else_of_its_company(
+    start_supervisor: Any, slots: Slots, home: Path
 ) -> None:
     await start_supervisor()
     run = str(uuid.uuid4())
     grant = await slots.grant(run, trusted=False)
-    user = pwd.getpwnam(f"clipyard-slot-{grant.index}")
-    setpriv = find_tool("setpriv")
-    assert setpriv is not None
-    leftover = subprocess.Popen(
-        [setpriv, f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups",
+    escaper = "(setsid sleep 301 &) ; (setsid sh -c 'sleep 302 & wait' &) ; echo left"
+    reply = await slots.launch(grant, run, ["/bin/sh", "-c", escaper], trusted=False)
+    assert isinstance(reply, Ok), reply
+    uid = company_uid(home)
+    # Another process of the same company (a service of another workspace) runs as that uid.
+    neighbour = subprocess.Popen(
+        ["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
          "/bin/sleep", "300"], start_new_session=True,
     )  # fmt: skip
     try:
-        reply = await slots.launch(grant, run, [PY, "-c", "print('hi')"], trusted=False)
-        assert isinstance(reply, Ok), reply
         done = await slots.finished(run)
         assert done.end == "exited", done
-        assert leftover.wait(5) == -9
-        assert user_processes(user.pw_uid) == []
+        assert uid_processes(uid) == [neighbour.pid]
+        assert neighbour.poll() is None
     finally:
-        if leftover.poll() is None:
-            leftover.kill()
+        neighbour.kill()
+        neighbour.wait(5)
 
 
 async def test_the_agents_environment_never_reaches_the_root_launcher_nor_an_argv(

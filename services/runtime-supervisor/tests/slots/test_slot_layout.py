@@ -14,19 +14,17 @@ from pathlib import Path
 import pytest
 from slot_world import Repo
 
+from runtime_supervisor.containment.cgroups import Cgroups, Limits
+from runtime_supervisor.containment.launcher import Launcher
 from runtime_supervisor.slots.layout import LayoutError, trusted_layout
 from runtime_supervisor.slots.ownership import chown_tree, hand_back, hand_over
-from runtime_supervisor.slots.reaper import kill_user_processes, user_processes
-from runtime_supervisor.slots.users import ensure_slot_users, find_tool
 
 pytestmark = pytest.mark.integration
 
 
 def _slot_user() -> tuple[int, int]:
-    status = ensure_slot_users(1)
-    assert status.sandbox == "bwrap", status.detail
-    user = status.user(0)
-    return user.uid, user.gid
+    """An unprivileged uid no one else uses (below every stack's range)."""
+    return 1_199_999, 1_199_999
 
 
 def test_the_layout_comes_from_trusted_facts_and_every_pointer_must_agree(
@@ -109,8 +107,9 @@ def test_hand_over_shares_only_the_branch_and_the_fanout_and_hand_back_undoes_it
     fanout = os.lstat(common / "objects" / "ab")
     assert (fanout.st_gid, stat.S_IMODE(fanout.st_mode) & 0o1020) == (gid, 0o1020)
 
-    hand_back(repo.worktree, layout)
-    assert owner(repo.worktree / "README") == owner(layout.git_dir / "HEAD") == os.getuid()
+    hand_back(repo.worktree, layout, uid, gid)
+    assert owner(repo.worktree / "README") == uid  # the worktree stays the identity's
+    assert owner(layout.git_dir / "HEAD") == os.getuid()
     assert owner(heads / "agent-work") == os.getuid()
 
 
@@ -131,37 +130,30 @@ def test_chown_tree_never_follows_a_link(tmp_path: Path) -> None:
         chown_tree(tree / "dir-link", uid, gid)  # the top itself must be no link
 
 
-def test_every_process_of_a_slot_user_is_killed_even_out_of_its_group() -> None:
+def test_every_process_of_a_unit_is_killed_even_out_of_its_group_and_session(
+    tmp_path: Path,
+) -> None:
     uid, gid = _slot_user()
-    setpriv = find_tool("setpriv")
-    assert setpriv is not None
+    groups = Cgroups.probe(f"test-{os.getpid()}")
+    unit = groups.create(f"escape-{tmp_path.name}", Limits(pids=64))
     escaper = "(setsid sleep 300 &) ; (setsid sh -c 'sleep 300 & wait' &) ; sleep 300"
     started = subprocess.Popen(
-        [setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "/bin/sh", "-c", escaper],
-        start_new_session=True,
-    )
+        ["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "/bin/sh",
+         "-c", escaper], start_new_session=True, preexec_fn=unit.join,
+    )  # fmt: skip
     deadline = time.monotonic() + 5
-    while len(user_processes(uid)) < 4 and time.monotonic() < deadline:
+    while len(unit.members()) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(user_processes(uid)) >= 4
-    assert kill_user_processes(uid, gid) == []
-    assert user_processes(uid) == []
+    assert len(unit.members()) >= 4
+    assert unit.kill() == []
+    assert unit.members() == []
     started.wait(5)
-    with pytest.raises(ValueError):
-        kill_user_processes(0, 0)
+    unit.remove()
+    assert not any(folder.exists() for folder in unit.folders)
 
 
-def test_without_bwrap_untrusted_agents_get_no_weaker_mode(tmp_path: Path) -> None:
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    for name in ("useradd", "groupadd", "setpriv"):
-        found = find_tool(name)
-        assert found is not None
-        (tools / name).symlink_to(found)
-    status = ensure_slot_users(1, dirs=[str(tools)])
-    assert status.sandbox is None
-    assert not status.available
-    assert "install bubblewrap" in status.detail
-    assert "./dev" in status.detail
-    # A relative folder (a PATH entry an agent could plant) is never searched.
-    assert find_tool("setpriv", dirs=["."]) is None
+def test_without_bwrap_nothing_a_company_runs_gets_a_weaker_mode(tmp_path: Path) -> None:
+    launcher = Launcher.start(tmp_path / "home", dirs=(str(tmp_path / "empty"),))
+    assert not launcher.available
+    assert "install them" in launcher.detail
+    assert "./dev" in launcher.detail

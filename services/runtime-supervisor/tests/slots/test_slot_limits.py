@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import pwd
 import threading
 import uuid
 from collections.abc import Iterator
@@ -18,12 +17,11 @@ from typing import Any
 import msgspec
 import pytest
 from bus_world import Sup, Upstream
-from slot_world import Repo, Slots
+from slot_world import Repo, Slots, company_uid, uid_processes
 
 from contracts.base import Ok
 from contracts.slots import AdapterLaunched, RunLogSlice, RunSlot
 from runtime_supervisor.process import group_members
-from runtime_supervisor.slots.reaper import user_processes
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +53,7 @@ async def test_the_run_log_is_capped_and_says_so_while_the_result_is_still_read(
 
 
 async def test_a_release_racing_a_launch_leaves_no_adapter_running(
-    start_supervisor: Any, upstream: Upstream, slots: Slots, repo: Repo
+    start_supervisor: Any, upstream: Upstream, slots: Slots, repo: Repo, home: Path
 ) -> None:
     await start_supervisor()
     for i in range(20000):  # a worktree whose hand-over takes a moment
@@ -79,8 +77,10 @@ async def test_a_release_racing_a_launch_leaves_no_adapter_running(
         launched = msgspec.convert(reply.result, AdapterLaunched)
         assert group_members(launched.pgid or -1) == []
         assert view.end == "killed", view
-    assert repo.worktree.stat().st_uid == os.getuid()
-    assert user_processes(pwd.getpwnam(f"clipyard-slot-{grant.index}").pw_uid) == []
+    owner = repo.worktree.stat().st_uid  # handed to the company's identity only if launched
+    assert owner == (company_uid(home) if isinstance(reply, Ok) else os.getuid())
+    if isinstance(reply, Ok):
+        assert uid_processes(owner) == []
 
 
 class _Agent(BaseHTTPRequestHandler):

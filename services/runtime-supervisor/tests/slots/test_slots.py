@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import msgspec
 import pytest
 from bus_world import Sup, Upstream, eventually
-from slot_world import STRANGER, Repo, Slots
+from slot_world import STRANGER, Repo, Slots, company_uid
 
 from contracts.base import ErrorReply, Ok
 from contracts.slots import AdapterLaunched, RunLogSlice, RunSlot, SlotHealth
@@ -112,8 +111,7 @@ async def test_an_untrusted_agent_commits_in_its_worktree_and_reaches_nothing_el
     assert done.exit_code == 0, done
     assert done.usage == {"inputTokens": 3}
     result = done.result
-    slot_user = pwd.getpwnam(f"clipyard-slot-{grant.index}")
-    assert result["uid"] == slot_user.pw_uid != 0
+    assert result["uid"] == company_uid(home) != 0
     assert result["token"] is True
     assert result["home"] == "/tmp"
     assert result["cwd"] == str(repo.worktree)
@@ -126,9 +124,11 @@ async def test_an_untrusted_agent_commits_in_its_worktree_and_reaches_nothing_el
     assert repo.git("show", "agent-work:agent-file.txt") == "made by the agent"
     assert not (repo.root / ".git" / "hooks" / "post-checkout").exists()
     assert (repo.root / ".git" / "config").read_text() == config_before
-    # The worktree is the service user's again.
-    assert (repo.worktree / "agent-file.txt").stat().st_uid == os.getuid()
-    assert repo.worktree.stat().st_uid == os.getuid()
+    # The worktree stays the company identity's; its git pointer and git dir are ours again.
+    assert (repo.worktree / "agent-file.txt").stat().st_uid == company_uid(home)
+    assert repo.worktree.stat().st_uid == company_uid(home)
+    assert (repo.worktree / ".git").stat().st_uid == os.getuid()
+    assert (repo.root / ".git" / "worktrees" / "agent-work" / "HEAD").stat().st_uid == os.getuid()
     # Excerpts and log.
     assert "working..." in (done.stderr_excerpt or "")
     assert json.loads((done.stdout_excerpt or "").strip().splitlines()[-1])["usage"]

@@ -17,6 +17,7 @@ from contracts.workspace_config import (
     JobSpec,
     PortSpec,
     Readiness,
+    ResourceLimits,
     RuntimeCommandSpec,
     RuntimeConfig,
     ServiceLifecycle,
@@ -63,6 +64,8 @@ class WorkspaceCommand:
     reuse_scope: ReuseScope = "project_workspace"
     stop_policy: StopPolicy = field(default_factory=StopPolicy)
     timeout_sec: float | None = None
+    limits: ResourceLimits | None = None
+    """What its contained processes may use (None: the defaults)."""
     service_index: int | None = None
     """The position among services, in config order (``None`` for jobs)."""
     disabled_reason: str | None = None
@@ -204,6 +207,7 @@ def _command(
         reuse_scope=(service.reuse_scope if service else None) or default_scope,
         stop_policy=(service.stop_policy if service else None) or default_stop,
         timeout_sec=None if isinstance(spec, ServiceSpec) else spec.timeout_sec,
+        limits=spec.limits,
         service_index=service_index,
         # Not (yet) fields of the contracts' specs; read when a later contract adds them.
         disabled_reason=getattr(spec, "disabled_reason", None),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from runtime_supervisor.domain.copies import COPY_KINDS, CopyKind, UpstreamCopy, copy_id
 from runtime_supervisor.domain.errors import (
+    ContainmentError,
     CopiesBehindError,
     InvalidInputError,
     LeaseConflictError,
@@ -42,6 +43,7 @@ __all__ = [
     "LIVE_SLOT_STATES",
     "LIVE_STATUSES",
     "AdapterSlot",
+    "ContainmentError",
     "CopiesBehindError",
     "CopyKind",
     "InvalidInputError",

@@ -9,6 +9,7 @@ from typing import Any
 from contracts.errors import CodedError, ErrorCode
 
 __all__ = [
+    "ContainmentError",
     "CopiesBehindError",
     "InvalidInputError",
     "LeaseConflictError",
@@ -43,6 +44,13 @@ class CopiesBehindError(RuntimeSupervisorError):
     still on their way): retry in a moment."""
 
     code = ErrorCode.SERVICE_UNAVAILABLE
+
+
+class ContainmentError(RuntimeSupervisorError):
+    """A company's command cannot be contained on this node (the host lacks what it needs, no
+    identity is left, a resource group was refused): it does not run unconfined instead."""
+
+    code = ErrorCode.SANDBOX_UNAVAILABLE
 
 
 class InvalidInputError(RuntimeSupervisorError):

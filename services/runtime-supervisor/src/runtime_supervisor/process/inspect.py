@@ -41,6 +41,8 @@ class ProcStat:
     pgid: int
     sid: int
     start_time: int
+    name: str = ""
+    """The command name (field 2)."""
 
     @property
     def ended(self) -> bool:
@@ -65,6 +67,7 @@ def proc_stat(pid: int) -> ProcStat | None:
             pgid=int(fields[2]),
             sid=int(fields[3]),
             start_time=int(fields[19]),
+            name=raw[raw.find(b"(") + 1 : raw.rfind(b")")].decode(errors="replace"),
         )
     except (IndexError, ValueError):
         return None

@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +48,8 @@ class JobResult:
     started_at: datetime
     finished_at: datetime
     error: str | None = None
+    limit: str | None = None
+    """The resource limit it hit (its end is blamed on it), when contained."""
 
 
 class _Tail:
@@ -139,17 +141,37 @@ def _kill_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _start(command: str, *, cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
-    """Fork ``sh -c`` in a new session (a millisecond in the loop's thread, as asyncio does)."""
+def _start(
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    prefix: Sequence[str],
+    preexec: Callable[[], None] | None,
+) -> subprocess.Popen[bytes]:
+    """Fork ``[prefix] sh -c`` in a new session (a millisecond in the loop's thread, as asyncio
+    does)."""
     return subprocess.Popen(
-        ["/bin/sh", "-c", command],
+        [*prefix, "/bin/sh", "-c", command],
         cwd=str(cwd),
         env=dict(env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=preexec,
     )
+
+
+def _ending(code: int | None, *, signals_as_status: bool) -> tuple[int | None, int | None]:
+    """``(exit_code, signal)`` of a return code (a sandbox reports signal n as 128 + n)."""
+    if code is None:
+        return None, None
+    if code < 0:
+        return None, -code
+    if signals_as_status and 128 < code <= 128 + 64:
+        return None, code - 128
+    return code, None
 
 
 async def run_job(
@@ -159,6 +181,8 @@ async def run_job(
     env: Mapping[str, str],
     timeout: float,
     cap: int = JOB_OUTPUT_CAP,
+    prefix: Sequence[str] = (),
+    preexec: Callable[[], None] | None = None,
 ) -> JobResult:
     """Run ``command`` once with ``/bin/sh -c`` and collect its output.
 
@@ -168,6 +192,8 @@ async def run_job(
         env: Its complete environment (the caller sanitizes it).
         timeout: Seconds until the group gets SIGTERM, then SIGKILL 2 s later.
         cap: Bytes kept of each stream (the last ones).
+        prefix: The sandbox's argv (``bwrap … setpriv … --``) the shell runs under.
+        preexec: What the child runs before exec (join the job's cgroup).
 
     Returns:
         The result; a job that could not start has ``error`` and no exit code.
@@ -175,7 +201,7 @@ async def run_job(
     started = datetime.now(UTC)
     out, err = _Tail(cap), _Tail(cap)
     try:
-        proc = _start(command, cwd=cwd, env=env)
+        proc = _start(command, cwd=cwd, env=env, prefix=prefix, preexec=preexec)
     except OSError as exc:
         return JobResult(
             exit_code=None, signal=None, stdout="", stderr=str(exc), stdout_bytes=0,
@@ -209,10 +235,10 @@ async def run_job(
             finish()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5.0)
-    code = proc.returncode
+    exit_code, sig = _ending(proc.returncode, signals_as_status=bool(prefix))
     return JobResult(
-        exit_code=code if code is not None and code >= 0 else None,
-        signal=-code if code is not None and code < 0 else None,
+        exit_code=exit_code,
+        signal=sig,
         stdout=out.text(),
         stderr=err.text(),
         stdout_bytes=out.total,

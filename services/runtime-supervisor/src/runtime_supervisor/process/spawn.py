@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +86,13 @@ def _kill_group(pgid: int) -> None:
 
 
 def _start(
-    *, command: str, cwd: Path, env: Mapping[str, str], run_dir: Path
+    *,
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    run_dir: Path,
+    prefix: Sequence[str],
+    preexec: Callable[[], None] | None,
 ) -> subprocess.Popen[bytes]:
     """Prepare ``run_dir`` and fork the wrapper (a millisecond in the loop's thread, as asyncio does)."""
     try:
@@ -95,20 +101,27 @@ def _start(
             (run_dir / stale).unlink(missing_ok=True)
         with (run_dir / "output.log").open("ab") as log:
             return subprocess.Popen(
-                [SHELL, str(WRAPPER), str(run_dir), command],
+                [SHELL, str(WRAPPER), str(run_dir), command, *prefix],
                 cwd=str(cwd),
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
                 start_new_session=True,
+                preexec_fn=preexec,
             )
     except OSError as exc:
         raise SpawnError(f"cannot start the service in {cwd}: {exc}") from exc
 
 
 async def spawn_service(
-    *, command: str, cwd: Path, env: Mapping[str, str], run_dir: Path
+    *,
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    run_dir: Path,
+    prefix: Sequence[str] = (),
+    preexec: Callable[[], None] | None = None,
 ) -> Spawned:
     """Start ``command`` under the wrapper, in its own session, with its output in ``run_dir``.
 
@@ -121,6 +134,9 @@ async def spawn_service(
         cwd: Its working directory.
         env: Its complete environment (the caller sanitizes it and adds ``PORT``/``HOST``).
         run_dir: The service's directory (created if missing).
+        prefix: The sandbox's argv (``bwrap … setpriv … --``) the wrapper runs the command
+            under (the wrapper itself stays outside, writing ``run_dir``).
+        preexec: What the wrapper runs before exec (join the service's cgroup).
 
     Returns:
         The started service.
@@ -128,7 +144,9 @@ async def spawn_service(
     Raises:
         SpawnError: The wrapper could not start, or ended before it started the command.
     """
-    proc = _start(command=command, cwd=cwd, env=env, run_dir=run_dir)
+    proc = _start(
+        command=command, cwd=cwd, env=env, run_dir=run_dir, prefix=prefix, preexec=preexec
+    )
     log_path = run_dir / "output.log"
     # Read before the reaper runs: until reaped, even an ended wrapper still has its stat.
     wrapper_start = proc_stat(proc.pid)

@@ -6,6 +6,9 @@ stop begins, except the leader while it has company: the leader is the service's
 forwards a SIGTERM it receives to the command, so a group-wide SIGTERM would reach the command
 twice (and some servers, uvicorn for one, take a second SIGTERM as "exit now, skip the graceful
 shutdown"). The wrapper records the command's status and ends by itself once the command ends.
+Nor does it go to a sandbox's ``bwrap`` processes: ``bwrap`` dies of a SIGTERM and takes its
+sandbox down with SIGKILL (``--die-with-parent``); the contained command gets its SIGTERM
+directly, as a member of the group, and ``bwrap`` ends once it has.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ def _kill(pid: int, sig: signal.Signals) -> None:
 
 def _terminate(pgid: int) -> None:
     """SIGTERM, once, to each member present now; to the leader only when it is alone."""
-    members = member_stats(pgid)
+    stats = member_stats(pgid)
+    members = [stat for stat in stats if stat.name != "bwrap"] or stats
     others = [stat.pid for stat in members if stat.pid != pgid]
     for pid in others or [stat.pid for stat in members]:
         _kill(pid, signal.SIGTERM)

@@ -1,4 +1,7 @@
-# Clipyard runtime service wrapper (POSIX sh).  Usage: sh wrapper.sh RUN_DIR COMMAND
+# Clipyard runtime service wrapper (POSIX sh).  Usage: sh wrapper.sh RUN_DIR COMMAND [PREFIX...]
+#
+# PREFIX, when given, is the sandbox's argv (`bwrap ... setpriv ... --`): the command runs as
+# `PREFIX /bin/sh -c COMMAND`, contained, while the wrapper stays outside and writes RUN_DIR.
 #
 # Started by the supervisor as the leader of a new session (its pid is the process group id).
 # It runs COMMAND with `sh -c` in the same group, its output appended to RUN_DIR/output.log,
@@ -19,7 +22,8 @@
 
 run_dir=$1
 command=$2
-/bin/sh -c "$command" </dev/null >>"$run_dir/output.log" 2>&1 &
+shift 2
+"$@" /bin/sh -c "$command" </dev/null >>"$run_dir/output.log" 2>&1 &
 child=$!
 
 # The traps are set only now: a child forked while they were set keeps the wrapper's handler

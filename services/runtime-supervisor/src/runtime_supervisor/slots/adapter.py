@@ -4,7 +4,8 @@ that the pipes are still drained but nothing is written, and the truncation is n
 of the log and in the outcome's error) with a 64 KiB tail of each kept, a wall-clock timeout
 (SIGTERM the group, 5 s grace, SIGKILL, then a check that the group is gone:
 ``process.stop.stop_group``), and a kill on request that does the same. A contained adapter's
-end also kills every process of its slot user (nothing escapes its group into the next run).
+end also kills every process of its run's resource unit (nothing escapes its group into the next
+run).
 
 The last non-empty stdout line is the adapter's result when it is a JSON object with ``usage``
 or ``result``. Nothing here stores or logs the environment (it holds the run token).
@@ -18,12 +19,15 @@ import json
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
+from runtime_supervisor.containment.launcher import joiner
 from runtime_supervisor.domain import EXCERPT_BYTES
 from runtime_supervisor.process import group_members, proc_start_time, stop_group
-from runtime_supervisor.slots.reaper import kill_user_processes
-from runtime_supervisor.slots.sandbox import LaunchPlan, preexec
+from runtime_supervisor.slots.sandbox import LaunchPlan
+
+if TYPE_CHECKING:
+    from runtime_supervisor.containment.cgroups import Unit
 
 __all__ = ["ADAPTER_GRACE", "AdapterOutcome", "AdapterProcess", "last_line_json", "spawn_adapter"]
 
@@ -86,8 +90,8 @@ class AdapterProcess:
     """True under bwrap: it reports a signalled command as exit 128+n."""
     _log: BinaryIO
     log_limit: int = 64 * 1024 * 1024
-    slot_user: tuple[int, int] | None = None
-    """``(uid, gid)`` of a contained adapter's slot user: all its processes die at the end."""
+    unit: Unit | None = None
+    """A contained adapter's resource unit: all its processes die at the end."""
     _written: int = 0
     _dropped: int = 0
     _readers: list[asyncio.Task[None]] = field(default_factory=list)
@@ -141,8 +145,10 @@ class AdapterProcess:
         code = await self.process.wait()
         if group_members(self.pgid):  # children it left behind in its group
             gone = not (await stop_group(self.pgid, grace=ADAPTER_GRACE)).survivors and gone
-        if self.slot_user is not None:  # and whatever left its group
-            gone = not await asyncio.to_thread(kill_user_processes, *self.slot_user) and gone
+        limit = None
+        if self.unit is not None:  # and whatever left its group
+            limit = (await asyncio.to_thread(self.unit.usage)).reason()
+            gone = not await asyncio.to_thread(self.unit.kill) and gone
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.gather(*self._readers), _DRAIN)
         for task in self._readers:
@@ -150,7 +156,7 @@ class AdapterProcess:
         if self._dropped:
             self._log.write(f"\n[clipyard: {self.truncation()}]\n".encode())
         self._log.close()
-        return self._outcome(code, gone)
+        return self._outcome(code, gone, limit)
 
     def truncation(self) -> str:
         """What was cut from the log (empty when nothing)."""
@@ -159,7 +165,7 @@ class AdapterProcess:
         return (f"the run log was truncated at {self.log_limit} bytes "
                 f"({self._dropped} bytes of output dropped)")  # fmt: skip
 
-    def _outcome(self, code: int, gone: bool) -> AdapterOutcome:
+    def _outcome(self, code: int, gone: bool, limit: str | None = None) -> AdapterOutcome:
         out, err = bytes(self._tails.get("stdout", b"")), bytes(self._tails.get("stderr", b""))
         usage, result, _found = last_line_json(out[-EXCERPT_BYTES:])
         exit_code: int | None = code
@@ -177,6 +183,8 @@ class AdapterProcess:
             error = "the adapter was killed"
         elif exit_code != 0:
             error = f"the adapter exited with {sig or f'code {exit_code}'}"
+        if limit and (exit_code != 0 or sig):
+            error = f"{error or 'the adapter ended'}: {limit}"
         if not gone:
             error = f"{error or 'the adapter ended'}; processes of its group survived SIGKILL"
         if self._dropped:
@@ -198,13 +206,12 @@ async def spawn_adapter(
     *,
     under_bwrap: bool,
     log_limit: int = 64 * 1024 * 1024,
-    slot_user: tuple[int, int] | None = None,
 ) -> AdapterProcess:
     """Start the adapter of ``plan`` in its own session and process group, stdin /dev/null.
 
     Must be called on the event loop's thread: ``bwrap --die-with-parent`` ties the sandbox to
-    the thread that forked it. ``log_limit``: the most ``run.log`` holds; ``slot_user``: the
-    ``(uid, gid)`` whose every process is killed when the adapter ends.
+    the thread that forked it. ``log_limit``: the most ``run.log`` holds; the plan's unit (a
+    contained run's) is joined before exec and emptied when the adapter ends.
 
     Raises:
         OSError: The command could not be started (not found, not executable, bad cwd).
@@ -215,7 +222,7 @@ async def spawn_adapter(
         process = await asyncio.create_subprocess_exec(
             *plan.argv, cwd=plan.cwd, env=plan.env, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, umask=plan.umask, preexec_fn=preexec(plan.limits),
+            start_new_session=True, umask=plan.umask, preexec_fn=joiner(plan.unit, plan.limits, file_size=False),
         )  # fmt: skip
     except BaseException:
         log.close()
@@ -223,7 +230,7 @@ async def spawn_adapter(
     adapter = AdapterProcess(
         process=process, pgid=process.pid, start_time=proc_start_time(process.pid),
         log_path=log_path, signals_as_status=under_bwrap, _log=log, log_limit=log_limit,
-        slot_user=slot_user,
+        unit=plan.unit,
     )  # fmt: skip
     assert process.stdout is not None
     assert process.stderr is not None

@@ -3,10 +3,11 @@
 
 :func:`placement_of` reads the supervisor's own copies only (on the store's thread): the
 workspace's ``cwd`` and branch, and its project workspace's checkout; a run without a workspace
-works in ``runs/<runId>/scratch``. :func:`contain` (before an untrusted launch) kills every
-process of the slot user, verifies the worktree's git layout against those facts
-(:func:`~runtime_supervisor.slots.layout.trusted_layout`) and hands it over; :func:`give_back`
-(after the run, and at a restart) kills the slot user's processes again and hands it back.
+works in ``runs/<runId>/scratch``. :func:`contain` (before an untrusted launch) verifies the
+worktree's git layout against those facts
+(:func:`~runtime_supervisor.slots.layout.trusted_layout`) and hands it to the company's
+identity; :func:`give_back` (after the run, and at a restart) ends the run's resource unit and
+takes the git dir and the branch's ref back (the worktree stays the identity's).
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from typing import TYPE_CHECKING
 from runtime_supervisor.domain import InvalidInputError
 from runtime_supervisor.slots.layout import GitLayout, LayoutError, trusted_layout
 from runtime_supervisor.slots.ownership import hand_back, hand_over, hand_over_scratch
-from runtime_supervisor.slots.reaper import kill_user_processes
 
 if TYPE_CHECKING:
     from runtime_supervisor.application import RuntimeSupervisorApplication
-    from runtime_supervisor.slots.users import SlotUser
+    from runtime_supervisor.containment.cgroups import Unit
+    from runtime_supervisor.containment.identities import Identity
 
 __all__ = ["Placement", "contain", "give_back", "placement_of", "recovered_layout"]
 
@@ -82,44 +83,40 @@ def placement_of(
                      branch=target.branch_name)  # fmt: skip
 
 
-def _reap(user: SlotUser) -> None:
-    left = kill_user_processes(user.uid, user.gid)
-    if left:
-        raise OSError(f"processes of {user.name} survived SIGKILL: {left}")
-
-
-def _contain(placement: Placement, user: SlotUser) -> GitLayout | None:
-    _reap(user)
+def _contain(placement: Placement, identity: Identity) -> GitLayout | None:
     if placement.scratch:
-        hand_over_scratch(placement.cwd, user.uid, user.gid)
+        hand_over_scratch(placement.cwd, identity.uid, identity.gid)
         return None
     layout = placement.layout()
-    hand_over(layout, user.uid, user.gid)
+    hand_over(layout, identity.uid, identity.gid)
     return layout
 
 
-async def contain(placement: Placement, user: SlotUser) -> GitLayout | None:
-    """Kill what runs as ``user``, verify the place and hand it to ``user`` (its layout, None
-    for a scratch folder).
+async def contain(placement: Placement, identity: Identity) -> GitLayout | None:
+    """Verify the place and hand it to ``identity`` (its layout, None for a scratch folder).
 
     Raises:
         LayoutError: The worktree's git pointers disagree with the copies.
-        OSError: A process of the user survived, or the disk refused.
+        OSError: The disk refused.
     """
-    return await asyncio.to_thread(_contain, placement, user)
+    return await asyncio.to_thread(_contain, placement, identity)
 
 
-def _give_back(cwd: Path, layout: GitLayout | None, user: SlotUser) -> None:
-    left = kill_user_processes(user.uid, user.gid)
-    if left:
-        log.error("processes of %s survived SIGKILL: %s", user.name, left)
-    hand_back(layout.worktree if layout is not None else cwd, layout)
+def _give_back(cwd: Path, layout: GitLayout | None, identity: Identity, unit: Unit | None) -> None:
+    if unit is not None:
+        left = unit.kill()
+        if left:
+            log.error("processes of resource unit %s survived SIGKILL: %s", unit.name, left)
+        else:
+            unit.remove()
+    hand_back(layout.worktree if layout is not None else cwd, layout, identity.uid, identity.gid)
 
 
-async def give_back(cwd: Path, layout: GitLayout | None, user: SlotUser, run_id: str) -> None:
-    """Kill what runs as ``user`` and give the place back to the service user (errors logged)."""
+async def give_back(cwd: Path, layout: GitLayout | None, identity: Identity, unit: Unit | None,
+                    run_id: str) -> None:  # fmt: skip
+    """End the run's unit and take back the git dir and branch ref (errors logged)."""
     try:
-        await asyncio.to_thread(_give_back, cwd, layout, user)
+        await asyncio.to_thread(_give_back, cwd, layout, identity, unit)
     except OSError as exc:
         log.error("run %s: could not hand the worktree back: %s", run_id, exc)
 

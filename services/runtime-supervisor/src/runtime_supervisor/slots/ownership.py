@@ -1,24 +1,23 @@
 """Who owns what of a repository while an untrusted adapter runs in it (ARCHITECTURE §6).
 
-Before the launch (the layout verified by :func:`~runtime_supervisor.slots.layout.trusted_layout`
-and no process of the slot user left, see :mod:`~runtime_supervisor.slots.reaper`):
+Before the launch (the layout verified by :func:`~runtime_supervisor.slots.layout.trusted_layout`):
 
-- the worktree and its own git dir ``<common>/worktrees/<name>`` are chowned to the slot user (git
+- the worktree and its own git dir ``<common>/worktrees/<name>`` are chowned to the company's identity (git
   refuses a git dir owned by someone else), except the pointers (``<worktree>/.git``,
   ``<git_dir>/gitdir``, ``commondir``, ``config.worktree`` — created empty when missing), which
   stay the service user's, mode 0644, and are bound read-only in the sandbox;
 - of the common git dir only what a commit on the workspace's branch writes is shared with the
-  group ``clipyard-agents``: the 256 loose-object fan-out dirs ``objects/00``..``objects/ff`` and
+  company identity's group: the 256 loose-object fan-out dirs ``objects/00``..``objects/ff`` and
   the directory holding ``refs/heads/<branch>``, group-writable with the sticky bit (nobody
-  deletes or renames a file of someone else's); the branch's ref and reflog are the slot user's.
+  deletes or renames a file of someone else's); the branch's ref and reflog are the company's identity's.
   Refs packed in ``packed-refs`` that live in that directory get a loose copy (the service
   user's), so an agent cannot shadow them with a loose ref of its own. ``objects/pack``,
   ``objects/info``, ``packed-refs``, ``hooks/``, ``config`` and the top of the common git dir
   stay the service user's, not writable by the group: an agent cannot delete or pack branches,
   delete packs or plant alternates (its ``git gc`` fails).
 
-After the run the worktree, its git dir and the branch's ref and reflog go back to the service
-user. Trees are walked with ``os.fwalk`` on directory descriptors, never following a symbolic
+After the run (its resource unit emptied) the git dir and the branch's ref and reflog go back to
+the service user; the worktree stays the company identity's until it is archived. Trees are walked with ``os.fwalk`` on directory descriptors, never following a symbolic
 link. Blocking: run these in a thread.
 """
 
@@ -32,7 +31,7 @@ from typing import Final
 
 from runtime_supervisor.slots.layout import GitLayout, LayoutError
 
-__all__ = ["chown_tree", "hand_back", "hand_over", "hand_over_scratch"]
+__all__ = ["chown_tree", "hand_back", "hand_over", "hand_over_scratch", "own_pointer"]
 
 SHARED_DIR_MODE: Final = 0o3775
 """``rwxrwsr-t``: group-writable, setgid, sticky."""
@@ -178,7 +177,7 @@ def _share_branch(layout: GitLayout, uid: int, gid: int) -> None:
 
 
 def hand_over(layout: GitLayout, uid: int, gid: int) -> None:
-    """Hand the worktree and its git dir to the slot user ``uid`` and share with ``gid`` what a
+    """Hand the worktree and its git dir to the company's identity ``uid`` and share with ``gid`` what a
     commit on the workspace's branch writes (see the module's docstring).
 
     Raises:
@@ -202,22 +201,32 @@ def hand_over(layout: GitLayout, uid: int, gid: int) -> None:
     _share_branch(layout, uid, gid)
 
 
+def own_pointer(path: Path) -> None:
+    """Make the file ``path`` (a worktree's ``.git``) the service user's again, mode 0644."""
+    with contextlib.suppress(FileNotFoundError, LayoutError):
+        _own_file(path, os.getuid(), os.getgid())
+
+
 def hand_over_scratch(folder: Path, uid: int, gid: int) -> None:
-    """Hand a per-run scratch folder (no git checkout) to the slot user."""
+    """Hand a per-run scratch folder (no git checkout) to the company's identity."""
     chown_tree(folder, uid, gid)
 
 
-def hand_back(worktree: Path, layout: GitLayout | None) -> None:
-    """Give the worktree (and its git dir, the branch's ref and reflog) back to the service
-    user. Call it only when no process of the slot user is left."""
-    uid, gid = os.getuid(), os.getgid()
+def hand_back(worktree: Path, layout: GitLayout | None, uid: int, gid: int) -> None:
+    """After a run: the worktree stays (or becomes) the identity's ``uid:gid`` (its services
+    keep writing there), its git dir and the branch's ref and reflog go back to the service
+    user. Call it only when no process of the run is left."""
+    me, my_gid = os.getuid(), os.getgid()
     if os.path.lexists(worktree):
         chown_tree(worktree, uid, gid)
     if layout is None:
         return
+    for pointer in layout.pointers:
+        with contextlib.suppress(FileNotFoundError):
+            _own_file(pointer, me, my_gid)
     if os.path.lexists(layout.git_dir):
-        chown_tree(layout.git_dir, uid, gid)
+        chown_tree(layout.git_dir, me, my_gid)
     rest = os.path.join(*layout.ref_parts)
     for path in (layout.common_dir / "refs" / rest, layout.common_dir / "logs" / "refs" / rest):
         with contextlib.suppress(FileNotFoundError):
-            os.chown(path, uid, gid, follow_symlinks=False)
+            os.chown(path, me, my_gid, follow_symlinks=False)

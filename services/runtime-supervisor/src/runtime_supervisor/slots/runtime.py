@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from contracts.slots import AdapterLaunched, RunSlot, SlotGrant, SlotHealth
+from runtime_supervisor.containment.cgroups import Limits
+from runtime_supervisor.containment.launcher import ContainmentUnavailableError
 from runtime_supervisor.context import as_system
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, StateConflictError
 from runtime_supervisor.process import last_output, stop_group
@@ -37,11 +39,12 @@ from servicekit.childenv import sanitize_env
 
 if TYPE_CHECKING:
     from contracts.slots import AcquireSlot, LaunchAdapter
+    from runtime_supervisor.containment.identities import Identity
+    from runtime_supervisor.containment.launcher import Launcher
     from runtime_supervisor.context import Supervisor
     from runtime_supervisor.slots.adapter import AdapterProcess
     from runtime_supervisor.slots.layout import GitLayout
     from runtime_supervisor.slots.usecases import SlotInfo
-    from runtime_supervisor.slots.users import SandboxStatus, SlotUser
 
 __all__ = ["SlotRuntime"]
 
@@ -62,7 +65,7 @@ class SlotRuntime:
     """The slots of one running supervisor."""
 
     sup: Supervisor
-    status: SandboxStatus
+    launcher: Launcher
     running: dict[str, _Running] = field(default_factory=dict)
     """Run id -> its adapter being watched."""
     expiries: dict[str, asyncio.Task[None]] = field(default_factory=dict)
@@ -76,7 +79,8 @@ class SlotRuntime:
         info: SlotInfo = await self.sup.store(
             self.sup.app.acquire_slot, scope, run_id=c.run_id, agent_id=c.agent_id,
             adapter_type=c.adapter_type, trusted=c.trusted, capacity=settings.slots,
-            sandbox=self.status.sandbox, sandbox_detail=self.status.detail,
+            sandbox="bwrap" if self.launcher.available else None,
+            sandbox_detail=self.launcher.detail,
             ttl=settings.slot_grant_ttl,
         )  # fmt: skip
         if info.state == "granted" and info.slot_id not in self.expiries:
@@ -138,15 +142,24 @@ class SlotRuntime:
                                pgid=info.pgid, started_at=started,
                                deadline=started + timedelta(seconds=c.timeout_sec))  # fmt: skip
 
-    def _user(self, info: SlotInfo) -> SlotUser | None:
-        return self.status.user(info.index or 0) if info.contained else None
+    def _identity(self, info: SlotInfo) -> Identity | None:
+        """The company's identity of a contained slot (None: a trusted one)."""
+        if not info.contained:
+            return None
+        _tools, identities, _cgroups = self.launcher.require()
+        return identities.of(info.company_id)
+
+    def _unit_name(self, run_id: str) -> str:
+        return f"run-{run_id}"
 
     async def _launch_local(
         self, info: SlotInfo, c: LaunchAdapter, deadline: datetime
     ) -> AdapterLaunched:
         """Start a process adapter (the caller holds the run's slot lock)."""
         app, sup = self.sup.app, self.sup
-        user = self._user(info)
+        identity: Identity | None = None
+        unit = None
+        handed = False
         layout: GitLayout | None = None
         placement: Placement | None = None
         try:
@@ -156,32 +169,41 @@ class SlotRuntime:
             if not c.command:
                 raise InvalidInputError("A process adapter needs a command.", field="command")
             confinement = None
-            if user is not None:
-                layout = await contain(placement, user)
-                confinement = Confinement(user=user, bwrap=self.status.bwrap,
-                                          setpriv=self.status.setpriv, layout=layout)  # fmt: skip
+            if info.contained:
+                contained = await asyncio.to_thread(
+                    self.launcher.prepare, info.company_id, self._unit_name(c.run_id), Limits()
+                )
+                identity, unit = contained.identity, contained.unit
+                layout = await contain(placement, identity)
+                handed = True
+                tools, _ids, _groups = self.launcher.require()
+                confinement = Confinement(identity=identity, tools=tools, layout=layout,
+                                          toolchains=self.launcher.toolchains)  # fmt: skip
             env = {**sanitize_env(sup.base_env), **c.env}
             plan = plan_launch(c.command, cwd=placement.cwd, env=env, limits=c.limits,
-                               confinement=confinement)  # fmt: skip
+                               confinement=confinement, unit=unit)  # fmt: skip
             log_path = sup.settings.slot_run_dir(c.run_id) / "run.log"
             sup.check_accepting()  # a stop-all may have begun while the place was handed over
             adapter = await spawn_adapter(
                 plan, log_path, under_bwrap=confinement is not None,
                 log_limit=sup.settings.run_log_max_bytes,
-                slot_user=(user.uid, user.gid) if user is not None else None,
             )  # fmt: skip
         except Exception as exc:
             message = _launch_error(exc)
             await self._record(info, AdapterOutcome(end="launch_failed", error=message))
-            if user is not None and placement is not None:
-                await give_back(placement.cwd, layout, user, c.run_id)
+            if identity is not None and placement is not None and handed:
+                await give_back(placement.cwd, layout, identity, unit, c.run_id)
+            elif unit is not None:
+                await asyncio.to_thread(unit.kill)
+                await asyncio.to_thread(unit.remove)
             if isinstance(exc, NotFoundError | InvalidInputError):
                 raise
             raise InvalidInputError(message, runId=c.run_id) from None
         started: SlotInfo = await sup.store(
             app.record_adapter_started, info.slot_id, workspace_id=c.workspace_id,
             issue_id=c.issue_id, pid=adapter.pid, pgid=adapter.pgid,
-            start_time=adapter.start_time, slot_user=user.name if user is not None else None,
+            start_time=adapter.start_time,
+            slot_user=f"{identity.name}:{identity.uid}" if identity is not None else None,
             cwd=str(placement.cwd), log_path=str(log_path), deadline=deadline,
         )  # fmt: skip
         task = sup.spawn(self._watch(started, adapter, placement, layout, c),
@@ -193,12 +215,12 @@ class SlotRuntime:
 
     async def _watch(self, info: SlotInfo, adapter: AdapterProcess, placement: Placement,
                      layout: GitLayout | None, c: LaunchAdapter) -> None:  # fmt: skip
-        user = self._user(info)
+        identity = self._identity(info)
         try:
             outcome = await adapter.wait(float(c.timeout_sec))
         finally:
-            if user is not None:
-                await give_back(placement.cwd, layout, user, c.run_id)
+            if identity is not None:
+                await give_back(placement.cwd, layout, identity, adapter.unit, c.run_id)
         await self._record(info, outcome)
         self.running.pop(c.run_id, None)
 
@@ -303,8 +325,8 @@ class SlotRuntime:
             outcome = await stop_group(info.pgid, grace=ADAPTER_GRACE,
                                        leader_start_time=info.start_time)  # fmt: skip
             gone = not outcome.survivors
-        user = self._user(info)
-        if user is not None and info.cwd:
+        identity = self._identity(info) if self.launcher.available else None
+        if identity is not None and info.cwd:
             with contextlib.suppress(NotFoundError, InvalidInputError):
                 placement = await self.sup.store(
                     placement_of, self.sup.app, info.company_id, info.workspace_id,
@@ -313,7 +335,13 @@ class SlotRuntime:
             if placement is None or placement.cwd != Path(info.cwd):
                 placement = Placement(cwd=Path(info.cwd), scratch=info.workspace_id is None)
             layout = await asyncio.to_thread(recovered_layout, placement)
-            await give_back(placement.cwd, layout, user, info.run_id)
+            await give_back(
+                placement.cwd,
+                layout,
+                identity,
+                self.launcher.unit(self._unit_name(info.run_id)),
+                info.run_id,
+            )
         tail, size = "", None
         if info.log_path:
             tail, size = await asyncio.to_thread(_log_tail, Path(info.log_path))
@@ -325,8 +353,8 @@ class SlotRuntime:
     async def health(self) -> list[SlotHealth]:
         """``GetSlotHealth``."""
         counts: dict[str, int] = await self.sup.store(self.sup.app.slots_in_use)
-        detail = self.status.detail
-        healthy = self.status.available and not self.sup.draining
+        detail = self.launcher.detail
+        healthy = self.launcher.available and not self.sup.draining
         if self.sup.draining:
             detail = "The node is stopping: no adapter starts on it any more."
         return [
@@ -335,7 +363,7 @@ class SlotRuntime:
                 capacity=self.sup.settings.slots,
                 in_use=counts.get("local_stdio", 0),
                 healthy=healthy,
-                sandbox=self.status.sandbox or "none",
+                sandbox="bwrap" if self.launcher.available else "none",
                 detail=detail,
             ),
             SlotHealth(
@@ -362,7 +390,9 @@ def _launch_error(exc: Exception) -> str:
     if isinstance(exc, NotFoundError | InvalidInputError | StateConflictError):
         return str(exc)
     if isinstance(exc, LayoutError):
-        return f"The worktree cannot be handed to the slot user safely: {exc}"
+        return f"The worktree cannot be handed to the company's identity safely: {exc}"
+    if isinstance(exc, ContainmentUnavailableError):
+        return str(exc)
     if isinstance(exc, OSError):
         return f"The adapter could not be started: {exc}."
     return f"The adapter could not be started: {type(exc).__name__}."
