@@ -38,11 +38,13 @@ from tests.e2e.runtimeutil import (
 pytestmark = pytest.mark.e2e
 
 
-def _witness(worktree: Path, mark: Path) -> dict[str, Any]:
-    where, out = shlex.quote(str(worktree)), shlex.quote(str(mark))
+def _witness(worktree: Path) -> dict[str, Any]:
+    # It writes what it saw to its own output (a contained service sees nothing outside its
+    # worktree to write to).
+    where = shlex.quote(str(worktree))
     command = (
-        f"trap 'if [ -d {where} ]; then echo present; else echo gone; fi > {out}; exit 0' TERM; "
-        "echo watching; while :; do sleep 0.2; done"
+        f"trap 'if [ -d {where} ]; then echo seen-present; else echo seen-gone; fi; exit 0' "
+        "TERM; echo watching; while :; do sleep 0.2; done"
     )
     return {
         "name": "witness",
@@ -58,11 +60,10 @@ def _at(value: str) -> datetime:
 async def test_archive_stops_services_before_removing_the_worktree(
     stack: Any, tmp_path: Path, reaper: None
 ) -> None:
-    mark = tmp_path / "witness.txt"
     async with runtime_board(stack, tmp_path) as board:
         issue, ws = await board.realize("Archive while serving")
         worktree = Path(ws["cwd"])
-        config = {"services": [http_service("web"), _witness(worktree, mark)]}
+        config = {"services": [http_service("web"), _witness(worktree)]}
         await board.set_runtime(ws["id"], config)
         started = await board.control(ws["id"], "start")
         assert started.status_code == 200, status_of(started)
@@ -85,8 +86,9 @@ async def test_archive_stops_services_before_removing_the_worktree(
         await wait_gone(server, 5)
         assert not alive(witness["pid"])
         assert port_free(web["port"])
-        assert mark.read_text().strip() == "present"
         detail = (await board.detail(ws["id"])).json()
+        (seen,) = rows_of(detail, "service:witness")
+        assert "seen-present" in (seen["lastOutput"] or ""), seen
         for command_id in ("service:web", "service:witness"):
             statuses = [r["status"] for r in rows_of(detail, command_id)]
             assert statuses == ["stopped"], (command_id, rows_of(detail, command_id))

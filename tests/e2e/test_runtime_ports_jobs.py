@@ -84,13 +84,13 @@ WORKSPACES, PER_WORKSPACE = 5, 10
 async def test_fifty_concurrent_auto_port_starts_do_not_collide(
     stack: Any, tmp_path: Path, reaper: None
 ) -> None:
-    # Each service serves a folder holding its own name, so a port answering for another
-    # service than the one it was given to shows.
+    # Each service serves a folder of its worktree holding its own name (a contained service
+    # sees nothing else), so a port answering for another service than the one it was given to
+    # shows.
     def service(w: int, s: int) -> dict[str, Any]:
-        folder = tmp_path / "who" / f"w{w}s{s}"
-        folder.mkdir(parents=True)
-        (folder / "who.txt").write_text(f"w{w}s{s}")
-        command = f"{HTTP_SERVER} --directory {shlex.quote(str(folder))}"
+        folder = shlex.quote(f"who/w{w}s{s}")
+        command = (f"mkdir -p {folder} && printf w{w}s{s} > {folder}/who.txt && "
+                   f"exec {HTTP_SERVER} --directory {folder}")  # fmt: skip
         return http_service(f"s{s}", command=command)
 
     async with runtime_board(stack, tmp_path, timeout=180) as board:

@@ -15,12 +15,14 @@ recorded ``failed``: nothing finishes them any more.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runtime_supervisor.containment.relays import revive_service_relay
 from runtime_supervisor.context import as_system
 from runtime_supervisor.domain import NotFoundError
 from runtime_supervisor.idle import unleased_policy
@@ -103,6 +105,8 @@ async def adopt_all(sup: Supervisor) -> Adoption:
             if _is_alive(record):
                 adopted: ServiceRecord = await sup.store(sup.app.mark_adopted, record.id)
                 if adopted.live:
+                    if adopted.run_dir:  # its preview URL keeps working (DECISIONS 7)
+                        await asyncio.to_thread(revive_service_relay, Path(adopted.run_dir))
                     watch(sup, adopted)
                     found.adopted.append(record.id)
                     if not adopted.lease_run_ids and (

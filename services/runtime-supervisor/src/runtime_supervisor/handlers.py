@@ -15,6 +15,7 @@ from runtime_supervisor.context import Supervisor
 from runtime_supervisor.endpoints import (
     Endpoints,
     register_audit,
+    register_contained,
     register_runtime,
     register_slots,
     register_stops,
@@ -66,7 +67,9 @@ def make_register(
         sup.slots = SlotRuntime(sup=sup, launcher=sup.launcher)
         await sup.slots.recover()
         endpoints = Endpoints(runtime, sup)
-        for group in (register_slots, register_runtime, register_stops, register_audit):
+        groups = (register_slots, register_runtime, register_stops, register_audit,
+                  register_contained)  # fmt: skip
+        for group in groups:
             await group(endpoints)
 
     return register

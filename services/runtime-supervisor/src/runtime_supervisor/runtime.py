@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from runtime_supervisor.containment.relays import ensure_service_relay
 from runtime_supervisor.containment.workspaces import (
     end_unit,
     limits_of,
@@ -231,8 +232,10 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
         await sup.store(sup.app.mark_spawned, service_id, pid=spawned.pid, pgid=spawned.pgid,
                         process_start_time=spawned.start_time, run_dir=str(run_dir),
                         wrapper_start_time=spawned.wrapper_start_time or None)  # fmt: skip
-        await _ready(sup, identity, port, spawned)
-    except (NotReady, ValueError) as exc:
+        if port is not None and launch.netns is not None:
+            await asyncio.to_thread(ensure_service_relay, run_dir, port, launch.netns)
+        await _ready(sup, identity, port, spawned, launch.netns)
+    except (NotReady, ValueError, OSError) as exc:
         assert spawned is not None
         survivors = await stop_failed_start(sup, service_id, spawned.pgid,
                                             spawned.wrapper_start_time or None)  # fmt: skip
@@ -257,14 +260,15 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
     return running
 
 
-async def _ready(sup: Supervisor, identity: Identity, port: int | None, spawned: Spawned) -> None:
+async def _ready(sup: Supervisor, identity: Identity, port: int | None, spawned: Spawned,
+                 netns: Path | None) -> None:  # fmt: skip
     readiness = identity.command.readiness
     interval = getattr(readiness, "interval_ms", None)
     await wait_ready(
         readiness, url=identity.readiness_url(port), port=port, log_path=spawned.log_path,
         timeout=getattr(readiness, "timeout_sec", None) or sup.settings.ready_timeout,
         interval=max(interval / 1000, 0.1) if interval else 0.1,
-        exited=lambda: read_status(spawned.run_dir),
+        exited=lambda: read_status(spawned.run_dir), netns=netns,
     )  # fmt: skip
 
 

@@ -39,6 +39,9 @@ class SupervisorSettings:
     """``CLIPYARD_RUN_LOG_MAX_BYTES``: the most an adapter's ``run.log`` holds (64 MiB); the
     rest of its output is read and dropped, and the truncation noted."""
 
+    api_url: str | None = None
+    """``CLIPYARD_API_URL`` (else ``http://<CLIPYARD_HTTP_HOST>:<CLIPYARD_HTTP_PORT>``): the API
+    as contained processes reach it; a loopback address is relayed into every namespace."""
     sandbox_paths: tuple[Path, ...] = ()
     """``CLIPYARD_SANDBOX_PATHS`` (``:``-separated absolute folders): toolchains shown read-only
     in every sandbox (a language runtime outside ``/usr``); none may hold ``$CLIPYARD_HOME`` or
@@ -103,6 +106,8 @@ def load_supervisor_settings(env: Mapping[str, str] | None = None) -> Supervisor
     service = load_settings(env)
     return SupervisorSettings(
         service=service,
+        api_url=(source.get("CLIPYARD_API_URL") or "").strip().rstrip("/")
+        or f"http://{service.http_host}:{service.http_port}",
         sandbox_paths=_sandbox_paths(source.get("CLIPYARD_SANDBOX_PATHS", ""), service.home),
         port_range=port_range,
         stop_grace=_seconds(source, "CLIPYARD_RUNTIME_STOP_GRACE", 10.0),

@@ -14,6 +14,7 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runtime_supervisor.containment.relays import stop_service_relay
 from runtime_supervisor.containment.workspaces import end_unit, service_unit
 from runtime_supervisor.context import as_system
 from runtime_supervisor.process import (
@@ -106,6 +107,9 @@ def forget(sup: Supervisor, record: ServiceRecord) -> None:
         sup.allocator.release(record.port)
     sup.cancel_idle_timer(record.id)
     sup.spawn(end_unit(sup, service_unit(record.id)), name=f"unit-end-{record.id}")
+    if record.run_dir:
+        sup.spawn(asyncio.to_thread(stop_service_relay, Path(record.run_dir)),
+                  name=f"relay-end-{record.id}")  # fmt: skip
 
 
 async def _command_end(record: ServiceRecord) -> None:

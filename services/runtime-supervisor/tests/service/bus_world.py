@@ -94,6 +94,8 @@ class Upstream:
     js: Any
     positions: dict[str, int] = field(default_factory=dict)
     versions: dict[str, int] = field(default_factory=dict)
+    company: str = ACME
+    """The company of what it publishes (``dataclasses.replace`` shares the positions)."""
 
     def envelope(
         self, aggregate: str, aggregate_id: str, actor: Actor = REALIZER
@@ -101,7 +103,8 @@ class Upstream:
         version = self.versions[aggregate_id] = self.versions.get(aggregate_id, 0) + 1
         return {
             "event_id": str(uuid.uuid4()), "aggregate": aggregate, "aggregate_id": aggregate_id,
-            "aggregate_version": version, "company_id": ACME, "occurred_at": datetime.now(UTC),
+            "aggregate_version": version, "company_id": self.company,
+            "occurred_at": datetime.now(UTC),
             "actor": actor,
         }  # fmt: skip
 
@@ -205,11 +208,12 @@ class Sup:
         return await self.bus.call(RUNTIME_SUMMARIES, query, RuntimeSummaries, timeout=30.0)
 
     async def known(self, ws: str | None = None, *, pw: str | None = None,
-                    check: Callable[[RuntimeState], bool] | None = None) -> RuntimeState:  # fmt: skip
+                    check: Callable[[RuntimeState], bool] | None = None,
+                    principal: Principal = BOARD) -> RuntimeState:  # fmt: skip
         """Wait until the supervisor's copies know the target (and ``check`` holds)."""
 
         async def probe() -> RuntimeState | None:
-            query = GetRuntimeState(principal=BOARD, workspace_id=ws, project_workspace_id=pw)
+            query = GetRuntimeState(principal=principal, workspace_id=ws, project_workspace_id=pw)
             reply = await self.bus.request(RUNTIME_STATE, query, timeout=10.0)
             if not isinstance(reply, Ok):
                 return None

@@ -91,6 +91,7 @@ async def run_close_commands(ctx: Realizer, facts: CloseFacts, sink: Any) -> lis
             env=env.variables(),
             timeout=ctx.command_timeout,
             sink=sink,
+            company_id=ws.company_id,
         )
         if result.exit_code != 0:
             warnings.append(f"{label} failed with exit code {result.exit_code}.")

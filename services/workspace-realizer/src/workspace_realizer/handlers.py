@@ -9,6 +9,7 @@ and the terminal reaper's periodic task.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -24,6 +25,7 @@ from contracts.execution_commands import (
 )
 from contracts.gateway import CompanyCreated
 from workspace_realizer.adapters.agents_bus import BusAgentDirectory
+from workspace_realizer.adapters.contained_bus import BusCommandRunner
 from workspace_realizer.adapters.credentials_bus import BusCredentials, BusPullRequests
 from workspace_realizer.context import Realizer
 from workspace_realizer.endpoints.audit import register_audit
@@ -142,12 +144,13 @@ def supervisor_stopper(runtime: ServiceRuntime) -> Callable[[str, str, int], Awa
 
 
 def bus_ports(runtime: ServiceRuntime) -> HostPorts:
-    """The real host ports: the host's git and shell adapters, and git credentials and
-    pull-request facts asked of git-credentials over ``runtime.bus``."""
+    """The real host ports: the host's git adapter; commands run contained by this node's
+    runtime-supervisor; git credentials and pull-request facts asked of git-credentials, all
+    over ``runtime.bus``."""
     host = default_ports(runtime.settings.home)
-    return replace(
-        host, credentials=BusCredentials(runtime.bus), pull_requests=BusPullRequests(runtime.bus)
-    )
+    commands = BusCommandRunner(runtime.bus, runtime.settings.node_id, os.environ)
+    return replace(host, commands=commands, credentials=BusCredentials(runtime.bus),
+                   pull_requests=BusPullRequests(runtime.bus))  # fmt: skip
 
 
 def make_register(

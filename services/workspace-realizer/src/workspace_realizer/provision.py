@@ -76,6 +76,7 @@ async def run_provision(
         env=env.variables(),
         timeout=ctx.command_timeout,
         sink=sink,
+        company_id=env.company_id,
     )
     if result.exit_code == 0:
         await ctx.store(ctx.app.record_provision, workspace_id, operation_id, None)

@@ -208,8 +208,9 @@ class FakeCommands:
     runs: list[dict[str, Any]] = field(default_factory=list)
 
     async def run(self, *, phase: Any, command: str, cwd: Path, env: Any, timeout: float,
-                  sink: StepSink) -> CommandResult:  # fmt: skip
-        self.runs.append({"phase": phase, "command": command, "cwd": cwd, "env": dict(env)})
+                  sink: StepSink, company_id: str = "") -> CommandResult:  # fmt: skip
+        self.runs.append({"phase": phase, "command": command, "cwd": cwd, "env": dict(env),
+                          "companyId": company_id})  # fmt: skip
         code = self.exit_codes.get(command, 0)
         step = await _step(sink, phase, command, cwd, code, stdout=f"ran {command}\n".encode(),
                            stderr=b"boom\n" if code else b"")  # fmt: skip

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from runtime_supervisor.containment import netns
 from runtime_supervisor.containment.cgroups import CgroupError, Cgroups, Limits, Unit
 from runtime_supervisor.containment.identities import (
     Identities,
@@ -29,6 +30,7 @@ from runtime_supervisor.containment.identities import (
     IdentityError,
     claim_range,
 )
+from runtime_supervisor.containment.relays import stop_api_relay
 from runtime_supervisor.containment.sandbox import Tools, sandbox_argv
 from runtime_supervisor.slots.ownership import chown_tree, own_pointer
 
@@ -86,11 +88,13 @@ class Launcher:
             )
             return launcher
         bwrap, setpriv = _find("bwrap", dirs), _find("setpriv", dirs)
-        if bwrap is None or setpriv is None:
+        nsenter, ip = _find("nsenter", dirs), _find("ip", dirs)
+        if bwrap is None or setpriv is None or nsenter is None or ip is None:
             launcher.detail = (
-                "bwrap (bubblewrap) or setpriv (util-linux) is not installed, so nothing a "
-                "company runs can be contained: install them (./dev does: apt-get install "
-                "bubblewrap util-linux) and restart the runtime-supervisor."
+                "bwrap (bubblewrap), setpriv or nsenter (util-linux) or ip (iproute2) is not "
+                "installed, so nothing a company runs can be contained: install them (./dev "
+                "does: apt-get install bubblewrap util-linux iproute2) and restart the "
+                "runtime-supervisor."
             )
             return launcher
         try:
@@ -100,7 +104,7 @@ class Launcher:
         except (IdentityError, CgroupError, OSError) as exc:
             launcher.detail = f"{exc}"
             return launcher
-        launcher.tools = Tools(bwrap=bwrap, setpriv=setpriv)
+        launcher.tools = Tools(bwrap=bwrap, setpriv=setpriv, nsenter=nsenter)
         launcher.identities, launcher.cgroups = identities, cgroups
         launcher.detail = (
             "a company's commands and untrusted agents run as its own uid in bwrap, "
@@ -169,12 +173,32 @@ class Launcher:
         cwd: Path,
         writable: Sequence[Path],
         binds: Sequence[str] = (),
+        netns: Path | None = None,
     ) -> list[str]:
         """The argv of a contained ``command`` (see :func:`sandbox_argv`)."""
         tools, _identities, _cgroups = self.require()
         hidden = [path for path in self.toolchains if not _overlaps(path, self.home)]
         return sandbox_argv(command, cwd=cwd, identity=contained.identity, tools=tools,
-                            writable=writable, readable=hidden, binds=binds)  # fmt: skip
+                            writable=writable, readable=hidden, binds=binds,
+                            netns=netns)  # fmt: skip
+
+    def namespace(self, key: str) -> Path:
+        """The network namespace of ``key`` (a workspace or run id), made if missing. Blocking.
+
+        Raises:
+            ContainmentUnavailableError: The host cannot contain work.
+            NetnsError: The namespace could not be made.
+        """
+        _tools, identities, _cgroups = self.require()
+        return netns.ensure(netns.namespace_name(identities.stack, key))
+
+    def drop_namespace(self, key: str) -> None:
+        """Remove the network namespace of ``key`` (and the relays into it). Blocking."""
+        if self.identities is None:
+            return
+        name = netns.namespace_name(self.identities.stack, key)
+        stop_api_relay(self.home, name)
+        netns.delete(name)
 
 
 def _overlaps(path: Path, home: Path) -> bool:

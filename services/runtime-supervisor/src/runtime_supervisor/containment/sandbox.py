@@ -41,6 +41,7 @@ class Tools:
 
     bwrap: str
     setpriv: str
+    nsenter: str = "/usr/bin/nsenter"
 
 
 def launcher_env(env: dict[str, str]) -> dict[str, str]:
@@ -112,8 +113,9 @@ def sandbox_argv(
     writable: Sequence[Path] = (),
     readable: Sequence[Path] = (),
     binds: Sequence[str] = (),
+    netns: Path | None = None,
 ) -> list[str]:
-    """``bwrap … -- setpriv … command``.
+    """``[nsenter --net=<netns> --] bwrap … -- setpriv … command``.
 
     Args:
         command: The contained argv.
@@ -123,6 +125,7 @@ def sandbox_argv(
         writable: Folders bound read-write.
         readable: Folders bound read-only (toolchains).
         binds: Further bwrap bind arguments (a git layout's).
+        netns: The network namespace it runs in (None: the host's network).
     """
     own: list[str] = []
     for path in readable:
@@ -133,4 +136,5 @@ def sandbox_argv(
     args = [tools.bwrap, *_system_binds(identity), "--tmpfs", SANDBOX_TMP, *parent_dirs(own),
             *own, "--chdir", str(cwd), "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--die-with-parent", "--"]  # fmt: skip
-    return [*args, *setpriv_argv(tools.setpriv, identity.uid, identity.gid), *command]
+    enter = [tools.nsenter, f"--net={netns}", "--"] if netns is not None else []
+    return [*enter, *args, *setpriv_argv(tools.setpriv, identity.uid, identity.gid), *command]

@@ -19,10 +19,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from runtime_supervisor.containment.cgroups import CgroupError, Limits, Unit
 from runtime_supervisor.containment.identities import IdentityError
 from runtime_supervisor.containment.launcher import ContainmentUnavailableError, joiner
+from runtime_supervisor.containment.netns import NetnsError
+from runtime_supervisor.containment.relays import ensure_api_relay
 from runtime_supervisor.containment.sandbox import contained_env
 from runtime_supervisor.domain import ContainmentError
 from runtime_supervisor.identity import require_cwd
@@ -34,8 +37,9 @@ if TYPE_CHECKING:
     from runtime_supervisor.context import Supervisor
     from runtime_supervisor.domain import RuntimeTarget
 
-__all__ = ["ContainedLaunch", "end_unit", "job_unit", "limits_of", "prepare_launch",
-           "run_contained_job", "service_unit"]  # fmt: skip
+__all__ = ["ContainedLaunch", "api_port", "end_unit", "job_unit", "limits_of", "not_started",
+           "prepare_in", "prepare_launch", "run_contained_job", "run_prepared",
+           "service_unit"]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +53,22 @@ class ContainedLaunch:
     preexec: Callable[[], None] | None
     identity: Identity
     unit: Unit
+    netns: Path | None = None
+    """The network namespace it runs in."""
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
         """The contained command's environment."""
         return contained_env(env, self.identity)
+
+
+def api_port(url: str | None) -> int | None:
+    """The port of a loopback API URL (the one relayed into namespaces); None otherwise."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.hostname not in ("127.0.0.1", "localhost"):
+        return None
+    return parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def service_unit(service_id: str) -> str:
@@ -77,8 +93,7 @@ def _within(path: Path, root: Path) -> bool:
 
 
 def _clipyard_made(target: RuntimeTarget, root: Path, home: Path) -> bool:
-    if _within(root.resolve(), home.resolve()):
-        return True
+    del root, home  # a folder under the home is handed over by prepare_in
     return target.kind == "execution_workspace" and target.mode not in (None, "shared_workspace")
 
 
@@ -92,20 +107,53 @@ async def prepare_launch(
         InvalidInputError: The target has no folder.
     """
     root = Path(require_cwd(target))
+    owned = _clipyard_made(target, root, sup.settings.home)
+    return await prepare_in(sup, target.company_id, root, owned=owned, unit=unit, limits=limits,
+                            cwd=cwd, netns_key=target.id)  # fmt: skip
+
+
+async def prepare_in(
+    sup: Supervisor, company_id: str, root: Path, *, owned: bool, unit: str, limits: Limits,
+    cwd: Path, netns_key: str,
+) -> ContainedLaunch:  # fmt: skip
+    """Prepare a contained launch of ``company_id`` in the folder ``root`` (handed to its
+    identity when ``owned``), starting in ``cwd``, in the network namespace of ``netns_key``
+    (made if missing, with the API relayed into it).
+
+    Raises:
+        ContainmentError: The node cannot contain it, or ``root`` would show ``$CLIPYARD_HOME``.
+    """
     launcher = sup.launcher
     if launcher is None:
         raise ContainmentError("This node cannot contain a company's work: it has no launcher.")
-    own = [root] if _clipyard_made(target, root, sup.settings.home) else []
-    try:
-        contained = await asyncio.to_thread(launcher.prepare, target.company_id, unit, limits,
-                                            own=own)  # fmt: skip
-    except (ContainmentUnavailableError, IdentityError, CgroupError, OSError) as exc:
-        raise ContainmentError(str(exc), workspaceId=target.id) from None
-    pointer = root / ".git"
-    binds = ["--ro-bind", str(pointer), str(pointer)] if pointer.is_file() else []
-    prefix = launcher.command([], contained, cwd=cwd, writable=[root], binds=binds)
-    return ContainedLaunch(prefix=prefix, preexec=joiner(contained.unit),
-                           identity=contained.identity, unit=contained.unit)  # fmt: skip
+    home = sup.settings.home
+
+    def prepare() -> ContainedLaunch:
+        real, own_home = root.resolve(), home.resolve()
+        if real == own_home or real in own_home.parents or real == Path("/"):
+            raise ContainmentError(
+                f"{root} holds CLIPYARD_HOME (or is it): a contained command never sees it.",
+                root=str(root),
+            )
+        own = [root] if owned or _within(real, own_home) else []
+        try:
+            contained = launcher.prepare(company_id, unit, limits, own=own)
+            namespace = launcher.namespace(netns_key)
+            api = api_port(sup.settings.api_url)
+            if api is not None:
+                ensure_api_relay(home, namespace.name, namespace, api)
+        except (ContainmentUnavailableError, IdentityError, CgroupError, NetnsError,
+                OSError) as exc:  # fmt: skip
+            raise ContainmentError(str(exc), companyId=company_id) from None
+        pointer = root / ".git"
+        binds = ["--ro-bind", str(pointer), str(pointer)] if pointer.is_file() else []
+        prefix = launcher.command([], contained, cwd=cwd, writable=[root], binds=binds,
+                                  netns=namespace)  # fmt: skip
+        return ContainedLaunch(prefix=prefix, preexec=joiner(contained.unit),
+                               identity=contained.identity, unit=contained.unit,
+                               netns=namespace)  # fmt: skip
+
+    return await asyncio.to_thread(prepare)
 
 
 async def end_unit(sup: Supervisor, name: str) -> list[int]:
@@ -144,10 +192,31 @@ async def run_contained_job(
     try:
         launch = await prepare_launch(sup, target, unit, limits, cwd)
     except ContainmentError as exc:
-        now = datetime.now(UTC)
-        return JobResult(exit_code=None, signal=None, stdout="", stderr=f"{exc}\n",
-                         stdout_bytes=0, stderr_bytes=0, truncated=False, timed_out=False,
-                         started_at=now, finished_at=now, error=str(exc))  # fmt: skip
+        return not_started(str(exc))
+    return await run_prepared(sup, launch, unit, command=command, cwd=cwd, env=env,
+                              timeout=timeout, cap=cap)  # fmt: skip
+
+
+def not_started(error: str) -> JobResult:
+    """The result of a command that could not be contained (it never ran)."""
+    now = datetime.now(UTC)
+    return JobResult(exit_code=None, signal=None, stdout="", stderr=f"{error}\n",
+                     stdout_bytes=0, stderr_bytes=0, truncated=False, timed_out=False,
+                     started_at=now, finished_at=now, error=error)  # fmt: skip
+
+
+async def run_prepared(
+    sup: Supervisor,
+    launch: ContainedLaunch,
+    unit: str,
+    *,
+    command: str,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    cap: int = JOB_OUTPUT_CAP,
+) -> JobResult:
+    """Run ``command`` under a prepared launch; its unit ends with it."""
     try:
         result = await run_job(command=command, cwd=cwd, env=launch.env(env), timeout=timeout,
                                cap=cap, prefix=launch.prefix, preexec=launch.preexec)  # fmt: skip

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 
 from contracts.workspace_config import HttpReadiness, LogReadiness, Readiness, TcpReadiness
+from runtime_supervisor.containment.netns import probe_tcp
 from runtime_supervisor.process.inspect import ExitStatus, last_output
 
 __all__ = ["NotReady", "wait_ready"]
@@ -73,7 +74,9 @@ async def _http_ok(client: httpx.AsyncClient, url: str, timeout: float) -> bool:
     return 200 <= response.status_code < 400
 
 
-async def _tcp_ok(port: int, timeout: float) -> bool:
+async def _tcp_ok(port: int, timeout: float, netns: Path | None = None) -> bool:
+    if netns is not None:  # a relay on the host accepts before the service listens
+        return await asyncio.to_thread(probe_tcp, netns, port, timeout=timeout)
     try:
         _reader, writer = await asyncio.wait_for(
             asyncio.open_connection("127.0.0.1", port), timeout
@@ -102,6 +105,7 @@ async def wait_ready(
     interval: float = 0.1,
     exited: Callable[[], ExitStatus | None],
     log_offset: int = 0,
+    netns: Path | None = None,
 ) -> None:
     """Return once the service is ready; raise :class:`NotReady` if it ends or times out first.
 
@@ -115,6 +119,7 @@ async def wait_ready(
         interval: Seconds between probes.
         exited: The service's exit status once it has ended (read from its status file), else None.
         log_offset: Where in the log this start's output begins (``log``).
+        netns: The service's network namespace: ``tcp`` is probed inside it.
 
     Raises:
         NotReady: "service process exited before readiness (exit 3)" or "not ready after 30s".
@@ -143,7 +148,7 @@ async def wait_ready(
             elif url is not None and isinstance(readiness, HttpReadiness):
                 ready = await _http_ok(client, url, probe)
             else:
-                ready = await _tcp_ok(port or 0, probe)
+                ready = await _tcp_ok(port or 0, probe, netns)
             if ready:
                 return
             left = deadline - time.monotonic()

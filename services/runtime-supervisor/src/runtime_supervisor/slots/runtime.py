@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING
 from contracts.slots import AdapterLaunched, RunSlot, SlotGrant, SlotHealth
 from runtime_supervisor.containment.cgroups import Limits
 from runtime_supervisor.containment.launcher import ContainmentUnavailableError
+from runtime_supervisor.containment.netns import NetnsError
+from runtime_supervisor.containment.relays import ensure_api_relay
+from runtime_supervisor.containment.workspaces import api_port
 from runtime_supervisor.context import as_system
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, StateConflictError
 from runtime_supervisor.process import last_output, stop_group
@@ -152,6 +155,15 @@ class SlotRuntime:
     def _unit_name(self, run_id: str) -> str:
         return f"run-{run_id}"
 
+    def _namespace(self, c: LaunchAdapter) -> Path:
+        """The run's network namespace (its workspace's, else its own), with the API the
+        adapter is given relayed into it (blocking)."""
+        namespace = self.launcher.namespace(c.workspace_id or c.run_id)
+        port = api_port(c.env.get("CLIPYARD_API_URL") or self.sup.settings.api_url)
+        if port is not None:
+            ensure_api_relay(self.sup.settings.home, namespace.name, namespace, port)
+        return namespace
+
     async def _launch_local(
         self, info: SlotInfo, c: LaunchAdapter, deadline: datetime
     ) -> AdapterLaunched:
@@ -174,11 +186,13 @@ class SlotRuntime:
                     self.launcher.prepare, info.company_id, self._unit_name(c.run_id), Limits()
                 )
                 identity, unit = contained.identity, contained.unit
+                namespace = await asyncio.to_thread(self._namespace, c)
                 layout = await contain(placement, identity)
                 handed = True
                 tools, _ids, _groups = self.launcher.require()
                 confinement = Confinement(identity=identity, tools=tools, layout=layout,
-                                          toolchains=self.launcher.toolchains)  # fmt: skip
+                                          toolchains=self.launcher.toolchains,
+                                          netns=namespace)  # fmt: skip
             env = {**sanitize_env(sup.base_env), **c.env}
             plan = plan_launch(c.command, cwd=placement.cwd, env=env, limits=c.limits,
                                confinement=confinement, unit=unit)  # fmt: skip
@@ -221,6 +235,9 @@ class SlotRuntime:
         finally:
             if identity is not None:
                 await give_back(placement.cwd, layout, identity, adapter.unit, c.run_id)
+                if c.workspace_id is None:  # a run's own namespace ends with it
+                    with contextlib.suppress(NetnsError):
+                        await asyncio.to_thread(self.launcher.drop_namespace, c.run_id)
         await self._record(info, outcome)
         self.running.pop(c.run_id, None)
 
@@ -391,7 +408,7 @@ def _launch_error(exc: Exception) -> str:
         return str(exc)
     if isinstance(exc, LayoutError):
         return f"The worktree cannot be handed to the company's identity safely: {exc}"
-    if isinstance(exc, ContainmentUnavailableError):
+    if isinstance(exc, ContainmentUnavailableError | NetnsError):
         return str(exc)
     if isinstance(exc, OSError):
         return f"The adapter could not be started: {exc}."

@@ -53,6 +53,8 @@ class Confinement:
     tools: Tools
     toolchains: tuple[Path, ...] = ()
     layout: GitLayout | None = None
+    netns: Path | None = None
+    """The network namespace it runs in (its workspace's, or its run's)."""
 
 
 def _with_safe_directory(env: dict[str, str], worktree: Path) -> dict[str, str]:
@@ -109,7 +111,8 @@ def bwrap_argv(command: Sequence[str], cwd: Path, confinement: Confinement) -> l
     """``bwrap ... -- setpriv ... command`` (see the module's docstring)."""
     binds = _git_binds(confinement.layout) if confinement.layout is not None else []
     return sandbox_argv(command, cwd=cwd, identity=confinement.identity, tools=confinement.tools,
-                        writable=[cwd], readable=confinement.toolchains, binds=binds)  # fmt: skip
+                        writable=[cwd], readable=confinement.toolchains, binds=binds,
+                        netns=confinement.netns)  # fmt: skip
 
 
 def plan_launch(

@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 
 from workspace_realizer.adapters.environment import workspace_env
 from workspace_realizer.adapters.ports import CommandResult, Phase, Step, StepSink
 from workspace_realizer.adapters.process import run_process, scrub_bytes
 
-__all__ = ["TIMEOUT_EXIT_CODE", "ShellCommandRunner"]
+__all__ = ["TIMEOUT_EXIT_CODE", "ShellCommandRunner", "command_step"]
 
 TIMEOUT_EXIT_CODE = 124
 """The exit code reported for a command killed on timeout (as ``timeout(1)`` does)."""
@@ -53,8 +54,11 @@ class ShellCommandRunner:
         env: Mapping[str, str],
         timeout: float,
         sink: StepSink,
+        company_id: str = "",
     ) -> CommandResult:
-        """Run ``command`` and report it as one step.
+        """Run ``command`` and report it as one step (on this host, unconfined: only tests and
+        tools use this runner; the running realizer asks the supervisor, see
+        :mod:`~workspace_realizer.adapters.contained_bus`).
 
         Args:
             phase: The operation phase (``workspace_provision``, ``workspace_teardown``, ...).
@@ -63,6 +67,7 @@ class ShellCommandRunner:
             env: Variables added after sanitizing.
             timeout: Seconds until the process group is killed.
             sink: Receives the step.
+            company_id: The company the command is of (unused here).
 
         Returns:
             The exit code (``124`` on timeout, ``127`` when the shell could not start) and the step.
@@ -72,37 +77,75 @@ class ShellCommandRunner:
         outcome = await run_process(
             [shell, "-c", command], cwd=cwd, env=workspace_env(env, base=base), timeout=timeout
         )
-        if outcome.timed_out:
-            exit_code = TIMEOUT_EXIT_CODE
-        elif outcome.returncode is None:
-            exit_code = 127
-        elif outcome.returncode < 0:
-            exit_code = 128 - outcome.returncode
-        else:
-            exit_code = outcome.returncode
-        stderr = scrub_bytes(outcome.stderr)
-        if outcome.timed_out:
-            stderr = scrub_bytes(
-                stderr
-                + f"\n[clipyard] timed out after {timeout:g}s; process group killed\n".encode()
-            )
-        metadata: dict[str, object] = {"shell": shell, "timeoutSec": timeout}
-        if outcome.timed_out:
-            metadata["timedOut"] = True
-        if outcome.returncode is not None and outcome.returncode < 0:
-            metadata["signal"] = -outcome.returncode
-        step = Step(
-            phase=phase,
-            command=scrub_bytes(command.encode(), cap=None).decode("utf-8", "replace"),
-            cwd=str(cwd),
-            status="succeeded" if exit_code == 0 else "failed",
-            exit_code=exit_code,
-            stdout=scrub_bytes(outcome.stdout),
-            stderr=stderr,
-            truncated=outcome.truncated,
-            started_at=outcome.started_at,
-            finished_at=outcome.finished_at,
-            metadata=metadata,
+        signal = (
+            -outcome.returncode
+            if outcome.returncode is not None and outcome.returncode < 0
+            else None
         )
+        code = outcome.returncode if signal is None else None
+        step = command_step(
+            phase=phase, command=command, cwd=cwd, timeout=timeout, returncode=code,
+            signal=signal, started=outcome.returncode is not None or outcome.timed_out,
+            timed_out=outcome.timed_out, stdout=outcome.stdout, stderr=outcome.stderr,
+            truncated=outcome.truncated, started_at=outcome.started_at,
+            finished_at=outcome.finished_at, metadata={"shell": shell},
+        )  # fmt: skip
         await sink(step)
-        return CommandResult(exit_code=exit_code, step=step)
+        return CommandResult(
+            exit_code=step.exit_code if step.exit_code is not None else 127, step=step
+        )
+
+
+def command_step(
+    *,
+    phase: Phase,
+    command: str,
+    cwd: Path,
+    timeout: float,
+    returncode: int | None,
+    signal: int | None,
+    started: bool,
+    timed_out: bool,
+    stdout: bytes,
+    stderr: bytes,
+    truncated: bool,
+    started_at: datetime,
+    finished_at: datetime,
+    metadata: dict[str, object],
+    note: str | None = None,
+) -> Step:
+    """The step of a finished command: its exit code (``124`` on timeout, ``127`` when it never
+    started, ``128 + n`` when signal ``n`` ended it), its scrubbed output and what is known."""
+    if timed_out:
+        exit_code = TIMEOUT_EXIT_CODE
+    elif signal is not None:
+        exit_code = 128 + signal
+    elif returncode is None or not started:
+        exit_code = 127
+    else:
+        exit_code = returncode
+    err = scrub_bytes(stderr)
+    if timed_out:
+        err = scrub_bytes(
+            err + f"\n[clipyard] timed out after {timeout:g}s; process group killed\n".encode()
+        )
+    if note:
+        err = scrub_bytes(err + f"\n[clipyard] {note}\n".encode())
+    meta: dict[str, object] = {**metadata, "timeoutSec": timeout}
+    if timed_out:
+        meta["timedOut"] = True
+    if signal is not None:
+        meta["signal"] = signal
+    return Step(
+        phase=phase,
+        command=scrub_bytes(command.encode(), cap=None).decode("utf-8", "replace"),
+        cwd=str(cwd),
+        status="succeeded" if exit_code == 0 else "failed",
+        exit_code=exit_code,
+        stdout=scrub_bytes(stdout),
+        stderr=err,
+        truncated=truncated,
+        started_at=started_at,
+        finished_at=finished_at,
+        metadata=meta,
+    )

@@ -330,6 +330,7 @@ class CommandRunner(Protocol):
         env: Mapping[str, str],
         timeout: float,
         sink: StepSink,
+        company_id: str = "",
     ) -> CommandResult: ...
 
 

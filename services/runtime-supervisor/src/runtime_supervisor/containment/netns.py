@@ -1,0 +1,104 @@
+"""Network namespaces of workspaces (docs/design/isolation.md).
+
+Each workspace (and each run without one) gets a named namespace, ``/run/netns/cy<stack>-<id>``,
+holding only a loopback interface: nothing outside it is reachable from inside unless a relay
+(:mod:`~runtime_supervisor.containment.relay`) carries a port in or out. The namespace outlives
+the supervisor (``ip netns`` keeps it mounted), so a restarted supervisor finds it again by name.
+
+Python 3.11 has no ``os.setns``: :func:`enter` calls ``setns(2)`` through ctypes, only ever in a
+thread of its own (a network namespace is per thread), and :func:`probe_tcp` probes a port from
+inside that way. Blocking: call from a thread.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import socket
+import subprocess
+import threading
+from pathlib import Path
+from typing import Final
+
+__all__ = ["NETNS_DIR", "NetnsError", "delete", "ensure", "enter", "namespace_name", "probe_tcp"]
+
+NETNS_DIR: Final = Path("/run/netns")
+CLONE_NEWNET: Final = 0x40000000
+_IP_DIRS: Final = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
+
+
+class NetnsError(Exception):
+    """A namespace could not be made or entered (the message says what to do)."""
+
+
+def _ip() -> str:
+    for folder in _IP_DIRS:
+        path = os.path.join(folder, "ip")
+        if os.access(path, os.X_OK):
+            return path
+    raise NetnsError("ip (iproute2) is not installed: install it (./dev does: apt-get install "
+                     "iproute2).")  # fmt: skip
+
+
+def namespace_name(stack: str, key: str) -> str:
+    """The namespace of ``key`` (a workspace or run id) in the stack ``stack``."""
+    digest = hashlib.sha256(key.encode()).hexdigest()[:12]
+    return f"cy{stack}-{digest}"
+
+
+def _run(*args: str) -> None:
+    done = subprocess.run([_ip(), *args], capture_output=True, text=True, timeout=30, check=False)
+    if done.returncode != 0:
+        raise NetnsError(f"ip {' '.join(args)} failed: {done.stderr.strip()}")
+
+
+def ensure(name: str) -> Path:
+    """Create the namespace ``name`` with loopback up (nothing when it exists); its path."""
+    path = NETNS_DIR / name
+    if not path.exists():
+        try:
+            _run("netns", "add", name)
+        except NetnsError:
+            if not path.exists():  # another supervisor of the stack made it meanwhile
+                raise
+        _run("-n", name, "link", "set", "lo", "up")
+    return path
+
+
+def delete(name: str) -> None:
+    """Remove the namespace ``name`` (gone already: nothing)."""
+    if (NETNS_DIR / name).exists():
+        _run("netns", "delete", name)
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def enter(path: Path) -> None:
+    """Move the calling thread into the network namespace at ``path``."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if _libc.setns(fd, CLONE_NEWNET) != 0:
+            errno = ctypes.get_errno()
+            raise NetnsError(f"setns({path}) failed: {os.strerror(errno)}")
+    finally:
+        os.close(fd)
+
+
+def probe_tcp(path: Path, port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bool:
+    """Whether something accepts on ``host:port`` inside the namespace at ``path``."""
+    found: list[bool] = []
+
+    def probe() -> None:
+        try:
+            enter(path)
+            with socket.create_connection((host, port), timeout=timeout):
+                found.append(True)
+        except (OSError, NetnsError):
+            found.append(False)
+
+    thread = threading.Thread(target=probe, name="netns-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    return bool(found and found[0])

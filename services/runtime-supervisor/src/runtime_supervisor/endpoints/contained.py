@@ -1,0 +1,76 @@
+"""The contained run of a company's one-shot command for another part of Clipyard
+(``ws.cmd.contained.run.<node>``): the realizer's provision, teardown and cleanup commands run
+here, through the node's one launcher (docs/design/isolation.md), never on the realizer's host
+as root.
+
+Only Clipyard itself may ask (a ``system`` principal: 403 otherwise). The folder must be
+absolute, hold ``cwd`` and not show ``$CLIPYARD_HOME`` (422); a node that cannot contain the
+command answers ``sandbox_unavailable`` and runs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os.path
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from contracts.contained_commands import (
+    ContainedCommandResult,
+    RunContainedCommand,
+    contained_run,
+)
+from runtime_supervisor.containment.cgroups import Limits
+from runtime_supervisor.containment.workspaces import prepare_in, run_prepared
+from runtime_supervisor.domain import InvalidInputError
+from servicekit.access import AccessDeniedError, ActorKind, kind_of
+
+if TYPE_CHECKING:
+    from natsbus import RequestContext
+    from runtime_supervisor.endpoints.common import Endpoints
+
+__all__ = ["register_contained"]
+
+
+def _checked(c: RunContainedCommand) -> tuple[Path, Path]:
+    if kind_of(c.principal) is not ActorKind.SYSTEM:
+        raise AccessDeniedError(
+            "Only Clipyard's own services may run a contained command.",
+            actor=c.principal.actor.type,
+        )
+    root, cwd = Path(c.root), Path(c.cwd)
+    if not root.is_absolute() or not cwd.is_absolute():
+        raise InvalidInputError("root and cwd must be absolute paths.", field="root")
+    normal_root, normal_cwd = os.path.normpath(root), os.path.normpath(cwd)
+    if normal_cwd != normal_root and not normal_cwd.startswith(normal_root.rstrip("/") + "/"):
+        raise InvalidInputError(f"{cwd} is not inside {root}.", field="cwd")
+    if not cwd.is_dir():
+        raise InvalidInputError(f"{cwd} is not a folder on this node.", field="cwd")
+    return root, cwd
+
+
+async def register_contained(e: Endpoints) -> None:
+    """Add the contained-run endpoint."""
+    sup = e.sup
+
+    async def run(c: RunContainedCommand, ctx: RequestContext) -> ContainedCommandResult:
+        root, cwd = _checked(c)
+        unit = f"cmd-{c.label}-{uuid.uuid4()}"
+        with e.acting(c.principal, f"contained {c.label} command"):
+            launch = await prepare_in(sup, c.company_id, root, owned=c.owned, unit=unit,
+                                      limits=Limits(), cwd=cwd, netns_key=unit)  # fmt: skip
+            try:
+                result = await run_prepared(sup, launch, unit, command=c.command, cwd=cwd,
+                                            env=dict(c.env), timeout=c.timeout_sec)  # fmt: skip
+            finally:
+                if sup.launcher is not None:
+                    await asyncio.to_thread(sup.launcher.drop_namespace, unit)
+        return ContainedCommandResult(
+            exit_code=result.exit_code, signal=result.signal, stdout=result.stdout.encode(),
+            stderr=result.stderr.encode(), truncated=result.truncated,
+            timed_out=result.timed_out, started_at=result.started_at,
+            finished_at=result.finished_at, limit=result.limit, error=result.error,
+        )  # fmt: skip
+
+    await e.add("contained_run", contained_run(e.node), run, RunContainedCommand)
