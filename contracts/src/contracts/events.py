@@ -25,7 +25,12 @@ from contracts.execution_events import (
     WorkspaceReused,
     WorkspaceStatusChanged,
 )
-from contracts.gateway import ApiKeyCreated, ApiKeyRevoked, CompanyCreated
+from contracts.gateway import (
+    ApiKeyCreated,
+    ApiKeyRevoked,
+    CompanyCreated,
+    CompanyHostAccessChanged,
+)
 from contracts.run_events import (
     AgentCreated,
     AgentDeleted,
@@ -85,6 +90,7 @@ __all__ = ["ALL_EVENT_TYPES", "AnyEvent"]
 
 AnyEvent = (
     CompanyCreated
+    | CompanyHostAccessChanged
     | ApiKeyCreated
     | ApiKeyRevoked
     | OperationStarted

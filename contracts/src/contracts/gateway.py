@@ -9,7 +9,13 @@ from typing import Literal
 
 from contracts.base import Event
 
-__all__ = ["ApiKeyCreated", "ApiKeyKind", "ApiKeyRevoked", "CompanyCreated"]
+__all__ = [
+    "ApiKeyCreated",
+    "ApiKeyKind",
+    "ApiKeyRevoked",
+    "CompanyCreated",
+    "CompanyHostAccessChanged",
+]
 
 ApiKeyKind = Literal["board", "agent"]
 
@@ -19,6 +25,17 @@ class CompanyCreated(Event, tag="company.created.v1", frozen=True, kw_only=True)
 
     name: str
     issue_prefix: str
+
+
+class CompanyHostAccessChanged(
+    Event, tag="company.host_access_changed.v1", frozen=True, kw_only=True
+):
+    """An admin changed what of the host a company may use (docs/design/isolation.md):
+    ``hostTrusted`` (its project workspaces may name any host folder) and ``allowedRoots`` (the
+    folders under which they may)."""
+
+    host_trusted: bool
+    allowed_roots: list[str]
 
 
 class ApiKeyCreated(Event, tag="api_key.created.v1", frozen=True, kw_only=True):

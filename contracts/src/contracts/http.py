@@ -21,6 +21,7 @@ __all__ = [
     "ErrorBody",
     "Health",
     "ServiceHealth",
+    "SetCompanyHostAccess",
     "SignIn",
     "SignedIn",
 ]
@@ -47,6 +48,18 @@ class Company(Struct, frozen=True, kw_only=True):
     issue_prefix: str
     created_at: datetime
     updated_at: datetime
+    host_trusted: bool = False
+    """Its project workspaces may name any folder of the host (set with the admin key)."""
+    allowed_roots: list[str] = msgspec.field(default_factory=list)
+    """Host folders its project workspaces may name (set with the admin key)."""
+
+
+class SetCompanyHostAccess(StrictBody, frozen=True, kw_only=True):
+    """``PUT /api/companies/{companyId}/host-access`` (admin key): ``allowedRoots`` are absolute
+    folders of the host (no ``..``, not ``/``); the whole setting is replaced."""
+
+    host_trusted: bool = False
+    allowed_roots: list[str] = msgspec.field(default_factory=list)
 
 
 class CreateApiKey(StrictBody, frozen=True, kw_only=True):

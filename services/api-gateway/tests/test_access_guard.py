@@ -50,6 +50,7 @@ R, A = Resource, Action
 
 ROUTE_TABLE: dict[str, tuple[Resource, Action]] = {
     "createCompany": (R.COMPANY, A.WRITE),
+    "setCompanyHostAccess": (R.COMPANY, A.WRITE),
     "listCompanies": (R.COMPANY, A.READ),
     "getCompany": (R.COMPANY, A.READ),
     "listApiKeys": (R.API_KEY, A.READ),

@@ -177,7 +177,8 @@ def test_create_company_answers_201_with_the_company(
     response = client.post("/api/companies", json={"name": "Acme Corp"}, headers=admin)
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {"id", "name", "issuePrefix", "createdAt", "updatedAt"}
+    assert set(body) == {"id", "name", "issuePrefix", "createdAt", "updatedAt", "hostTrusted",
+                         "allowedRoots"}  # fmt: skip
     assert (body["name"], body["issuePrefix"]) == ("Acme Corp", "ACME")
     assert body["createdAt"].endswith("Z")
     assert application.company(body["id"]).name == "Acme Corp"

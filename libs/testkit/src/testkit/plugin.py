@@ -23,7 +23,8 @@ Fixtures:
 
 The session's Python (its venv and the interpreter's own prefix) is listed in
 ``CLIPYARD_SANDBOX_PATHS`` for every supervisor the tests start, so a contained test service can
-run ``sys.executable``.
+run ``sys.executable``; ``CLIPYARD_ALLOWED_ROOTS`` is ``/tmp``, so a test's project workspace may
+name its temporary folders.
 
 A fixture that cannot get its real server fails the test; nothing is skipped.
 Servers are started lazily: a session that uses none of them starts none.
@@ -64,6 +65,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the markers the testkit's users rely on (no-op if already declared), and show
     the session's Python in every sandbox."""
     os.environ.setdefault("CLIPYARD_SANDBOX_PATHS", sandbox_paths())
+    # The operator's grant of the host's temporary folders to every company of a test stack
+    # (tests of the refusal unset it).
+    os.environ.setdefault("CLIPYARD_ALLOWED_ROOTS", "/tmp")
     config.addinivalue_line(
         "markers", "integration: crosses real processes (nats-server, PostgreSQL, git)"
     )

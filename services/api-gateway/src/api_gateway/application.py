@@ -66,6 +66,8 @@ class CompanyRecord:
     issue_prefix: str
     created_at: datetime
     updated_at: datetime
+    host_trusted: bool = False
+    allowed_roots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,21 @@ class GatewayApplication(RunTokenStore):
         company = Company.register(name=name, issue_prefix=issue_prefix)
         self.save(company)
         return self.companies[str(company.id)]
+
+    def set_host_access(
+        self, company_id: str, host_trusted: bool, allowed_roots: list[str]
+    ) -> CompanyRecord:
+        """Replace what of the host a company may use (the admin key's call).
+
+        Raises:
+            CompanyNotFoundError: No such company.
+            InvalidInputError: An ``allowedRoots`` entry is no folder below ``/``.
+        """
+        self.company(company_id)
+        company: Company = self.repository.get(UUID(company_id))
+        company.change_host_access(host_trusted=host_trusted, allowed_roots=allowed_roots)
+        self.save(company)
+        return self.companies[company_id]
 
     def create_api_key(
         self, company_id: str, name: str, kind: str, agent_id: str | None = None
@@ -342,6 +359,11 @@ class GatewayApplication(RunTokenStore):
                 self.companies[aggregate_id] = CompanyRecord(
                     aggregate_id, domain_event.name, domain_event.issue_prefix, at, at
                 )
+            case Company.HostAccessChanged():
+                self.companies[aggregate_id] = replace(
+                    self.companies[aggregate_id], host_trusted=domain_event.host_trusted,
+                    allowed_roots=tuple(domain_event.allowed_roots), updated_at=at,
+                )  # fmt: skip
             case ApiKey.Created():
                 self.keys_by_id[aggregate_id] = KeyRecord(
                     id=aggregate_id,

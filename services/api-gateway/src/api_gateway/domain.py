@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import posixpath
 import re
 import secrets
 from datetime import datetime
@@ -25,12 +26,14 @@ __all__ = [
     "Company",
     "ForbiddenError",
     "GatewayError",
+    "InvalidInputError",
     "InvalidIssuePrefixError",
     "InvalidNameError",
     "KeyKindNotAllowedError",
     "NotFoundError",
     "Session",
     "UnauthenticatedError",
+    "check_root",
     "derive_issue_prefix",
     "hash_secret",
     "new_key",
@@ -82,6 +85,12 @@ class InvalidIssuePrefixError(GatewayError):
     """An issue prefix is not 1-10 upper-case letters, or none can be derived from the name."""
 
     code = ErrorCode.INVALID_ISSUE_PREFIX
+
+
+class InvalidInputError(GatewayError):
+    """Well-formed but not allowed (an ``allowedRoots`` entry that is no folder below ``/``)."""
+
+    code = ErrorCode.UNPROCESSABLE
 
 
 class KeyKindNotAllowedError(GatewayError):
@@ -191,10 +200,48 @@ class Company(ClipyardAggregate):
             field="issuePrefix",
         )
 
+    class HostAccessChanged(ClipyardAggregate.Event):
+        """An admin changed what of the host the company may use (public:
+        ``company.host_access_changed.v1``)."""
+
+        host_trusted: bool
+        allowed_roots: list[str]
+
     @event(Created)
     def __init__(self, *, name: str, issue_prefix: str) -> None:
         self.name = name
         self.issue_prefix = issue_prefix
+
+    def change_host_access(self, *, host_trusted: bool, allowed_roots: list[str]) -> None:
+        """Replace the company's host access (the admin key's decision).
+
+        Raises:
+            InvalidInputError: A root is not an absolute, normalized folder other than ``/``.
+        """
+        roots = [check_root(root) for root in allowed_roots]
+        self._host_access_changed(host_trusted=host_trusted, allowed_roots=sorted(set(roots)))
+
+    @event(HostAccessChanged)
+    def _host_access_changed(self, *, host_trusted: bool, allowed_roots: list[str]) -> None:
+        self.host_trusted = host_trusted
+        self.allowed_roots = allowed_roots
+
+
+def check_root(root: str) -> str:
+    """``root`` when it is an absolute folder path without ``..`` other than ``/``.
+
+    Raises:
+        InvalidInputError: Naming ``allowedRoots`` and what to give.
+    """
+    text = root.strip()
+    normal = posixpath.normpath(text) if text else ""
+    if not text.startswith("/") or ".." in text.split("/") or normal == "/":
+        raise InvalidInputError(
+            f"allowedRoots entry {root!r} is not an absolute folder below /: give folders like "
+            "/home/me/src (no '..', not / itself).",
+            field="allowedRoots",
+        )
+    return normal
 
 
 class ApiKey(ClipyardAggregate):

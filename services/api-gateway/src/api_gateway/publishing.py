@@ -11,7 +11,12 @@ from typing import Any
 from api_gateway.domain import ApiKey, Company
 from api_gateway.settings import SERVICE_NAME
 from contracts.base import Event
-from contracts.gateway import ApiKeyCreated, ApiKeyRevoked, CompanyCreated
+from contracts.gateway import (
+    ApiKeyCreated,
+    ApiKeyRevoked,
+    CompanyCreated,
+    CompanyHostAccessChanged,
+)
 from eventstore import rejection_to_contract
 from servicekit.publishing import envelope
 
@@ -26,7 +31,7 @@ def to_contract(domain_event: Any) -> Event | None:
         domain_event: A stored domain event of the gateway.
 
     Returns:
-        ``CompanyCreated``, ``ApiKeyCreated``, ``ApiKeyRevoked``, an inbox rejection, or None.
+        ``CompanyCreated``, ``CompanyHostAccessChanged``, ``ApiKeyCreated``, ``ApiKeyRevoked``, an inbox rejection, or None.
     """
     match domain_event:
         case Company.Created():
@@ -37,6 +42,15 @@ def to_contract(domain_event: Any) -> Event | None:
                 ),
                 name=domain_event.name,
                 issue_prefix=domain_event.issue_prefix,
+            )
+        case Company.HostAccessChanged():
+            company_id = str(domain_event.originator_id)
+            return CompanyHostAccessChanged(
+                **envelope(
+                    domain_event, aggregate="company", company_id=company_id, service=SERVICE_NAME
+                ),
+                host_trusted=domain_event.host_trusted,
+                allowed_roots=list(domain_event.allowed_roots),
             )
         case ApiKey.Created():
             return ApiKeyCreated(

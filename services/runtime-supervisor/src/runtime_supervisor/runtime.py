@@ -22,7 +22,7 @@ import contextlib
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from runtime_supervisor.containment.relays import ensure_service_relay
 from runtime_supervisor.containment.workspaces import (
@@ -214,10 +214,15 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
                                 lease_run)  # fmt: skip
     name = identity.name
     spawned: Spawned | None = None
+    relay: asyncio.Future[Any] | None = None
     try:
         try:
             launch = await prepare_launch(sup, target, service_unit(service_id),
                                           limits_of(identity.command.limits), identity.cwd)  # fmt: skip
+            if port is not None and launch.netns is not None:  # meanwhile, its preview relay
+                relay = asyncio.ensure_future(
+                    asyncio.to_thread(ensure_service_relay, run_dir, port, launch.netns)
+                )
             spawned = await spawn_service(
                 command=identity.command.command, cwd=identity.cwd, run_dir=run_dir,
                 env=launch.env(service_env(sup.base_env, port=port, port_env_key=identity.env_key,
@@ -227,13 +232,15 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
         except ContainmentError as exc:
             await _fail(sup, service_id, name, str(exc), "", run_dir, lease_run)
         except SpawnError as exc:
+            if relay is not None:
+                await asyncio.gather(relay, return_exceptions=True)
             await end_unit(sup, service_unit(service_id))
             await _fail(sup, service_id, name, exc.message, exc.output, run_dir, lease_run)
         await sup.store(sup.app.mark_spawned, service_id, pid=spawned.pid, pgid=spawned.pgid,
                         process_start_time=spawned.start_time, run_dir=str(run_dir),
                         wrapper_start_time=spawned.wrapper_start_time or None)  # fmt: skip
-        if port is not None and launch.netns is not None:
-            await asyncio.to_thread(ensure_service_relay, run_dir, port, launch.netns)
+        if relay is not None:
+            await relay
         await _ready(sup, identity, port, spawned, launch.netns)
     except (NotReady, ValueError, OSError) as exc:
         assert spawned is not None

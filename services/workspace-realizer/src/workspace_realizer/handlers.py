@@ -23,7 +23,7 @@ from contracts.execution_commands import (
     StopWorkspaceRuntimeServices,
     StopWorkspaceRuntimeServicesResult,
 )
-from contracts.gateway import CompanyCreated
+from contracts.gateway import CompanyCreated, CompanyHostAccessChanged
 from workspace_realizer.adapters.agents_bus import BusAgentDirectory
 from workspace_realizer.adapters.contained_bus import BusCommandRunner
 from workspace_realizer.adapters.credentials_bus import BusCredentials, BusPullRequests
@@ -85,12 +85,16 @@ class AppHolder:
 
 
 def gateway_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
-    """The handler of the gateway's events: keep each company's issue prefix."""
+    """The handler of the gateway's events: keep each company's issue prefix and host access."""
 
     def handle(event: Any, tracking: Tracking) -> None:
         if isinstance(event, CompanyCreated) and event.company_id:
             holder.get().register_company(
                 event.company_id, event.name, event.issue_prefix, tracking
+            )
+        elif isinstance(event, CompanyHostAccessChanged) and event.company_id:
+            holder.get().register_host_access(
+                event.company_id, event.host_trusted, list(event.allowed_roots), tracking
             )
 
     return handle

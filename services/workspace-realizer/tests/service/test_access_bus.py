@@ -91,6 +91,12 @@ POLICY = ExecutionWorkspacePolicy(
 )
 
 
+@pytest.fixture(autouse=True)
+def _srv_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The operator lets every company name folders under /srv (these tests' host paths)."""
+    monkeypatch.setenv("CLIPYARD_ALLOWED_ROOTS", "/tmp:/srv")
+
+
 def run_token(issue_id: str) -> Principal:
     """A run token of agent X: its run is for ``issue_id``."""
     return Principal(company_id=COMPANY, actor=Actor(type="agent", id=X), run_id=RUN,

@@ -1,10 +1,11 @@
-"""``/api/companies``: create and list (admin), read one (admin or the company's own key)."""
+"""``/api/companies``: create and list (admin), read one (admin or the company's own key), and
+set what of the host a company may use (admin)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from litestar import Controller, Response, get, post
+from litestar import Controller, Response, get, post, put
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody
 
@@ -19,7 +20,7 @@ from api_gateway.controllers.common import (
 from api_gateway.dependencies import Gateway
 from api_gateway.security import access, admin_only, check_company
 from contracts.base import Principal
-from contracts.http import Company, CreateCompany
+from contracts.http import Company, CreateCompany, SetCompanyHostAccess
 from servicekit.access import Action, Resource
 
 __all__ = ["CompanyController", "to_company"]
@@ -33,6 +34,8 @@ def to_company(record: CompanyRecord) -> Company:
         issue_prefix=record.issue_prefix,
         created_at=record.created_at,
         updated_at=record.updated_at,
+        host_trusted=record.host_trusted,
+        allowed_roots=list(record.allowed_roots),
     )
 
 
@@ -102,3 +105,32 @@ class CompanyController(Controller):
         """
         check_company(principal, company_id)
         return to_company(await gateway.query(gateway.application.company, company_id))
+
+    @put(
+        "/{company_id:str}/host-access",
+        operation_id="setCompanyHostAccess",
+        opt=access(Resource.COMPANY, Action.WRITE),
+        guards=[admin_only],
+        responses=error_responses("forbidden", "not_found", "unprocessable"),
+    )
+    async def set_host_access(
+        self,
+        company_id: FromPath[str],
+        data: JSONBody[SetCompanyHostAccess],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+    ) -> Company:
+        """Set what of this host the company may use (admin key; docs/design/isolation.md).
+
+        ``allowedRoots``: folders under which its project workspaces may name a ``cwd``, a local
+        ``repoUrl`` or an absolute ``worktreeParentDir`` (a board key is refused any other host
+        path). ``hostTrusted``: any folder of the host (single-tenant self-hosting). The whole
+        setting is replaced; ``{}`` takes every grant back.
+
+        Errors: 400 ``validation_failed``; 401 ``unauthenticated``; 403 ``forbidden`` (not the
+        admin key); 404 ``not_found``; 422 ``unprocessable`` (a root that is no folder below /).
+        """
+        app = gateway.application
+        record = await gateway.act(principal, app.set_host_access, company_id,
+                                   data.host_trusted, list(data.allowed_roots))  # fmt: skip
+        return to_company(record)

@@ -128,7 +128,7 @@ class Unit:
         """Freeze, SIGKILL every member, thaw, and wait for the unit to empty; returns the
         pids still there after ``timeout`` seconds."""
         freezer = self._folder("freezer")
-        if freezer is None or not freezer.is_dir():
+        if freezer is None or not freezer.is_dir() or not self.members():
             return []
         deadline = time.monotonic() + timeout
         state = freezer / "freezer.state"

@@ -31,7 +31,6 @@ from runtime_supervisor.containment.netns import enter
 __all__ = ["Relay", "start_relay", "stop_relay"]
 
 _CHUNK: Final = 64 * 1024
-_READY_WAIT: Final = 5.0
 
 
 class Relay:
@@ -73,19 +72,21 @@ def start_relay(listen: str, target: str, log: Path) -> Relay:
     """
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
+        # The relay detaches (forks, its first process exits at once): no supervisor has to
+        # reap it, and it outlives the supervisor.
         proc = subprocess.Popen(
             [sys.executable, "-I", "-m", "runtime_supervisor.containment.relay", listen, target],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=out,
             start_new_session=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": _pythonpath()},
         )  # fmt: skip
     assert proc.stdout is not None
-    ready = proc.stdout.readline()
-    proc.stdout.close()
-    if ready.strip() != b"listening":
-        proc.kill()
-        proc.wait()
+    with proc.stdout:
+        ready = proc.stdout.readline().split()
+    proc.wait()
+    if len(ready) != 2 or ready[0] != b"listening" or not ready[1].isdigit():
         raise OSError(f"the relay {listen} -> {target} did not start (see {log})")
-    return Relay(proc.pid, _start_time(proc.pid))
+    pid = int(ready[1])
+    return Relay(pid, _start_time(pid))
 
 
 def _pythonpath() -> str:
@@ -146,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     listen_ns, listen_host, listen_port = _side(args.listen)
     target_ns, target_host, target_port = _side(args.target)
+    # Detach before any thread exists: the starter reaps this first process at once.
+    if os.fork() != 0:
+        os._exit(0)
+    os.setsid()
     listening = _entered(listen_ns)
 
     def listener() -> socket.socket:
@@ -157,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
     server = listening.submit(listener).result()
     outgoing = _entered(target_ns)
-    sys.stdout.write("listening\n")
+    sys.stdout.write(f"listening {os.getpid()}\n")
     sys.stdout.flush()
     sys.stdout.close()
     while True:

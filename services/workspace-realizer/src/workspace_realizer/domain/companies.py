@@ -1,5 +1,6 @@
-"""The realizer's copy of a company (fed by the gateway's ``company.created.v1``): its issue prefix
-and the counter that numbers its issues (``ACME-12``)."""
+"""The realizer's copy of a company (fed by the gateway's ``company.created.v1`` and
+``company.host_access_changed.v1``): its issue prefix, the counter that numbers its issues
+(``ACME-12``), and what of the host an admin let it use (docs/design/isolation.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,11 @@ _NAMESPACE: Final = UUID("0d9d3c1e-3f4b-5a61-9b8e-2c6f1a7e4d21")
 
 
 class CompanyCopy(ClipyardAggregate):
-    """A company as the realizer knows it: prefix, name, and the last issue number used."""
+    """A company as the realizer knows it: prefix, name, the last issue number used, and its
+    host access (``host_trusted``, ``allowed_roots``)."""
+
+    host_trusted: bool = False
+    allowed_roots: tuple[str, ...] = ()
 
     @staticmethod
     def create_id(company_id: str) -> UUID:
@@ -44,3 +49,12 @@ class CompanyCopy(ClipyardAggregate):
     @event("IssueNumberAllocated")
     def _number_allocated(self, number: int) -> None:
         self.issue_counter = number
+
+    def note_host_access(self, *, host_trusted: bool, allowed_roots: list[str]) -> None:
+        """Keep what an admin let the company use of the host."""
+        self._host_access_noted(host_trusted=host_trusted, allowed_roots=list(allowed_roots))
+
+    @event("HostAccessNoted")
+    def _host_access_noted(self, *, host_trusted: bool, allowed_roots: list[str]) -> None:
+        self.host_trusted = host_trusted
+        self.allowed_roots = tuple(allowed_roots)

@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING, Any
 from workspace_realizer.domain import CompanyCopy, Project, ProjectWorkspace
 from workspace_realizer.domain.errors import DependentsError, InvalidInputError
 from workspace_realizer.policy import check_policy_strategy
-from workspace_realizer.usecases.catalog_checks import check_host_source
+from workspace_realizer.usecases.catalog_checks import (
+    HostGrant,
+    check_host_source,
+    check_worktree_parent_dir,
+)
 from workspace_realizer.usecases.queries import Queries
 
 if TYPE_CHECKING:
@@ -31,6 +35,26 @@ class CatalogUseCases(Queries):
             return
         copy = CompanyCopy(company_id=company_id, name=name, issue_prefix=issue_prefix)
         self.save_with_tracking(copy, tracking=tracking)
+
+    def register_host_access(
+        self, company_id: str, host_trusted: bool, allowed_roots: list[str], tracking: Tracking
+    ) -> None:
+        """Keep what an admin let the company use of the host
+        (``company.host_access_changed.v1``), with the inbox position."""
+        copy = self.company_copy(company_id)
+        if copy is None:
+            self.save_with_tracking(tracking=tracking)
+            return
+        copy.note_host_access(host_trusted=host_trusted, allowed_roots=allowed_roots)
+        self.save_with_tracking(copy, tracking=tracking)
+
+    def host_grant(self, company_id: str) -> HostGrant:
+        """What of the host the company's project workspaces may name."""
+        copy = self.company_copy(company_id)
+        if copy is None:
+            return HostGrant(company_id=company_id)
+        return HostGrant(company_id=company_id, trusted=copy.host_trusted,
+                         roots=tuple(copy.allowed_roots))  # fmt: skip
 
     # -- projects --------------------------------------------------------------------------
 
@@ -95,7 +119,8 @@ class CatalogUseCases(Queries):
         """Add a project workspace (its runtime config validated); a primary one clears siblings."""
         project = self.project_of(access, project_id)
         access.check_board("add project workspaces")
-        check_host_source(fields.get("cwd"), fields.get("repo_url"))
+        check_host_source(fields.get("cwd"), fields.get("repo_url"),
+                          self.host_grant(project.company_id))  # fmt: skip
         workspace = ProjectWorkspace.create(
             company_id=project.company_id,
             project_id=project_id,
@@ -115,10 +140,11 @@ class CatalogUseCases(Queries):
         runtime_config: tuple[dict[str, Any] | None] | None = None,
     ) -> ProjectWorkspace:
         """Change a project workspace; ``runtime_config`` is a 1-tuple when it is to be replaced."""
-        self.project_workspace_of(access, project_id, workspace_id)
+        found = self.project_workspace_of(access, project_id, workspace_id)
         access.check_board("change project workspaces")
         if "cwd" in changes or "repo_url" in changes:
-            check_host_source(changes.get("cwd"), changes.get("repo_url"))
+            check_host_source(changes.get("cwd"), changes.get("repo_url"),
+                              self.host_grant(found.company_id))  # fmt: skip
         workspace: ProjectWorkspace = self.load(workspace_id)
         workspace.revise(changes)
         if runtime_config is not None:
@@ -199,7 +225,11 @@ class CatalogUseCases(Queries):
                     "project; add the workspace to the project first, then name it.",
                     field="executionWorkspacePolicy.defaultProjectWorkspaceId",
                 )
-        check_policy_strategy(policy.get("workspaceStrategy"))
+        strategy = policy.get("workspaceStrategy")
+        check_policy_strategy(strategy)
+        if isinstance(strategy, Mapping):
+            check_worktree_parent_dir(strategy.get("worktreeParentDir"),
+                                      self.host_grant(company_id))  # fmt: skip
 
     def _clear_primary(self, project_id: str, keep: str, primary: bool) -> list[ProjectWorkspace]:
         """Siblings that lose their primary flag because ``keep`` became the primary one."""

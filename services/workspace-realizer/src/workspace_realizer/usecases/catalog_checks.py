@@ -1,18 +1,64 @@
 """Checks of project-workspace sources against this host, made when a board key saves them.
 
-A project checkout (``cwd``) is protected from deletion and worktrees never go inside it, so it
-must be a real project directory: not ``/``, not the home directory, not inside
-``$CLIPYARD_HOME`` (where Clipyard keeps its own state and worktrees).
+No board key points the server at a host path (docs/design/isolation.md): a ``cwd``, a local or
+``file://`` ``repoUrl`` and an absolute, ``~`` or ``..`` ``worktreeParentDir`` are refused (403
+naming the setting) unless they lie under a root an admin allowed for the company
+(``allowedRoots``, or ``CLIPYARD_ALLOWED_ROOTS`` for every company of the stack) or the company is
+``hostTrusted``. A project checkout (``cwd``) is protected from deletion and worktrees never go
+inside it, so it must also be a real project directory: not ``/``, not the home directory, not
+inside ``$CLIPYARD_HOME`` (where Clipyard keeps its own state and worktrees).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
+from servicekit.access import AccessDeniedError
 from workspace_realizer.domain.errors import InvalidInputError
 
-__all__ = ["check_host_source", "clipyard_home"]
+__all__ = [
+    "HostGrant",
+    "check_host_source",
+    "check_worktree_parent_dir",
+    "clipyard_home",
+    "stack_roots",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostGrant:
+    """What of the host a company's project workspaces may name: any folder (``trusted``) or
+    those under ``roots`` (the company's, plus the stack's ``CLIPYARD_ALLOWED_ROOTS``)."""
+
+    company_id: str
+    trusted: bool = False
+    roots: tuple[str, ...] = ()
+
+    def allows(self, path: Path) -> bool:
+        """Whether ``path`` (resolved) lies under an allowed root."""
+        if self.trusted:
+            return True
+        return any(_inside(path, Path(root).resolve(strict=False))
+                   for root in (*self.roots, *stack_roots()))  # fmt: skip
+
+    def refuse(self, setting: str, value: str) -> AccessDeniedError:
+        """The 403 of a host path this company may not name."""
+        return AccessDeniedError(
+            f"{setting} {value!r} is a path of this host, and company {self.company_id} may name "
+            "host paths only under a root an admin allowed for it: ask an admin to allow the "
+            f"folder (PUT /api/companies/{self.company_id}/host-access with allowedRoots), or "
+            "use a remote repoUrl (Clipyard then manages the checkout).",
+            field=setting,
+        )
+
+
+def stack_roots() -> tuple[str, ...]:
+    """``CLIPYARD_ALLOWED_ROOTS``: folders every company of this stack may name (the operator's
+    setting, ``:``-separated absolute paths)."""
+    raw = os.environ.get("CLIPYARD_ALLOWED_ROOTS", "")
+    return tuple(part for part in raw.split(":") if part.startswith("/"))
 
 
 def clipyard_home() -> Path:
@@ -24,11 +70,13 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def check_host_source(cwd: str | None, repo_url: str | None) -> None:
-    """Refuse a ``cwd`` that is not a project directory here, or a local ``repoUrl`` inside
-    ``$CLIPYARD_HOME``. Blank values are left to the domain's own checks.
+def check_host_source(cwd: str | None, repo_url: str | None, grant: HostGrant) -> None:
+    """Refuse a ``cwd`` or local ``repoUrl`` the company may not name, a ``cwd`` that is not a
+    project directory here, or either inside ``$CLIPYARD_HOME``. Blank values are left to the
+    domain's own checks.
 
     Raises:
+        AccessDeniedError: A host path outside the company's allowed roots (403).
         InvalidInputError: Naming the field and what to give instead.
     """
     home = clipyard_home()
@@ -41,6 +89,8 @@ def check_host_source(cwd: str | None, repo_url: str | None) -> None:
                 f"cwd {cwd!r} is not a project checkout; give the repository's own directory.",
                 field="cwd",
             )
+        if not grant.allows(path):
+            raise grant.refuse("cwd", cwd)
         if _inside(path, home):
             raise InvalidInputError(
                 f"cwd {cwd!r} lies inside CLIPYARD_HOME ({home}), which Clipyard manages; give "
@@ -61,9 +111,36 @@ def check_host_source(cwd: str | None, repo_url: str | None) -> None:
             raise InvalidInputError(
                 f"repoUrl {url!r} names an unknown home directory.", field="repoUrl"
             ) from exc
+        if not grant.allows(path):
+            raise grant.refuse("repoUrl", url)
         if _inside(path, home):
             raise InvalidInputError(
                 f"repoUrl {url!r} lies inside CLIPYARD_HOME ({home}), which Clipyard manages; "
                 "give a repository outside it.",
                 field="repoUrl",
             )
+
+
+def check_worktree_parent_dir(value: object, grant: HostGrant) -> None:
+    """Refuse an absolute, ``~`` or ``..`` ``worktreeParentDir`` outside the company's allowed
+    roots (a relative one lies under ``$CLIPYARD_HOME``).
+
+    Raises:
+        AccessDeniedError: Naming the setting (403).
+    """
+    if not isinstance(value, str) or not value.strip():
+        return
+    text = value.strip()
+    setting = "executionWorkspacePolicy.workspaceStrategy.worktreeParentDir"
+    if ".." in Path(text).parts:
+        if grant.trusted:
+            return
+        raise grant.refuse(setting, text)
+    if not text.startswith(("/", "~")):
+        return
+    try:
+        path = Path(text).expanduser().resolve(strict=False)
+    except RuntimeError:
+        raise grant.refuse(setting, text) from None
+    if not grant.allows(path):
+        raise grant.refuse(setting, text)
