@@ -13,6 +13,7 @@ from playwright.async_api import BrowserContext, Page, expect
 
 from tests.browser.apiutil import operator_board
 from tests.browser.pageutil import expect_live, screenshot, sign_in
+from tests.e2e.heartbeatutil import grant_trust
 from tests.e2e.hostfacts import wait_until
 from tests.e2e.runtimeutil import status_of
 
@@ -33,11 +34,10 @@ async def test_the_runs_page_shows_a_real_run(stack: Any, tmp_path: Path, page: 
                 "name": "Quick answerer",
                 "adapterType": "process",
                 "adapterConfig": AGENT_CONFIG,
-                "trustLevel": "trusted",
             },
         )
         assert made.status_code == 201, status_of(made)
-        agent = made.json()
+        agent = await grant_trust(board.http, made.json()["id"])
         woken = await board.http.post(f"/api/agents/{agent['id']}/wakeup", json={})
         assert woken.status_code == 202, status_of(woken)
         run_id = woken.json()["runId"]

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from tests.conftest import ADMIN_KEY
 from tests.e2e.agents import agent_config
 from tests.e2e.hostfacts import alive, wait_until
 from tests.e2e.runtimeutil import Board, status_of
@@ -66,7 +67,7 @@ async def create_agent(
         board: The board's client and company.
         role: The script's ``AGENT_ROLE``.
         name: The agent's name (default: the role).
-        trust: ``untrusted`` or ``trusted``.
+        trust: ``untrusted`` or ``trusted`` (granted with the admin key after the creation).
         timeout_sec: The adapter's wall-clock timeout.
         config: A whole ``adapterConfig`` used instead of the script's.
         agent_env: ``AGENT_*`` variables given as a mapping (added to ``env``).
@@ -80,10 +81,21 @@ async def create_agent(
         "adapterType": "process",
         "adapterConfig": config
         or agent_config(role, timeout_sec=timeout_sec, **(agent_env or {}), **env),
-        "trustLevel": trust,
     }
     answer = await board.http.post(f"/api/companies/{board.company['id']}/agents", json=body)
     assert answer.status_code == 201, status_of(answer)
+    agent: dict[str, Any] = answer.json()
+    if trust == "trusted":
+        agent = await grant_trust(board.http, agent["id"])
+    return agent
+
+
+async def grant_trust(http: httpx.AsyncClient, agent_id: str) -> dict[str, Any]:
+    """Make an agent trusted with the admin key (a board key may not; asserted 200)."""
+    headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    async with httpx.AsyncClient(base_url=http.base_url, headers=headers, timeout=30) as admin:
+        answer = await admin.patch(f"/api/agents/{agent_id}", json={"trustLevel": "trusted"})
+    assert answer.status_code == 200, status_of(answer)
     agent: dict[str, Any] = answer.json()
     return agent
 

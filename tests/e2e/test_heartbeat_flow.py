@@ -34,6 +34,7 @@ from tests.e2e.gitutil import git
 from tests.e2e.heartbeatutil import (
     STAGES,
     create_agent,
+    grant_trust,
     read_events,
     run_processes,
     stage_sequence,
@@ -418,11 +419,13 @@ async def test_untrusted_agent_on_a_shared_workspace_fails_with_low_trust_violat
         stages = stage_sequence(events, run["id"])
         assert stages == ["wakeup", "workspace_resolution", "cleanup"], stages
         assert not [e for e in events if e["type"] == "slot.granted.v1"], events
-        # A trusted agent may work there (the fix the message names).
-        trusted = await board.http.patch(
+        # A trusted agent may work there (the fix the message names); only the admin key
+        # grants that.
+        refused = await board.http.patch(
             f"/api/agents/{agent['id']}", json={"trustLevel": "trusted"}
         )
-        assert trusted.status_code == 200, status_of(trusted)
+        assert refused.status_code == 403, status_of(refused)
+        await grant_trust(board.http, agent["id"])
         again = await wait_run(
             board.http, (await wake(board.http, agent["id"], issueId=issue["id"]))["runId"]
         )

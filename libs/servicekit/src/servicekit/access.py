@@ -138,6 +138,9 @@ POLICY: Final[dict[tuple[ActorKind, Resource, Action], Reach]] = {
             Resource.COMPANY: {_R: Reach.ALL, _W: Reach.ALL},
             Resource.API_KEY: {_R: Reach.ALL, _W: Reach.ALL},
             Resource.SECRET: {_R: Reach.ALL, _W: Reach.ALL},
+            # Only to grant (or take back) an agent's host trust: the controller refuses the
+            # admin key any other change of an agent.
+            Resource.AGENT: {_R: Reach.ALL, _W: Reach.ALL},
             Resource.OPERATION: {_R: Reach.ALL},
             Resource.EVENT_STREAM: {_R: Reach.ALL},
         },

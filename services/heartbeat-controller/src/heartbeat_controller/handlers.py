@@ -7,6 +7,7 @@ runs stay ``running`` for the next start's recovery."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,8 @@ from heartbeat_controller.orchestration.context import Orchestration, RunSetting
 from heartbeat_controller.orchestration.dispatcher import Dispatcher
 from heartbeat_controller.orchestration.ports import RunPorts, bus_ports
 from heartbeat_controller.orchestration.recovery import recover_runs
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from contracts.agents import WakeAccepted
@@ -86,6 +89,9 @@ def make_register(
                 orch.request_cancel(run_id)
             dispatcher.nudge()
 
+        revoked = await runtime.store(runtime.app.revoke_board_trust)  # type: ignore[attr-defined]
+        if revoked:
+            log.warning("%d agents marked trusted by a board key run contained now", revoked)
         # The endpoints first, and the service says it is up before recovery (which may wait on
         # the supervisor): these only touch the store (a wake queues, a cancel is recorded and
         # reaches its run's task once recovery re-attached it). Nothing starts a run before

@@ -42,6 +42,7 @@ pytestmark = pytest.mark.integration
 
 ACME = "c-acme"
 BOARD = Principal(company_id=ACME, actor=Actor(type="board", id="board-1"))
+ADMIN = Principal(company_id=None, actor=Actor(type="admin", id="operator"))
 ADMIN = Principal(company_id=None, actor=Actor(type="admin", id="admin"))
 FINISHED = ("succeeded", "failed", "cancelled", "timed_out")
 
@@ -102,9 +103,10 @@ async def endpoints_ready(own_nats: Any, timeout: float = 15.0) -> None:
 
 async def create_agent(client: BusClient, name: str = "bot") -> AgentView:
     command = CreateAgent(principal=BOARD, name=name, adapter_type="process",
-                          adapter_config={"command": ["/bin/true"], "timeoutSec": 60},
-                          trust_level="trusted")  # fmt: skip
-    return await client.call(hs.AGENT_CREATE, command, AgentView)
+                          adapter_config={"command": ["/bin/true"], "timeoutSec": 60})  # fmt: skip
+    created = await client.call(hs.AGENT_CREATE, command, AgentView)
+    grant = UpdateAgent(principal=ADMIN, agent_id=created.id, trust_level="trusted")
+    return await client.call(hs.AGENT_UPDATE, grant, AgentView)  # only the admin key trusts
 
 
 async def wake(client: BusClient, agent_id: str) -> str:

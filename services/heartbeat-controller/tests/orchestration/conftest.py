@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fakes import World, next_tracking
 
-from contracts.agents import CreateAgent, RunView, WakeAgent
+from contracts.agents import CreateAgent, RunView, UpdateAgent, WakeAgent
 from contracts.base import Actor, Principal
 from contracts.slot_events import SlotAdapterFinished
 from contracts.workspace_events import IssueCreated
@@ -30,6 +30,7 @@ from heartbeat_controller.orchestration.dispatcher import Dispatcher
 
 ACME = "c-acme"
 BOARD = Principal(company_id=ACME, actor=Actor(type="board", id="board-1"))
+ADMIN = Principal(company_id=None, actor=Actor(type="admin", id="operator"))
 REALIZER = Actor(type="system", id="workspace-realizer")
 FINISHED = ("succeeded", "failed", "cancelled", "timed_out")
 T = TypeVar("T")
@@ -91,11 +92,12 @@ class Harness:
             else {"command": ["/bin/true"], "env": {"MY_VAR": "1"}, "timeoutSec": timeout_sec}
         )
         command = CreateAgent(principal=BOARD, name=name, adapter_type=adapter_type,  # type: ignore[arg-type]
-                              adapter_config=config,
-                              trust_level="trusted" if trusted else "untrusted",
-                              max_concurrent_runs=max_runs)  # fmt: skip
+                              adapter_config=config, max_concurrent_runs=max_runs)  # fmt: skip
         with acting(system_cause("test", "create agent")):
             view = await self.store(self.app.create_agent, BOARD, command)
+        if trusted:  # only the admin key makes an agent trusted
+            grant = UpdateAgent(principal=ADMIN, agent_id=str(view.id), trust_level="trusted")
+            await self.store(self.app.update_agent, ADMIN, grant)
         return str(view.id)
 
     async def wake(self, agent_id: str, issue_id: str | None = None, **fields: Any) -> str:

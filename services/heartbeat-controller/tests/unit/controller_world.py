@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 from eventsourcing.persistence import Tracking
 
-from contracts.agents import AgentView, CreateAgent, WakeAccepted, WakeAgent
+from contracts.agents import AgentView, CreateAgent, UpdateAgent, WakeAccepted, WakeAgent
 from contracts.base import Actor, Event, Principal
 from contracts.events import AnyEvent
 from contracts.slot_events import SlotAdapterFinished
@@ -156,6 +156,7 @@ class World:
     # -- agents and wakes ----------------------------------------------------------------------
 
     def agent(self, *, max_runs: int = 1, interval: int | None = None, **fields: Any) -> str:
+        trusted = fields.pop("trust_level", "untrusted") == "trusted"
         created: AgentView = self.app.create_agent(
             fields.pop("principal", BOARD),
             CreateAgent(
@@ -168,6 +169,9 @@ class World:
                 **fields,
             ),
         )
+        if trusted:  # only the admin key makes an agent trusted
+            self.app.update_agent(ADMIN, UpdateAgent(principal=ADMIN, agent_id=str(created.id),
+                                                     trust_level="trusted"))  # fmt: skip
         return str(created.id)
 
     def wake(

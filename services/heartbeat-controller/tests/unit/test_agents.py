@@ -152,36 +152,64 @@ def test_another_company_sees_no_agent_and_clipyard_itself_sees_them_all(
     assert app.list_agents(SYSTEM).total == 1
 
 
-def test_the_admin_key_reads_and_manages_no_agent(
+def test_the_admin_key_only_grants_or_takes_back_host_trust(
     app: HeartbeatControllerApplication, world: World
 ) -> None:
-    # The kind-level rule (ARCHITECTURE §5.1), applied here too: what the bus is asked by a
-    # principal the gateway would have refused is refused the same way, before any lookup.
+    # docs/design/isolation.md: a trusted agent runs unconfined on the host, so only the admin
+    # key grants that; it manages nothing else of an agent.
     agent_id = world.agent()
+    assert app.get_agent(ADMIN, agent_id).id == agent_id
+    assert app.list_agents(ADMIN).total == 1
     before = app.last_notification_id()
-    refusals = {
-        "read": [lambda: app.get_agent(ADMIN, agent_id), lambda: app.list_agents(ADMIN)],
-        "write": [
-            lambda: app.create_agent(ADMIN, CreateAgent(principal=ADMIN, name="x",
-                                                        adapter_type="process",
-                                                        adapter_config=PROCESS)),
-            lambda: app.update_agent(ADMIN, UpdateAgent(principal=ADMIN, agent_id=agent_id,
-                                                        trust_level="trusted")),
-            lambda: app.delete_agent(ADMIN, agent_id),
-            lambda: app.delete_agent(ADMIN, "no-such-agent"),
-        ],
-    }  # fmt: skip
-    for action, calls in refusals.items():
-        for call in calls:
-            with pytest.raises(AccessDeniedError) as denied:
-                call()
-            assert (denied.value.code, denied.value.status) == ("forbidden", 403)
-            assert str(denied.value).startswith(f"The admin key may not {action} agents; ")
-            assert denied.value.details == {
-                "actorKind": "admin", "resource": "agent", "action": action,
-            }  # fmt: skip
+    refusals = [
+        lambda: app.create_agent(ADMIN, CreateAgent(principal=ADMIN, name="x",
+                                                    adapter_type="process",
+                                                    adapter_config=PROCESS)),
+        lambda: app.update_agent(ADMIN, UpdateAgent(principal=ADMIN, agent_id=agent_id,
+                                                    name="renamed")),
+        lambda: app.delete_agent(ADMIN, agent_id),
+        # A board key raises no agent's trust, at its creation or later.
+        lambda: app.create_agent(BOARD, CreateAgent(principal=BOARD, name="x",
+                                                    adapter_type="process",
+                                                    adapter_config=PROCESS,
+                                                    trust_level="trusted")),
+        lambda: app.update_agent(BOARD, UpdateAgent(principal=BOARD, agent_id=agent_id,
+                                                    trust_level="trusted")),
+    ]  # fmt: skip
+    for call in refusals:
+        with pytest.raises(AccessDeniedError) as denied:
+            call()
+        assert (denied.value.code, denied.value.status) == ("forbidden", 403)
     assert app.last_notification_id() == before
+    granted = app.update_agent(ADMIN, UpdateAgent(principal=ADMIN, agent_id=agent_id,
+                                                  trust_level="trusted"))  # fmt: skip
+    assert granted.trust_level == "trusted"
+    assert app.agents[agent_id].trusted
+    assert app.agents[agent_id].trust_granted_by == "admin"
+    # The board key may lower it again.
+    lowered = app.update_agent(BOARD, UpdateAgent(principal=BOARD, agent_id=agent_id,
+                                                  trust_level="untrusted"))  # fmt: skip
+    assert lowered.trust_level == "untrusted"
+    assert not app.agents[agent_id].trusted
+
+
+def test_an_agent_a_board_key_marked_trusted_before_becomes_untrusted_saying_why(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    agent_id = world.agent()
+    agent = app._load(agent_id)
+    agent.update({"trust_level": "trusted"}, app.now())
+    app.save(agent)
+    assert app.get_agent(BOARD, agent_id).trust_level == "trusted"
+    assert not app.agents[agent_id].trusted  # counts for nothing
+    before = app.last_notification_id()
+    assert app.revoke_board_trust() == 1
     assert app.get_agent(BOARD, agent_id).trust_level == "untrusted"
+    (event,) = published_since(app, before)
+    assert event.changed_fields == ["trustLevel"]
+    assert "only by the admin key" in (event.reason or "")
+    assert event.actor.type == "system"
+    assert app.revoke_board_trust() == 0
 
 
 def test_an_agent_key_reads_only_itself_and_never_manages_agents(

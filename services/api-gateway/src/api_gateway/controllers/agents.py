@@ -9,11 +9,13 @@ the gateway's inbox hears the controller's ``agent.deleted.v1``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 from litestar import Controller, Response, delete, get, patch, post
+from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency, Provide
+from litestar.handlers import BaseRouteHandler
 from litestar.params import FromPath, JSONBody
 
 from api_gateway.controllers.common import (
@@ -23,10 +25,10 @@ from api_gateway.controllers.common import (
     error_responses,
     provide_page,
 )
-from api_gateway.controllers.realizer import fetch, fetch_page
+from api_gateway.controllers.realizer import board_key, fetch, fetch_page
 from api_gateway.controllers.runtime_control import acting_principal
 from api_gateway.dependencies import Gateway
-from api_gateway.domain import NotFoundError
+from api_gateway.domain import ForbiddenError, NotFoundError
 from api_gateway.errors import BusReplyError
 from api_gateway.security import access, check_company
 from contracts import heartbeat_subjects as subjects
@@ -78,6 +80,21 @@ async def confirm_agent(gateway: Gateway, principal: Principal, agent_id: str) -
         ) from None
 
 
+def not_admin(
+    connection: ASGIConnection[Any, Any, Any, Any], route_handler: BaseRouteHandler
+) -> None:
+    """Guard: the admin key reaches agents only to grant or take back their host trust
+    (PATCH ``trustLevel``); creating and deleting them is the company's board's."""
+    del route_handler
+    principal: Principal = connection.user
+    if principal.actor.type == "admin":
+        raise ForbiddenError(
+            "The admin key does not create or delete agents (a company's board key does); it "
+            'only grants or takes back host trust: PATCH /api/agents/{agentId} {"trustLevel": '
+            "...}."
+        )
+
+
 class AgentController(Controller):
     """Agents (owned by the heartbeat controller): their adapter, trust level and limits."""
 
@@ -88,10 +105,13 @@ class AgentController(Controller):
         "/companies/{company_id:str}/agents",
         operation_id="createAgent",
         opt=access(Resource.AGENT, Action.WRITE),
+        guards=[board_key, not_admin],
         dependencies=_ACTING,
         responses=error_responses(*_ERRORS),
-        description="Create an agent → 201 agent. ``trustLevel`` defaults to ``untrusted`` "
-        "(its runs need an isolated workspace and run contained), ``maxConcurrentRuns`` to 1; "
+        description="Create an agent → 201 agent. ``trustLevel`` is ``untrusted`` (its runs need "
+        "an isolated workspace and run contained); only the admin key makes it ``trusted`` "
+        "afterwards (PATCH /api/agents/{agentId} {trustLevel}: it then runs unconfined on the "
+        "host). ``maxConcurrentRuns`` defaults to 1; "
         "``heartbeatIntervalSec`` (10..) wakes it on a timer."
         + _ADAPTER_DOC
         + "\n\nErrors: 400; 401; 403 (not a board key); 404 (another company); 503; 504.",
@@ -174,6 +194,7 @@ class AgentController(Controller):
         "/agents/{agent_id:str}",
         operation_id="deleteAgent",
         opt=access(Resource.AGENT, Action.WRITE),
+        guards=[board_key, not_admin],
         dependencies=_ACTING,
         responses=error_responses(*_ERRORS),
     )

@@ -37,6 +37,10 @@ _CAMEL: Final = {
 class Agent(CompanyScoped):
     """One agent of a company (see the module's docstring)."""
 
+    trust_granted_by: str | None = None
+    """The admin who made it ``trusted`` (None: untrusted, or marked trusted by a board key
+    before only an admin could, which counts for nothing)."""
+
     @event("Created")
     def __init__(
         self,
@@ -65,21 +69,30 @@ class Agent(CompanyScoped):
 
     @property
     def trusted(self) -> bool:
-        """True for ``trustLevel: trusted`` (runs unconfined, any workspace mode)."""
-        return self.trust_level == "trusted"
+        """True for ``trustLevel: trusted`` granted by an admin (runs unconfined, any workspace
+        mode; docs/design/isolation.md)."""
+        return self.trust_level == "trusted" and self.trust_granted_by is not None
 
     def record(self) -> dict[str, Any]:
         """The settable fields as they are now."""
         return {name: getattr(self, name) for name in AGENT_FIELDS}
 
-    def update(self, changes: dict[str, Any], at: datetime) -> list[str]:
-        """Apply ``changes`` (a subset of :data:`AGENT_FIELDS`, already checked); return the
-        changed fields (camelCase). One event carries the whole record after the change; none
-        when nothing moved."""
+    def update(
+        self, changes: dict[str, Any], at: datetime, *, granted_by: str | None = None
+    ) -> list[str]:
+        """Apply ``changes`` (a subset of :data:`AGENT_FIELDS`, already checked; a new
+        ``trusted`` level needs ``granted_by``, the admin's id); return the changed fields
+        (camelCase). One event carries the whole record after the change; none when nothing
+        moved."""
         after = {**self.record(), **changes}
         changed = [_CAMEL[name] for name in AGENT_FIELDS if after[name] != getattr(self, name)]
-        if changed:
-            self._updated(changed_fields=changed, at=at, **after)
+        grant = self.trust_granted_by
+        if after["trust_level"] != "trusted":
+            grant = None
+        elif granted_by is not None:
+            grant = granted_by
+        if changed or grant != self.trust_granted_by:
+            self._updated(changed_fields=changed, at=at, trust_granted_by=grant, **after)
         return changed
 
     @event("Updated")
@@ -94,7 +107,9 @@ class Agent(CompanyScoped):
         heartbeat_interval_sec: int | None,
         changed_fields: list[str],
         at: datetime,
+        trust_granted_by: str | None = None,
     ) -> None:
+        self.trust_granted_by = trust_granted_by
         if heartbeat_interval_sec != self.heartbeat_interval_sec:
             self.timer_since = at
         self.name, self.adapter_type = name, adapter_type

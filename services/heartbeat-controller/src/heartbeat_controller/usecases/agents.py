@@ -15,7 +15,7 @@ from heartbeat_controller.adapter_config import (
 )
 from heartbeat_controller.domain import AGENT_FIELDS, Agent, InvalidInputError, ValidationError
 from heartbeat_controller.usecases.base import UseCaseBase
-from servicekit.access import Access, Action, Resource
+from servicekit.access import Access, AccessDeniedError, Action, ActorKind, Resource
 
 if TYPE_CHECKING:
     from contracts.agents import AgentView, CreateAgent, UpdateAgent
@@ -43,6 +43,52 @@ def _check_limits(max_runs: int | None, interval: int | None) -> None:
         )
 
 
+def _not_admin(access: Access, what: str) -> None:
+    """The admin key reaches agents only to grant or take back their trust.
+
+    Raises:
+        AccessDeniedError: The admin key (403).
+    """
+    if access.kind is ActorKind.ADMIN:
+        raise AccessDeniedError(
+            f"The admin key does not {what} agents (a company's board key does); it only grants "
+            'or takes back host trust: PATCH /api/agents/{agentId} {"trustLevel": ...}.',
+            actorKind="admin", resource="agent", action="write",
+        )  # fmt: skip
+
+
+TRUST_REVOKED = (
+    "trust is granted only by the admin key now (a board key marked this agent trusted): it "
+    "runs contained until an admin makes it trusted again"
+)
+
+
+def _check_trust(access: Access, changes: dict[str, Any], current: Agent) -> str | None:
+    """Who grants trust with this change (the admin's id), or None; refuse what no one may.
+
+    Raises:
+        AccessDeniedError: A board key making an agent trusted, or the admin key changing
+            anything but ``trustLevel`` (403 naming the field).
+    """
+    admin = access.kind is ActorKind.ADMIN
+    if admin:
+        other = sorted(name for name in changes if name != "trust_level")
+        if other:
+            raise AccessDeniedError(
+                "The admin key changes only an agent's trustLevel; its company's board key "
+                f"changes the rest ({', '.join(other)}).",
+                field=other[0],
+            )
+        return access.actor_id if changes.get("trust_level") == "trusted" else None
+    if changes.get("trust_level") == "trusted" and not current.trusted:
+        raise AccessDeniedError(
+            "Only the admin key makes an agent trusted (it then runs unconfined on the host): "
+            'PATCH /api/agents/{agentId} {"trustLevel": "trusted"} with the admin key.',
+            field="trustLevel",
+        )
+    return None
+
+
 class AgentUseCases(UseCaseBase):
     """Agents (API.md "Agents, wakes, runs")."""
 
@@ -57,10 +103,18 @@ class AgentUseCases(UseCaseBase):
         """
         access = Access.of(principal)
         access.reach(Resource.AGENT, Action.WRITE)
+        _not_admin(access, "create")
         if access.company_id is None:
             raise InvalidInputError(
                 "An agent belongs to a company: create it with that company's key or path.",
                 field="companyId",
+            )
+        if cmd.trust_level == "trusted":
+            raise AccessDeniedError(
+                "Only the admin key makes an agent trusted (it then runs unconfined on the host): "
+                'create it untrusted, then PATCH /api/agents/{agentId} {"trustLevel": '
+                '"trusted"} with the admin key.',
+                field="trustLevel",
             )
         name = _check_name(cmd.name)
         _check_limits(cmd.max_concurrent_runs, cmd.heartbeat_interval_sec)
@@ -78,6 +132,18 @@ class AgentUseCases(UseCaseBase):
             )
         self.save(agent)
         return agent.view()
+
+    def revoke_board_trust(self) -> int:
+        """At start: an agent marked ``trusted`` by a board key (before only an admin could)
+        becomes untrusted, its event saying why; returns how many did."""
+        ungranted = [a for a in self.agents.values()
+                     if not a.deleted and a.trust_level == "trusted" and not a.trusted]  # fmt: skip
+        for current in ungranted:
+            agent: Agent = self._load(str(current.id))
+            with self._system(TRUST_REVOKED):
+                agent.update({"trust_level": "untrusted"}, self.now())
+            self.save(agent)
+        return len(ungranted)
 
     def update_agent(self, principal: Principal, cmd: UpdateAgent) -> AgentView:
         """Change an agent's settings; absent fields stay (``heartbeatIntervalSec: null`` stops
@@ -97,6 +163,7 @@ class AgentUseCases(UseCaseBase):
             for name in AGENT_FIELDS
             if getattr(cmd, name) is not msgspec.UNSET
         }
+        granted_by = _check_trust(access, changes, current)
         if "name" in changes:
             changes["name"] = _check_name(changes["name"])
         _check_limits(changes.get("max_concurrent_runs"), changes.get("heartbeat_interval_sec"))
@@ -113,7 +180,7 @@ class AgentUseCases(UseCaseBase):
             changes["adapter_config"] = config_as_dict(validate_adapter_config(adapter_type, raw))
         agent: Agent = self._load(cmd.agent_id)
         with self._acting_for(principal, "agent updated"):
-            agent.update(changes, self.now())
+            agent.update(changes, self.now(), granted_by=granted_by)
         self.save(agent)
         return agent.view()
 
@@ -131,6 +198,7 @@ class AgentUseCases(UseCaseBase):
         """
         access = Access.of(principal)
         access.reach(Resource.AGENT, Action.WRITE)
+        _not_admin(access, "delete")
         self.live_agent(access, agent_id)
         at = self.now()
         events: list[Any] = []
