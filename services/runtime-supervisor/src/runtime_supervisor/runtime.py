@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from runtime_supervisor.containment.relays import ensure_service_relay
 from runtime_supervisor.containment.workspaces import (
     end_unit,
+    forward_new_shared,
     limits_of,
     prepare_launch,
     service_unit,
@@ -218,7 +219,8 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
     try:
         try:
             launch = await prepare_launch(sup, target, service_unit(service_id),
-                                          limits_of(identity.command.limits), identity.cwd)  # fmt: skip
+                                          limits_of(identity.command.limits), identity.cwd,
+                                          shared=identity.scope_type == "project_workspace")  # fmt: skip
             if port is not None and launch.netns is not None:  # meanwhile, its preview relay
                 relay = asyncio.ensure_future(
                     asyncio.to_thread(ensure_service_relay, run_dir, port, launch.netns)
@@ -262,6 +264,8 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
                             survivors)  # fmt: skip
         raise
     running: ServiceRecord = await sup.store(sup.app.mark_running, service_id)
+    if identity.scope_type == "project_workspace" and target.project_workspace_id and port:
+        await forward_new_shared(sup, target.project_workspace_id, port)
     watch(sup, running)
     arm_idle_timer(sup, running)  # started without a lease: idle from now
     return running

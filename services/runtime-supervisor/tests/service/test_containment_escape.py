@@ -1,9 +1,10 @@
 """The escape suite (docs/design/isolation.md): as company B, a job, a service and a realizer
 command each try to read A's worktree and Clipyard's home, to write outside their worktree, to
 reach NATS, A's running dev server and a server standing for the internet, and to signal A's
-processes or the supervisor. Every attempt fails and A is unchanged; meanwhile B's dev server
-answers on its preview URL from the host and from B's own job, and B's limits end what exceeds
-them with a reason naming the limit."""
+processes or the supervisor. Every attempt fails and A is unchanged; meanwhile B's dev server (a
+shared service: it runs in its project workspace's namespace) answers on its preview URL from the
+host and, forwarded into the workspace's namespace, from B's own job; and B's limits end what
+exceeds them with a reason naming the limit."""
 
 from __future__ import annotations
 

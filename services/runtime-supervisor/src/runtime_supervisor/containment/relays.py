@@ -4,7 +4,9 @@ that a restarted supervisor finds, keeps or replaces it:
 - a service's port: the host's ``127.0.0.1:<port>`` into its namespace's ``127.0.0.1:<port>``
   (the preview URL), recorded in the service's run folder (``relay.json``);
 - the Clipyard API: the namespace's ``127.0.0.1:<port>`` out to the host's, recorded in
-  ``$CLIPYARD_HOME/netns/<namespace>/api.json``.
+  ``$CLIPYARD_HOME/netns/<namespace>/api.json``;
+- a shared service's port: a workspace namespace's ``127.0.0.1:<port>`` to the project workspace's
+  namespace where the service runs (``$CLIPYARD_HOME/netns/<namespace>/fwd-<port>.json``).
 
 Blocking: call from a thread.
 """
@@ -23,6 +25,7 @@ from runtime_supervisor.containment.relay import Relay, start_relay, stop_relay
 
 __all__ = [
     "ensure_api_relay",
+    "ensure_forward",
     "ensure_service_relay",
     "revive_service_relay",
     "stop_api_relay",
@@ -117,5 +120,17 @@ def ensure_api_relay(home: Path, name: str, netns: Path, port: int) -> Relay:
 
 
 def stop_api_relay(home: Path, name: str) -> None:
-    """End the API relay of namespace ``name`` (none: nothing)."""
+    """End every relay into namespace ``name`` (the API's and the shared services' forwards)."""
+    folder = home / "netns" / name
     _stop(_api_record(home, name))
+    if folder.is_dir():
+        for record in folder.glob("fwd-*.json"):
+            _stop(record)
+
+
+def ensure_forward(home: Path, name: str, netns: Path, port: int, source: Path) -> Relay:
+    """The forward of a shared service's port: ``127.0.0.1:<port>`` inside namespace ``name``
+    to the same address in the namespace ``source`` where the service runs."""
+    return _ensure(home / "netns" / name / f"fwd-{port}.json", f"{netns}@{_LOOPBACK}:{port}",
+                   f"{source}@{_LOOPBACK}:{port}",
+                   {"port": port, "netns": str(netns), "source": str(source)})  # fmt: skip

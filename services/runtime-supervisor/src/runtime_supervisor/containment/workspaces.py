@@ -24,8 +24,8 @@ from urllib.parse import urlsplit
 from runtime_supervisor.containment.cgroups import CgroupError, Limits, Unit
 from runtime_supervisor.containment.identities import IdentityError
 from runtime_supervisor.containment.launcher import ContainmentUnavailableError, joiner
-from runtime_supervisor.containment.netns import NetnsError
-from runtime_supervisor.containment.relays import ensure_api_relay
+from runtime_supervisor.containment.netns import NETNS_DIR, NetnsError, namespace_name
+from runtime_supervisor.containment.relays import ensure_api_relay, ensure_forward
 from runtime_supervisor.containment.sandbox import contained_env
 from runtime_supervisor.domain import ContainmentError
 from runtime_supervisor.identity import require_cwd
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from runtime_supervisor.context import Supervisor
     from runtime_supervisor.domain import RuntimeTarget
 
-__all__ = ["ContainedLaunch", "api_port", "end_unit", "job_unit", "limits_of", "not_started",
+__all__ = ["ContainedLaunch", "api_port", "end_unit", "forward_new_shared", "forward_shared", "job_unit", "limits_of", "not_started",
            "prepare_in", "prepare_launch", "run_contained_job", "run_prepared",
            "service_unit"]  # fmt: skip
 
@@ -98,9 +98,12 @@ def _clipyard_made(target: RuntimeTarget, root: Path, home: Path) -> bool:
 
 
 async def prepare_launch(
-    sup: Supervisor, target: RuntimeTarget, unit: str, limits: Limits, cwd: Path
-) -> ContainedLaunch:
-    """Prepare the contained launch ``unit`` of a command of ``target`` starting in ``cwd``.
+    sup: Supervisor, target: RuntimeTarget, unit: str, limits: Limits, cwd: Path,
+    *, shared: bool = False,
+) -> ContainedLaunch:  # fmt: skip
+    """Prepare the contained launch ``unit`` of a command of ``target`` starting in ``cwd``: in
+    the target's namespace, with the project workspace's shared services forwarded into it; a
+    ``shared`` service (reused across the project workspace) in the project workspace's.
 
     Raises:
         ContainmentError: The node cannot contain it (it then does not run).
@@ -108,8 +111,68 @@ async def prepare_launch(
     """
     root = Path(require_cwd(target))
     owned = _clipyard_made(target, root, sup.settings.home)
-    return await prepare_in(sup, target.company_id, root, owned=owned, unit=unit, limits=limits,
-                            cwd=cwd, netns_key=target.id)  # fmt: skip
+    key = (target.project_workspace_id or target.id) if shared else target.id
+    launch = await prepare_in(sup, target.company_id, root, owned=owned, unit=unit,
+                              limits=limits, cwd=cwd, netns_key=key)  # fmt: skip
+    if not shared and target.project_workspace_id and launch.netns is not None:
+        await forward_shared(sup, target.project_workspace_id, launch.netns)
+    return launch
+
+
+async def forward_shared(sup: Supervisor, project_workspace_id: str, netns: Path) -> None:
+    """Forward the live shared services of a project workspace into namespace ``netns``
+    (a failed forward is logged: the launch goes on without it)."""
+    launcher = sup.launcher
+    if launcher is None:
+        return
+    ports: list[int] = await sup.store(_shared_ports, sup, project_workspace_id)
+    if not ports:
+        return
+
+    def forward() -> None:
+        source = launcher.namespace(project_workspace_id)
+        if source == netns:
+            return
+        for port in ports:
+            try:
+                ensure_forward(sup.settings.home, netns.name, netns, port, source)
+            except OSError as exc:
+                log.error("shared port %d not forwarded into %s: %s", port, netns.name, exc)
+
+    await asyncio.to_thread(forward)
+
+
+async def forward_new_shared(sup: Supervisor, project_workspace_id: str, port: int) -> None:
+    """A shared service started on ``port``: forward it into the namespace of every workspace
+    of its project workspace that has one already (later ones get it at their next launch)."""
+    launcher = sup.launcher
+    if launcher is None or launcher.identities is None:
+        return
+    keys: list[str] = await sup.store(_workspaces_of, sup, project_workspace_id)
+    stack = launcher.identities.stack
+
+    def forward() -> None:
+        source = launcher.namespace(project_workspace_id)
+        for key in keys:
+            path = NETNS_DIR / namespace_name(stack, key)
+            if path.exists() and path != source:
+                try:
+                    ensure_forward(sup.settings.home, path.name, path, port, source)
+                except OSError as exc:
+                    log.error("shared port %d not forwarded into %s: %s", port, path.name, exc)
+
+    await asyncio.to_thread(forward)
+
+
+def _workspaces_of(sup: Supervisor, project_workspace_id: str) -> list[str]:
+    return [key for key, copy in sup.app.copies["workspace"].items()
+            if copy.fields.get("project_workspace_id") == project_workspace_id]  # fmt: skip
+
+
+def _shared_ports(sup: Supervisor, project_workspace_id: str) -> list[int]:
+    return sorted(r.port for r in sup.app.live_services()
+                  if r.scope_type == "project_workspace" and r.scope_id == project_workspace_id
+                  and r.port is not None)  # fmt: skip
 
 
 async def prepare_in(

@@ -2,7 +2,8 @@
 (``StopWorkspaceRuntimeServices``, waited for before the directory is removed) and
 ``clipyard up`` on Ctrl-C (``StopAllRuntimeServices``).
 
-An archive stops the live instances started for the workspace and, when the workspace owns its
+An archive stops the live instances (and, when all stopped, removes the workspace's network
+namespace with the relays into it) started for the workspace and, when the workspace owns its
 directory (an isolated worktree: its cwd is not its project workspace's checkout), every live
 instance whose cwd lies inside it; a shared workspace's archive stops only the instances started
 for it. An instance that a run of another workspace holds is never stopped by an archive.
@@ -27,6 +28,7 @@ from contracts.execution_commands import (
 )
 from contracts.service import StopAllRuntimeServices, StopAllRuntimeServicesResult
 from contracts.workspace_subjects import stop_workspace_runtime_services
+from runtime_supervisor.containment.netns import NetnsError
 from runtime_supervisor.domain import NotFoundError, RuntimeTarget, ServiceRecord
 from runtime_supervisor.outputs import finish_with_output
 from runtime_supervisor.stopping import Stopped, stop_many
@@ -110,6 +112,11 @@ async def register_stops(e: Endpoints) -> None:
             op = await _begin(target, records)
             stopped = await stop_many(sup, records, reason="workspace archived")
             failed = _failed(stopped)
+            if not failed and sup.launcher is not None:  # its network namespace goes too
+                try:
+                    await asyncio.to_thread(sup.launcher.drop_namespace, c.workspace_id)
+                except NetnsError as exc:
+                    log.error("the namespace of workspace %s stays: %s", c.workspace_id, exc)
             if op is not None:
                 lines = "".join(f"stopped {s.record.service_name} (pid {s.record.pid})\n"
                                 for s in stopped if not s.survivors)  # fmt: skip
