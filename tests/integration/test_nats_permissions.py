@@ -345,6 +345,30 @@ async def test_only_the_realizer_may_ask_for_a_git_token(connect: OpenAs, subjec
     assert asked == [subject]
 
 
+async def test_only_the_realizer_asks_the_supervisor_for_a_contained_command(
+    connect: OpenAs,
+) -> None:
+    subject = "ws.cmd.contained.run.local"
+    supervisor = await connect("supervisor")
+    asked: list[str] = []
+
+    async def answer(msg: Msg) -> None:
+        asked.append(msg.subject)
+        await msg.respond(b'{"kind":"ok","result":null}')
+
+    await supervisor.nc.subscribe(subject, queue="q", cb=answer)
+    await supervisor.nc.flush()
+    realizer = await connect("realizer")
+    reply = await realizer.nc.request(subject, b"{}", timeout=2)
+    assert reply.data == b'{"kind":"ok","result":null}'
+    for user in ("gateway", "controller", "credentials", "cli"):
+        other = await connect(user)
+        with pytest.raises(nats.errors.TimeoutError):
+            await other.nc.request(subject, b"{}", timeout=DENIED)
+        assert other.violated("publish", subject), (user, other.errors)
+    assert asked == [subject]
+
+
 @pytest.mark.parametrize("user", NATS_USERS)
 async def test_every_user_reads_only_its_own_reply_inbox(connect: OpenAs, user: str) -> None:
     conn = await connect(user)
