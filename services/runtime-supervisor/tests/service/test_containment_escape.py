@@ -1,6 +1,6 @@
 """The escape suite (docs/design/isolation.md): as company B, a job, a service and a realizer
 command each try to read A's worktree and Clipyard's home, to write outside their worktree, to
-reach NATS, A's running dev server and a server standing for the internet, and to signal A's
+reach NATS, PostgreSQL, A's running dev server and a server standing for the internet, and to signal A's
 processes or the supervisor. Every attempt fails and A is unchanged; meanwhile B's dev server (a
 shared service: it runs in its project workspace's namespace) answers on its preview URL from the
 host and, forwarded into the workspace's namespace, from B's own job; and B's limits end what
@@ -63,6 +63,7 @@ for name in ("mk", "vault", "store", "a_log"):
     attempt("read_" + name, lambda p=targets[name]: read(p))
 attempt("write_outside", lambda: write(targets["outside"]))
 attempt("nats", lambda: connect(targets["nats"]))
+attempt("postgres", lambda: connect(targets["postgres"]))
 attempt("a_dev_server", lambda: connect(targets["a_port"]))
 attempt("internet", lambda: connect(targets["internet_port"], targets["internet_host"]))
 attempt("signal_supervisor", lambda: os.kill(targets["supervisor"], 0))
@@ -72,7 +73,7 @@ if os.path.exists("own_port"):
 print(json.dumps(found))
 """
 ESCAPES = ("read_a_worktree", "write_a_worktree", "list_home", "read_mk", "read_vault",
-           "read_store", "read_a_log", "write_outside", "nats", "a_dev_server", "internet",
+           "read_store", "read_a_log", "write_outside", "nats", "postgres", "a_dev_server", "internet",
            "signal_supervisor", "signal_a_service")  # fmt: skip
 
 
@@ -133,7 +134,7 @@ def _assert_contained(found: dict[str, Any]) -> None:
 
 async def test_company_b_reaches_nothing_of_a_nor_of_clipyard(
     start_supervisor: Any, upstream: Upstream, sup: Sup, home: Path, tmp_path: Path,
-    own_nats: Any, internet: tuple[str, int],
+    own_nats: Any, internet: tuple[str, int], postgres: Any,
 ) -> None:  # fmt: skip
     supervisor = await start_supervisor()
     # A: a worktree with a secret and a running dev server.
@@ -155,6 +156,7 @@ async def test_company_b_reaches_nothing_of_a_nor_of_clipyard(
         "a_file": str(a_wt / "secret.txt"), "home": str(home),
         "a_log": str(home / "runtime" / a_row["id"] / "output.log"),
         "outside": str(tmp_path / "planted.txt"), "nats": own_nats.port,
+        "postgres": postgres.port,
         "a_port": a_row["port"], "internet_host": internet[0], "internet_port": internet[1],
         "supervisor": supervisor.pid, "a_pid": a_row["pid"], **_home_files(home),
     }  # fmt: skip

@@ -182,8 +182,11 @@ class SlotRuntime:
                 raise InvalidInputError("A process adapter needs a command.", field="command")
             confinement = None
             if info.contained:
-                contained = await asyncio.to_thread(
-                    self.launcher.prepare, info.company_id, self._unit_name(c.run_id), Limits()
+                contained = await asyncio.to_thread(  # its memoryMb bounds its unit too
+                    self.launcher.prepare,
+                    info.company_id,
+                    self._unit_name(c.run_id),
+                    Limits(memory_mb=c.limits.memory_mb),
                 )
                 identity, unit = contained.identity, contained.unit
                 namespace = await asyncio.to_thread(self._namespace, c)
