@@ -29,7 +29,7 @@ from contracts.contained_commands import (
 )
 from contracts.execution_commands import GetWorkspaceOperation
 from contracts.execution_views import WorkspaceOperationDetail
-from contracts.workspace_config import JobSpec, ResourceLimits
+from contracts.workspace_config import JobSpec, LogReadiness, ResourceLimits, ServiceSpec
 from contracts.workspace_subjects import workspace_operation
 
 pytestmark = pytest.mark.integration
@@ -169,13 +169,25 @@ async def test_company_b_reaches_nothing_of_a_nor_of_clipyard(
                 command="python3 -c 'import os\nfor _ in range(64): os.fork() or os._exit(0)'",
                 limits=ResourceLimits(processes=8)),
     ]  # fmt: skip
-    b_pw = await bravo.project_workspace(str(b_wt), runtime(http_service("web"), jobs=jobs))
+    prober = ServiceSpec(
+        name="prober",
+        port=None,
+        readiness=LogReadiness(pattern='"uid"'),
+        command=f"python3 attempts.py '{json.dumps(targets)}'; exec sleep 300",
+    )
+    b_pw = await bravo.project_workspace(str(b_wt), runtime(http_service("web"), prober,
+                                                            jobs=jobs))  # fmt: skip
     b_ws = await bravo.workspace(str(b_wt), pw=b_pw)
     await sup.known(b_ws, principal=B_BOARD)
-    (b_row,) = (await sup.ok_control("start", b_ws, principal=B_BOARD))["runtimeServices"]
+    started = (await sup.ok_control("start", b_ws, principal=B_BOARD))["runtimeServices"]
+    b_row, probe_row = sorted(started, key=lambda row: row["serviceName"] != "web")
     with urllib.request.urlopen(f"http://127.0.0.1:{b_row['port']}/index.html") as answer:
         assert answer.read() == b"B's page"  # B's preview URL works from the host
     (b_wt / "own_port").write_text(str(b_row["port"]))
+
+    # The same attempts from a service (its log).
+    logged = (home / "runtime" / probe_row["id"] / "output.log").read_text().splitlines()
+    _assert_contained(json.loads(next(line for line in logged if '"uid"' in line)))
 
     ran = await sup.ok_control("run", b_ws, principal=B_BOARD, workspace_command_id="job:escape")
     found = await _output(sup, ran["operation"])
