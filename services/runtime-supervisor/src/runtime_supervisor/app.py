@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from runtime_supervisor import __version__
 from runtime_supervisor.application import RuntimeSupervisorApplication
 from runtime_supervisor.handlers import make_register
-from runtime_supervisor.inbox import AppHolder, controller_inbox, realizer_inbox
+from runtime_supervisor.inbox import AppHolder, controller_inbox, gateway_inbox, realizer_inbox
 from runtime_supervisor.publishing import to_contract
 from runtime_supervisor.settings import (
     SERVICE_NAME,
@@ -30,7 +30,11 @@ def build_spec(settings: SupervisorSettings | None = None) -> ServiceSpec:
         application_class=RuntimeSupervisorApplication,
         to_contract=to_contract,
         register=make_register(settings, holder),
-        upstreams={"realizer": realizer_inbox(holder), "controller": controller_inbox(holder)},
+        upstreams={
+            "realizer": realizer_inbox(holder),
+            "controller": controller_inbox(holder),
+            "gateway": gateway_inbox(holder),
+        },
         description=__doc__ or SERVICE_NAME,
     )
 

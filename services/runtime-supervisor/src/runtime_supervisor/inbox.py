@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from contracts import execution_events as ee
+from contracts import gateway as ge
 from contracts import run_events as re_
 from contracts import workspace_events as we
 
@@ -34,8 +35,10 @@ __all__ = [
     "AppHolder",
     "RunFinishedHook",
     "apply_controller_event",
+    "apply_gateway_event",
     "apply_realizer_event",
     "controller_inbox",
+    "gateway_inbox",
     "realizer_inbox",
 ]
 
@@ -241,6 +244,27 @@ def realizer_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
 
     def handle(event: Any, tracking: Tracking) -> None:
         apply_realizer_event(holder.get(), event, tracking)
+
+    return handle
+
+
+def apply_gateway_event(
+    app: RuntimeSupervisorApplication, event: Any, tracking: Tracking | None = None
+) -> bool:
+    """Note a company's host access (``company.host_access_changed.v1``: a ``hostTrusted``
+    company's commands run unconfined, docs/design/isolation.md); return whether it was one."""
+    if isinstance(event, ge.CompanyHostAccessChanged) and event.company_id:
+        fields = {"host_trusted": event.host_trusted, "allowed_roots": list(event.allowed_roots)}
+        app.note_copy("company", event.company_id, event.company_id, fields, tracking)
+        return True
+    return False
+
+
+def gateway_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
+    """The handler of the gateway's events (``ServiceSpec.upstreams["gateway"]``)."""
+
+    def handle(event: Any, tracking: Tracking) -> None:
+        apply_gateway_event(holder.get(), event, tracking)
 
     return handle
 

@@ -8,6 +8,7 @@ exceeds them with a reason naming the limit."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import socket
@@ -19,7 +20,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from bus_world import Sup, Upstream, http_service, runtime
+from bus_world import BOARD, Sup, Upstream, http_service, runtime
 
 from contracts.base import Actor, ErrorReply, Ok, Principal
 from contracts.contained_commands import (
@@ -29,6 +30,7 @@ from contracts.contained_commands import (
 )
 from contracts.execution_commands import GetWorkspaceOperation
 from contracts.execution_views import WorkspaceOperationDetail
+from contracts.gateway import CompanyHostAccessChanged
 from contracts.workspace_config import JobSpec, LogReadiness, ResourceLimits, ServiceSpec
 from contracts.workspace_subjects import workspace_operation
 
@@ -37,6 +39,7 @@ pytestmark = pytest.mark.integration
 B = "c-bravo"
 B_BOARD = Principal(company_id=B, actor=Actor(type="board", id="board-b"))
 REALIZER = Principal(company_id=B, actor=Actor(type="system", id="workspace-realizer"))
+GATEWAY = Actor(type="system", id="api-gateway")
 
 ATTEMPTS = r"""
 import json, os, socket, sys
@@ -225,3 +228,36 @@ async def test_company_b_reaches_nothing_of_a_nor_of_clipyard(
         assert answer.read() == b"A's code"
     state = await sup.state(a_ws)
     assert [r.status for r in state.runtime_services] == ["running"]
+
+
+async def test_a_host_trusted_companys_commands_run_unconfined_until_the_admin_takes_it_back(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
+) -> None:
+    await start_supervisor()
+    jobs = [JobSpec(name="who", command="id -u; ls / | wc -l")]
+    pw = await upstream.project_workspace(str(workdir), runtime(jobs=jobs))
+    ws = await upstream.workspace(str(workdir), pw=pw)
+    await sup.known(ws)
+
+    async def who() -> list[str]:
+        ran = await sup.ok_control("run", ws, workspace_command_id="job:who")
+        detail = await sup.bus.call(
+            workspace_operation("supervisor"),
+            GetWorkspaceOperation(principal=BOARD, operation_id=ran["operation"]["id"]),
+            WorkspaceOperationDetail,
+        )
+        return (detail.stdout_excerpt or "").split()
+
+    contained = await who()
+    assert int(contained[0]) >= 1_200_000, contained
+    for trusted in (True, False):
+        await upstream.publish(CompanyHostAccessChanged(
+            **upstream.envelope("company", upstream.company, GATEWAY), host_trusted=trusted,
+            allowed_roots=[]), "gateway")  # fmt: skip
+        deadline = asyncio.get_running_loop().time() + 15
+        while ((await who())[0] == "0") != trusted:
+            assert asyncio.get_running_loop().time() < deadline, f"hostTrusted={trusted} unseen"
+            await asyncio.sleep(0.1)
+        seen = await who()
+        # Unconfined: root, and the host's whole filesystem; contained again: its identity.
+        assert (seen[0] == "0") is trusted, seen

@@ -34,12 +34,26 @@ from runtime_supervisor.process import JOB_OUTPUT_CAP, JobResult, run_job
 if TYPE_CHECKING:
     from contracts.workspace_config import ResourceLimits
     from runtime_supervisor.containment.identities import Identity
+    from runtime_supervisor.containment.launcher import Launcher
     from runtime_supervisor.context import Supervisor
     from runtime_supervisor.domain import RuntimeTarget
 
-__all__ = ["ContainedLaunch", "api_port", "end_unit", "forward_new_shared", "forward_shared", "job_unit", "limits_of", "not_started",
-           "prepare_in", "prepare_launch", "run_contained_job", "run_prepared",
-           "service_unit"]  # fmt: skip
+__all__ = [
+    "ContainedLaunch",
+    "api_port",
+    "end_unit",
+    "forward_new_shared",
+    "forward_shared",
+    "host_trusted",
+    "job_unit",
+    "limits_of",
+    "not_started",
+    "prepare_in",
+    "prepare_launch",
+    "run_contained_job",
+    "run_prepared",
+    "service_unit",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +65,15 @@ class ContainedLaunch:
 
     prefix: list[str]
     preexec: Callable[[], None] | None
-    identity: Identity
+    identity: Identity | None
+    """None: the company is ``hostTrusted`` and the command runs unconfined (in its unit)."""
     unit: Unit
     netns: Path | None = None
-    """The network namespace it runs in."""
+    """The network namespace it runs in (None: the host's)."""
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
-        """The contained command's environment."""
-        return contained_env(env, self.identity)
+        """The command's environment."""
+        return env if self.identity is None else contained_env(env, self.identity)
 
 
 def api_port(url: str | None) -> int | None:
@@ -175,6 +190,24 @@ def _shared_ports(sup: Supervisor, project_workspace_id: str) -> list[int]:
                   and r.port is not None)  # fmt: skip
 
 
+def host_trusted(sup: Supervisor, company_id: str) -> bool:
+    """Whether an admin made the company ``hostTrusted`` (store's thread)."""
+    copy = sup.app.copy_of("company", company_id)
+    return bool(copy is not None and copy.fields.get("host_trusted"))
+
+
+def _unconfined(launcher: Launcher, unit: str, limits: Limits) -> ContainedLaunch:
+    """A ``hostTrusted`` company's launch: as the service user on the host's network, in a
+    resource unit all the same (its limits hold, its end is by freezer)."""
+    try:
+        _tools, _identities, cgroups = launcher.require()
+        made = cgroups.create(unit, limits)
+    except (ContainmentUnavailableError, CgroupError) as exc:
+        raise ContainmentError(str(exc)) from None
+    return ContainedLaunch(prefix=[], preexec=joiner(made, file_size=False), identity=None,
+                           unit=made)  # fmt: skip
+
+
 async def prepare_in(
     sup: Supervisor, company_id: str, root: Path, *, owned: bool, unit: str, limits: Limits,
     cwd: Path, netns_key: str,
@@ -190,6 +223,8 @@ async def prepare_in(
     if launcher is None:
         raise ContainmentError("This node cannot contain a company's work: it has no launcher.")
     home = sup.settings.home
+    if await sup.store(host_trusted, sup, company_id):
+        return await asyncio.to_thread(_unconfined, launcher, unit, limits)
 
     def prepare() -> ContainedLaunch:
         real, own_home = root.resolve(), home.resolve()

@@ -18,8 +18,9 @@ from runtime_supervisor.domain.base import CompanyScoped
 
 __all__ = ["COPY_KINDS", "CopyKind", "UpstreamCopy", "copy_id"]
 
-CopyKind = Literal["workspace", "project_workspace", "issue", "run"]
-COPY_KINDS: Final[tuple[CopyKind, ...]] = ("workspace", "project_workspace", "issue", "run")
+CopyKind = Literal["workspace", "project_workspace", "issue", "run", "company"]
+COPY_KINDS: Final[tuple[CopyKind, ...]] = ("workspace", "project_workspace", "issue", "run",
+                                          "company")  # fmt: skip
 
 _NAMESPACE: Final = UUID("5b0f7a2e-3c1d-5e4f-8a9b-1c2d3e4f5a6b")
 _MISSING: Final = object()
