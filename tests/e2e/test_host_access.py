@@ -79,4 +79,18 @@ async def test_a_board_key_points_the_server_at_no_host_path_without_an_admins_g
         assert own.status_code == 201, own.text
         steal = await board.post(workspaces, json={"name": "steal", "cwd": str(a_checkout)})
         assert steal.status_code == 403, steal.text
+    async with stack.admin as admin:
+        trusted = await admin.put(f"/api/companies/{b_id}/host-access",
+                                  json={"hostTrusted": True})  # fmt: skip
+        assert trusted.status_code == 200, trusted.text
+        assert (trusted.json()["hostTrusted"], trusted.json()["allowedRoots"]) == (True, [])
+        shown = await admin.get(f"/api/companies/{b_id}")
+        assert shown.json()["hostTrusted"] is True
+    async with stack.client(b_key) as board:
+        for _ in range(100):  # any folder now, once the realizer heard it
+            steal = await board.post(workspaces, json={"name": "any", "cwd": str(a_checkout)})
+            if steal.status_code != 403:
+                break
+            await asyncio.sleep(0.1)
+        assert steal.status_code == 201, steal.text
     assert (a_checkout / "secret.txt").read_text() == "A's code"

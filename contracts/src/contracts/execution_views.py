@@ -151,6 +151,9 @@ class ExecutionWorkspaceRow(Struct, frozen=True, kw_only=True):
     derived_from_execution_workspace_id: str | None = None
     created_at: datetime
     updated_at: datetime
+    unconfined: bool = False
+    """Its company is ``hostTrusted``: its services, jobs and commands run unconfined on the host
+    (docs/design/isolation.md)."""
 
 
 class ExecutionWorkspace(ExecutionWorkspaceRow, frozen=True, kw_only=True):

@@ -217,6 +217,7 @@ def rescue_view(ref: dict[str, Any]) -> ev.RescueRefView:
 
 
 def _row_fields(app: RealizerReadModels, ws: ExecutionWorkspace) -> dict[str, Any]:
+    company = app.company_copy(ws.company_id)
     return {
         "id": str(ws.id),
         "company_id": ws.company_id,
@@ -245,6 +246,7 @@ def _row_fields(app: RealizerReadModels, ws: ExecutionWorkspace) -> dict[str, An
         "rescue_refs": [rescue_view(ref) for ref in ws.rescue_refs],
         "created_at": ws.created_on,
         "updated_at": ws.modified_on,
+        "unconfined": bool(company is not None and company.host_trusted),
     }
 
 
