@@ -15,7 +15,13 @@ from typing import Any
 import msgspec
 
 from contracts.base import Accepted, Actor, ErrorReply, Message, Ok, Principal, Reply
-from contracts.gateway import ApiKeyCreated, ApiKeyRevoked, CompanyCreated
+from contracts.contained_commands import RunContainedCommand
+from contracts.gateway import (
+    ApiKeyCreated,
+    ApiKeyRevoked,
+    CompanyCreated,
+    CompanyHostAccessChanged,
+)
 from contracts.service import (
     GetAuditTrail,
     GetOperation,
@@ -62,6 +68,22 @@ def _envelope(aggregate: str, version: int = 1) -> dict[str, object]:
 
 MESSAGES: list[Message] = [
     CompanyCreated(**_envelope("company"), name="Acme Robotics", issue_prefix="ACME"),  # type: ignore[arg-type]
+    CompanyHostAccessChanged(  # type: ignore[arg-type]
+        **_envelope("company", 2), host_trusted=False, allowed_roots=["/home/me/src"]
+    ),
+    RunContainedCommand(
+        principal=Principal(
+            company_id=COMPANY, actor=Actor(type="system", id="workspace-realizer")
+        ),
+        company_id=COMPANY,
+        command="make setup",
+        cwd="/w/ACME-1",
+        root="/w/ACME-1",
+        env={"CLIPYARD_WORKSPACE_CWD": "/w/ACME-1"},
+        timeout_sec=600.0,
+        owned=True,
+        label="provision",
+    ),
     ApiKeyCreated(**_envelope("api_key"), name="ci", kind="board", agent_id=None),  # type: ignore[arg-type]
     ApiKeyRevoked(**_envelope("api_key", 2)),  # type: ignore[arg-type]
     OperationStarted(**_envelope("operation"), kind="realize"),  # type: ignore[arg-type]

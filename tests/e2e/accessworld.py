@@ -56,6 +56,7 @@ ROUTES: Final[dict[str, tuple[Resource, Action]]] = {
     "createCompany": (Resource.COMPANY, _W),
     "listCompanies": (Resource.COMPANY, _R),
     "getCompany": (Resource.COMPANY, _R),
+    "setCompanyHostAccess": (Resource.COMPANY, _W),
     "listApiKeys": (Resource.API_KEY, _R),
     "createApiKey": (Resource.API_KEY, _W),
     "deleteApiKey": (Resource.API_KEY, _W),

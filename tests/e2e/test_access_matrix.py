@@ -246,7 +246,12 @@ PROBES: Final[tuple[Probe, ...]] = (
         _W,
         "PATCH",
         "/api/agents/{agent}",
-        lambda a: {"heartbeatIntervalSec": None},
+        # The admin key writes only an agent's trust (it may lower it: nothing runs unconfined).
+        lambda a: (
+            {"trustLevel": "untrusted"}
+            if a.kind is ActorKind.ADMIN
+            else {"heartbeatIntervalSec": None}
+        ),
     ),
     # Controls (the cancel last).
     Probe(
