@@ -186,6 +186,14 @@ def test_the_admin_key_only_grants_or_takes_back_host_trust(
     assert granted.trust_level == "trusted"
     assert app.agents[agent_id].trusted
     assert app.agents[agent_id].trust_granted_by == "admin"
+    # What the admin trusted is what the agent ran: the board changing its command untrusts it.
+    other = {**PROCESS, "command": ["/bin/sh", "-c", "something else"]}
+    changed = app.update_agent(BOARD, UpdateAgent(principal=BOARD, agent_id=agent_id,
+                                                  adapter_config=other))  # fmt: skip
+    assert changed.trust_level == "untrusted"
+    assert not app.agents[agent_id].trusted
+    app.update_agent(ADMIN, UpdateAgent(principal=ADMIN, agent_id=agent_id,
+                                        trust_level="trusted"))  # fmt: skip
     # The board key may lower it again.
     lowered = app.update_agent(BOARD, UpdateAgent(principal=BOARD, agent_id=agent_id,
                                                   trust_level="untrusted"))  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import socket
 import threading
 import urllib.request
@@ -261,3 +262,34 @@ async def test_a_host_trusted_companys_commands_run_unconfined_until_the_admin_t
         seen = await who()
         # Unconfined: root, and the host's whole filesystem; contained again: its identity.
         assert (seen[0] == "0") is trusted, seen
+
+
+async def test_no_folder_inside_a_companys_folder_and_no_checkouts_git_dir_is_handed_over(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, home: Path
+) -> None:
+    await start_supervisor()
+    # A managed checkout (under the home) with its git dir, shared by a workspace.
+    checkout = home / "checkouts" / "web"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / ".git" / "config").write_text("[core]\n")
+    jobs = [JobSpec(name="tamper", command="echo '[core] sshCommand=evil' >> .git/config; "
+                                           "touch built.txt")]  # fmt: skip
+    pw = await upstream.project_workspace(str(checkout), runtime(jobs=jobs))
+    ws = await upstream.workspace(str(checkout), pw=pw, mode="shared_workspace")
+    await sup.known(ws)
+    ran = (await sup.ok_control("run", ws, workspace_command_id="job:tamper"))["operation"]
+    assert ran["status"] == "succeeded", ran  # the working tree is the company's ...
+    assert (checkout / "built.txt").stat().st_uid >= 1_200_000
+    assert (checkout / ".git" / "config").read_text() == "[core]\n"  # ... its git dir is not
+    assert (checkout / ".git").stat().st_uid == 0
+    # A workspace inside another one's folder (a link planted there could lead root anywhere).
+    nested = checkout / "nested"
+    nested.mkdir()
+    os.chown(nested, 1_200_123, 1_200_123)
+    inner = nested / "inner"
+    inner.mkdir()
+    ws2 = await upstream.workspace(str(inner), pw=pw, ws=None)
+    await sup.known(ws2)
+    refused = (await sup.ok_control("run", ws2, workspace_command_id="job:tamper"))["operation"]
+    assert refused["status"] == "failed", refused
+    assert "a company's processes own" in refused["metadata"]["outcome"], refused

@@ -43,6 +43,10 @@ def test_a_board_key_names_no_host_path_without_a_grant(
     for value in ("/srv/trees", "~/trees", "../escape"):
         policy = {"workspaceStrategy": {"type": "git_worktree", "worktreeParentDir": value}}
         _refused(lambda p=policy: app.update_project(board, project, None, p), parent)
+    # An issue's own strategy obeys the same rule.
+    issue_parent = "executionWorkspaceSettings.workspaceStrategy.worktreeParentDir"
+    settings = {"workspaceStrategy": {"type": "git_worktree", "worktreeParentDir": "/etc/x"}}
+    _refused(lambda: world.issue(board, project, settings=settings), issue_parent)
     # A remote repository and a worktree parent under the home need no grant.
     world.checkout(board, project, cwd=None, repo_url="https://example.com/acme/web.git")
     relative = {"workspaceStrategy": {"type": "git_worktree", "worktreeParentDir": "trees"}}

@@ -80,6 +80,15 @@ def _check_trust(access: Access, changes: dict[str, Any], current: Agent) -> str
                 field=other[0],
             )
         return access.actor_id if changes.get("trust_level") == "trusted" else None
+    runs_other = any(
+        name in changes and changes[name] != getattr(current, name)
+        for name in ("adapter_type", "adapter_config")
+    )
+    if current.trusted and runs_other:
+        # The admin trusted what the agent ran: whatever the board makes it run instead is
+        # untrusted until an admin trusts it again.
+        changes["trust_level"] = "untrusted"
+        return None
     if changes.get("trust_level") == "trusted" and not current.trusted:
         raise AccessDeniedError(
             "Only the admin key makes an agent trusted (it then runs unconfined on the host): "

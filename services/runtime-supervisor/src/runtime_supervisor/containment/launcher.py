@@ -156,12 +156,13 @@ class Launcher:
         return Contained(identity=identity, unit=made)
 
     def hand_to(self, folder: Path, identity: Identity) -> None:
-        """Make ``folder`` (a tree Clipyard made) the identity's, unless it already is."""
+        """Make ``folder`` (a tree Clipyard made) the identity's, unless it already is: all but
+        its ``.git`` (a checkout's git dir stays root's: root's git reads its config)."""
         key = f"{folder}:{identity.uid}"
         if key in self._owned:
             return
         if folder.is_dir() and os.lstat(folder).st_uid != identity.uid:
-            chown_tree(folder, identity.uid, identity.gid)
+            chown_tree(folder, identity.uid, identity.gid, skip=(".git",))
             own_pointer(folder / ".git")  # a worktree's pointer stays root's (and read-only)
         self._owned.add(key)
 

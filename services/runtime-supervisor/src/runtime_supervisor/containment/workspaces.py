@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +31,8 @@ from runtime_supervisor.containment.sandbox import contained_env
 from runtime_supervisor.domain import ContainmentError
 from runtime_supervisor.identity import require_cwd
 from runtime_supervisor.process import JOB_OUTPUT_CAP, JobResult, run_job
+from runtime_supervisor.slots.layout import LayoutError
+from runtime_supervisor.slots.ownership import check_ancestors
 
 if TYPE_CHECKING:
     from contracts.workspace_config import ResourceLimits
@@ -233,6 +236,16 @@ async def prepare_in(
                 f"{root} holds CLIPYARD_HOME (or is it): a contained command never sees it.",
                 root=str(root),
             )
+        if real != Path(os.path.abspath(root)):
+            raise ContainmentError(
+                f"{root} goes through a symbolic link: a contained command's folder is named "
+                "by its real path only.",
+                root=str(root),
+            )
+        try:
+            check_ancestors(root)
+        except LayoutError as exc:
+            raise ContainmentError(str(exc), root=str(root)) from None
         own = [root] if owned or _within(real, own_home) else []
         try:
             contained = launcher.prepare(company_id, unit, limits, own=own)
@@ -243,8 +256,8 @@ async def prepare_in(
         except (ContainmentUnavailableError, IdentityError, CgroupError, NetnsError,
                 OSError) as exc:  # fmt: skip
             raise ContainmentError(str(exc), companyId=company_id) from None
-        pointer = root / ".git"
-        binds = ["--ro-bind", str(pointer), str(pointer)] if pointer.is_file() else []
+        pointer = root / ".git"  # a worktree's pointer, or a checkout's git dir: read-only
+        binds = ["--ro-bind", str(pointer), str(pointer)] if pointer.exists() else []
         prefix = launcher.command([], contained, cwd=cwd, writable=[root], binds=binds,
                                   netns=namespace)  # fmt: skip
         return ContainedLaunch(prefix=prefix, preexec=joiner(contained.unit),

@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING
 
 from runtime_supervisor.domain import InvalidInputError
 from runtime_supervisor.slots.layout import GitLayout, LayoutError, trusted_layout
-from runtime_supervisor.slots.ownership import hand_back, hand_over, hand_over_scratch
+from runtime_supervisor.slots.ownership import (
+    check_ancestors,
+    hand_back,
+    hand_over,
+    hand_over_scratch,
+)
 
 if TYPE_CHECKING:
     from runtime_supervisor.application import RuntimeSupervisorApplication
@@ -84,6 +89,7 @@ def placement_of(
 
 
 def _contain(placement: Placement, identity: Identity) -> GitLayout | None:
+    check_ancestors(placement.cwd)
     if placement.scratch:
         hand_over_scratch(placement.cwd, identity.uid, identity.gid)
         return None

@@ -31,7 +31,14 @@ from typing import Final
 
 from runtime_supervisor.slots.layout import GitLayout, LayoutError
 
-__all__ = ["chown_tree", "hand_back", "hand_over", "hand_over_scratch", "own_pointer"]
+__all__ = [
+    "check_ancestors",
+    "chown_tree",
+    "hand_back",
+    "hand_over",
+    "hand_over_scratch",
+    "own_pointer",
+]
 
 SHARED_DIR_MODE: Final = 0o3775
 """``rwxrwsr-t``: group-writable, setgid, sticky."""
@@ -41,13 +48,40 @@ _FANOUT: Final = tuple(f"{i:02x}" for i in range(256))
 _CLOSED: Final = ("objects", "objects/pack", "objects/info", "refs", "logs")
 
 
-def chown_tree(root: Path, uid: int, gid: int) -> None:
+COMPANY_IDS: Final = 1_200_000
+"""The lowest uid of a company's identity (``containment.identities.FIRST_ID``)."""
+
+
+def check_ancestors(folder: Path) -> None:
+    """Refuse a folder below one a company's processes own, or below a link: root's chown and
+    bwrap's binds would follow what a contained process put there anywhere on the host.
+
+    Raises:
+        LayoutError: Naming the folder.
+    """
+    for parent in Path(os.path.abspath(folder)).parents:
+        try:
+            info = os.lstat(parent)
+        except FileNotFoundError:
+            continue
+        if info.st_uid >= COMPANY_IDS or stat.S_ISLNK(info.st_mode):
+            raise LayoutError(
+                f"{folder} lies inside {parent}, which a company's processes own or which is a "
+                "link: a contained folder lies in folders of root's only."
+            )
+
+
+def chown_tree(root: Path, uid: int, gid: int, *, skip: tuple[str, ...] = ()) -> None:
     """``chown -R uid:gid root`` on directory descriptors; no symbolic link is followed (a link
-    is chowned itself), and ``root`` itself must be no link."""
+    is chowned itself), ``root`` itself must be no link, and the entries of ``root`` named in
+    ``skip`` (a checkout's ``.git``) are left as they are."""
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         os.fchown(fd, uid, gid)
-        for _path, dirs, files, dir_fd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+        for path, dirs, files, dir_fd in os.fwalk(".", dir_fd=fd, follow_symlinks=False):
+            if path == "." and skip:
+                dirs[:] = [d for d in dirs if d not in skip]
+                files = [f for f in files if f not in skip]
             for name in (*dirs, *files):
                 with contextlib.suppress(FileNotFoundError):
                     os.chown(name, uid, gid, dir_fd=dir_fd, follow_symlinks=False)

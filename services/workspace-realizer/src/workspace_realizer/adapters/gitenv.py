@@ -88,6 +88,11 @@ def hardening_args(hooks_dir: Path) -> list[str]:
         "-c", "maintenance.auto=false",
         "-c", "commit.gpgSign=false",
         "-c", "tag.gpgSign=false",
+        # A submodule's git dir is a company's to write (its config can name filters and
+        # commands): the server's git never looks into one.
+        "-c", "diff.ignoreSubmodules=all",
+        "-c", "submodule.recurse=false",
+        "-c", "status.submoduleSummary=false",
     ]  # fmt: skip
 
 

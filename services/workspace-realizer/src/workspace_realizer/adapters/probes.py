@@ -145,7 +145,14 @@ async def status_counts(git: GitRunner, cwd: Path) -> StatusCounts:
         HostOperationError: The status could not be read.
     """
     result = await git.run(
-        ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
+        [
+            "--no-optional-locks",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--ignore-submodules=all",
+        ],
         cwd=cwd,
         check=True,
     )

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Final
 
 from contracts.errors import ErrorCode
 from workspace_realizer.adapters import fs
@@ -151,6 +153,7 @@ async def add_worktree(
     Returns:
         True when an existing branch was attached.
     """
+    check_no_company_ancestor(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if await ref_exists(git, repo_root, f"refs/heads/{branch}"):
         await git.run(
@@ -288,3 +291,28 @@ async def remove_worktree(git: GitRunner, *, repo_root: Path, path: Path, sink: 
         await prune_missing(git, repo_root, path, entries, "worktree_cleanup", sink)
     gone = not fs.lexists(path)
     return gone and find_worktree(await list_worktrees(git, repo_root), path) is None
+
+
+COMPANY_IDS: Final = 1_200_000
+"""The lowest uid of a company's contained processes (docs/design/isolation.md)."""
+
+
+def check_no_company_ancestor(path: Path) -> None:
+    """Refuse a worktree path below a folder (or a link) a company's processes own: root's git
+    and ``mkdir`` would follow whatever a contained process put there (a link to ``/etc``).
+
+    Raises:
+        HostOperationError: Naming the folder.
+    """
+    for folder in (path, *path.parents):
+        try:
+            owner = os.lstat(folder).st_uid
+        except FileNotFoundError:
+            continue
+        if owner >= COMPANY_IDS:
+            raise HostOperationError(
+                f"The worktree {path} would lie inside {folder}, which a company's processes own "
+                "(another workspace's folder): choose a worktreeParentDir outside every worktree.",
+                code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
+                details={"path": str(path)},
+            )

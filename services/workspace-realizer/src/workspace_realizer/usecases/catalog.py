@@ -9,7 +9,6 @@ from workspace_realizer.domain import CompanyCopy, Project, ProjectWorkspace
 from workspace_realizer.domain.errors import DependentsError, InvalidInputError
 from workspace_realizer.policy import check_policy_strategy
 from workspace_realizer.usecases.catalog_checks import (
-    HostGrant,
     check_host_source,
     check_worktree_parent_dir,
 )
@@ -47,14 +46,6 @@ class CatalogUseCases(Queries):
             return
         copy.note_host_access(host_trusted=host_trusted, allowed_roots=allowed_roots)
         self.save_with_tracking(copy, tracking=tracking)
-
-    def host_grant(self, company_id: str) -> HostGrant:
-        """What of the host the company's project workspaces may name."""
-        copy = self.company_copy(company_id)
-        if copy is None:
-            return HostGrant(company_id=company_id)
-        return HostGrant(company_id=company_id, trusted=copy.host_trusted,
-                         roots=tuple(copy.allowed_roots))  # fmt: skip
 
     # -- projects --------------------------------------------------------------------------
 

@@ -121,7 +121,11 @@ def check_host_source(cwd: str | None, repo_url: str | None, grant: HostGrant) -
             )
 
 
-def check_worktree_parent_dir(value: object, grant: HostGrant) -> None:
+def check_worktree_parent_dir(
+    value: object,
+    grant: HostGrant,
+    setting: str = "executionWorkspacePolicy.workspaceStrategy.worktreeParentDir",
+) -> None:
     """Refuse an absolute, ``~`` or ``..`` ``worktreeParentDir`` outside the company's allowed
     roots (a relative one lies under ``$CLIPYARD_HOME``).
 
@@ -131,7 +135,6 @@ def check_worktree_parent_dir(value: object, grant: HostGrant) -> None:
     if not isinstance(value, str) or not value.strip():
         return
     text = value.strip()
-    setting = "executionWorkspacePolicy.workspaceStrategy.worktreeParentDir"
     if ".." in Path(text).parts:
         if grant.trusted:
             return

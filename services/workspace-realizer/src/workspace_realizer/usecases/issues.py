@@ -14,6 +14,7 @@ from workspace_realizer.domain.errors import (
     NotFoundError,
 )
 from workspace_realizer.references import reference_error
+from workspace_realizer.usecases.catalog_checks import check_worktree_parent_dir
 from workspace_realizer.usecases.queries import Queries
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class IssueUseCases(Queries):
         """
         project = self._project_reference(access, company_id, fields["project_id"])
         self._check_references(project, None, fields)
+        self._check_host_paths(company_id, fields.get("settings"))
         company = self._company(company_id)
         identifier = self._identifier(company, fields.get("identifier"))
         values = {k: v for k, v in fields.items() if k not in ("identifier", "comment")}
@@ -65,6 +67,7 @@ class IssueUseCases(Queries):
         self._check_agent_changes(access, current, changes)
         if "settings" in changes:
             self._check_agent_settings(access, current.settings, changes["settings"])
+            self._check_host_paths(current.company_id, changes["settings"])
         project = self.projects.get(current.project_id)
         if project is not None:
             self._check_references(project, issue_id, changes)
@@ -126,6 +129,20 @@ class IssueUseCases(Queries):
         return stored
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def _check_host_paths(self, company_id: str, settings: Any) -> None:
+        """An issue's own ``workspaceStrategy.worktreeParentDir`` obeys the company's host
+        access as the project's does (docs/design/isolation.md).
+
+        Raises:
+            AccessDeniedError: A host path the company may not name (403).
+        """
+        strategy = settings.get("workspaceStrategy") if isinstance(settings, Mapping) else None
+        if isinstance(strategy, Mapping):
+            check_worktree_parent_dir(
+                strategy.get("worktreeParentDir"), self.host_grant(company_id),
+                setting="executionWorkspaceSettings.workspaceStrategy.worktreeParentDir",
+            )  # fmt: skip
 
     def _company(self, company_id: str) -> CompanyCopy:
         copy = self.company_copy(company_id)

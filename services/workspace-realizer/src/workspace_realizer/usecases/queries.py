@@ -20,6 +20,7 @@ from servicekit.access import AccessDeniedError
 from workspace_realizer.domain.errors import NotFoundError
 from workspace_realizer.domain.workspaces import REUSABLE_MODES
 from workspace_realizer.readmodels import RealizerReadModels
+from workspace_realizer.usecases.catalog_checks import HostGrant
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -46,6 +47,14 @@ def _page(rows: Iterable[T], limit: int, offset: int) -> Page[T]:
 
 class Queries(RealizerReadModels):
     """Lookups with access checks, and the list queries of API.md."""
+
+    def host_grant(self, company_id: str) -> HostGrant:
+        """What of the host the company's project workspaces and issues may name."""
+        copy = self.company_copy(company_id)
+        if copy is None:
+            return HostGrant(company_id=company_id)
+        return HostGrant(company_id=company_id, trusted=copy.host_trusted,
+                         roots=tuple(copy.allowed_roots))  # fmt: skip
 
     def load(self, ident: str) -> Any:
         """The aggregate with this id, from the repository (for a use case to change)."""
