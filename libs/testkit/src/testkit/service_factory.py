@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -100,4 +102,17 @@ class ServiceProcessFactory:
                 service.terminate_sync()
             except ServiceStopError as error:
                 problems.append(str(error))
+        homes = {s.env["CLIPYARD_HOME"] for s in self.processes
+                 if s.module == "runtime_supervisor" and s.env.get("CLIPYARD_HOME")}  # fmt: skip
+        for home in sorted(homes):
+            end_contained(home)
         return problems
+
+
+def end_contained(home: str) -> None:
+    """End what a supervisor of ``home`` left on the host beyond its services: relays, network
+    namespaces, resource units (they outlive the supervisor by design)."""
+    subprocess.run(
+        [sys.executable, "-m", "runtime_supervisor.containment.cleanup", home],
+        check=False, timeout=60, capture_output=True,
+    )  # fmt: skip

@@ -78,6 +78,7 @@ async def sup(app: RuntimeSupervisorApplication, tmp_path: Path) -> AsyncIterato
     yield supervisor
     await supervisor.close()
     _reap(home)
+    supervisor.launcher.drop_all()
 
 
 @pytest.fixture

@@ -58,9 +58,11 @@ async def test_stop_workspace_stops_its_services_and_those_inside_it_only(
         await sup.known(ws)
     await sup.known(pw=inner)
     run = await upstream.run_started(archived, "agent-a")
+    # The inner one starts first: once the worktree is the company's, nothing starts inside it
+    # (a link planted there could lead root anywhere; docs/design/isolation.md).
+    c = (await sup.ok_control("start", pw=inner))["runtimeServices"][0]
     a = (await sup.ok_control("start", archived))["runtimeServices"][0]
     b = (await sup.ok_control("start", other))["runtimeServices"][0]
-    c = (await sup.ok_control("start", pw=inner))["runtimeServices"][0]
     # An agent's run holds the archived workspace's runtime-control lease.
     leased = await sup.control("start", archived, principal=agent("agent-a", run))
     assert leased.result["lease"]["outcome"] == "claimed"

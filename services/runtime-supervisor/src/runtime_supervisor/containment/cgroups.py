@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["CgroupError", "Cgroups", "Limits", "Unit", "UnitUsage"]
+__all__ = ["CgroupError", "Cgroups", "Limits", "Unit", "UnitUsage", "own_paths"]
 
 ROOT: Final = Path("/sys/fs/cgroup")
 REQUIRED: Final = ("memory", "pids", "freezer")
@@ -61,7 +61,7 @@ class UnitUsage:
         return None
 
 
-def _own_paths(text: str) -> dict[str, str]:
+def own_paths(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in text.splitlines():
         _, controllers, path = line.split(":", 2)
@@ -171,7 +171,7 @@ class Cgroups:
                 says what to do).
         """
         text = own_text if own_text is not None else Path("/proc/self/cgroup").read_text()
-        own = _own_paths(text)
+        own = own_paths(text)
         parents: dict[str, Path] = {}
         for controller in (*REQUIRED, "cpu"):
             mount = root / controller

@@ -97,9 +97,10 @@ def _marker_base(home: str) -> int | None:
     return None
 
 
-def claim_range(home: Path, registry: Path = REGISTRY) -> IdRange:
+def claim_range(home: Path, registry: Path = REGISTRY) -> tuple[IdRange, list[int]]:
     """The range of ``home``'s stack (claimed now if it has none; ranges of gone homes are
-    reclaimed first).
+    reclaimed first), and the bases of the ranges reclaimed now (their stacks are gone: what is
+    left of them is to be ended).
 
     Raises:
         IdentityError: The registry is unreadable or full.
@@ -107,11 +108,14 @@ def claim_range(home: Path, registry: Path = REGISTRY) -> IdRange:
     home = home.resolve()
     with _locked(registry):
         data = _read(registry) or {"ranges": []}
-        kept = [entry for entry in data.get("ranges", [])
-                if _marker_base(entry["home"]) == entry["base"]]  # fmt: skip
+        ranges = data.get("ranges", [])
+        kept = [entry for entry in ranges if _marker_base(entry["home"]) == entry["base"]]
+        gone = [int(entry["base"]) for entry in ranges if entry not in kept]
+        if gone:
+            _write(registry, {"ranges": kept})
         for entry in kept:
             if entry["home"] == str(home):
-                return IdRange(base=int(entry["base"]), size=int(entry["size"]))
+                return IdRange(base=int(entry["base"]), size=int(entry["size"])), gone
         used = {int(entry["base"]) for entry in kept}
         base = next((FIRST_ID + i * RANGE_SIZE for i in range(_MAX_RANGES)
                      if FIRST_ID + i * RANGE_SIZE not in used), None)  # fmt: skip
@@ -124,7 +128,7 @@ def claim_range(home: Path, registry: Path = REGISTRY) -> IdRange:
         (home / MARKER).write_text(f"{base}\n", encoding="ascii")
         kept.append({"home": str(home), "base": base, "size": RANGE_SIZE})
         _write(registry, {"ranges": kept})
-        return IdRange(base=base)
+        return IdRange(base=base), gone
 
 
 class Identities:

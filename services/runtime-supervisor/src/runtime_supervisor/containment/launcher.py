@@ -24,6 +24,7 @@ from typing import Final
 
 from runtime_supervisor.containment import netns
 from runtime_supervisor.containment.cgroups import CgroupError, Cgroups, Limits, Unit
+from runtime_supervisor.containment.cleanup import drop_stack
 from runtime_supervisor.containment.identities import (
     Identities,
     Identity,
@@ -98,7 +99,9 @@ class Launcher:
             )
             return launcher
         try:
-            ids = claim_range(home)
+            ids, gone = claim_range(home)
+            for base in gone:  # stacks whose homes are gone: end what they left
+                drop_stack(str(base))
             identities = Identities(home, ids)
             cgroups = Cgroups.probe(identities.stack)
         except (IdentityError, CgroupError, OSError) as exc:
@@ -192,6 +195,11 @@ class Launcher:
         """
         _tools, identities, _cgroups = self.require()
         return netns.ensure(netns.namespace_name(identities.stack, key))
+
+    def drop_all(self) -> None:
+        """End every relay, unit and namespace of this stack (``clipyard down``). Blocking."""
+        if self.identities is not None:
+            drop_stack(self.identities.stack)
 
     def drop_namespace(self, key: str) -> None:
         """Remove the network namespace of ``key`` (and the relays into it). Blocking."""

@@ -156,6 +156,9 @@ async def register_stops(e: Endpoints) -> None:
             # A cancelled start may have recorded its instance after the first look.
             late = [r for r in await sup.store(app.live_services) if r.id not in seen]
             stopped += await stop_many(sup, late, reason="stop all")
+            await adapters  # then the stack's relays, namespaces and units go too
+            if sup.launcher is not None and not _failed(stopped):
+                await asyncio.to_thread(sup.launcher.drop_all)
         for s in stopped:
             if s.survivors:
                 log.error(
