@@ -67,9 +67,13 @@ class Supervisor:
     """The adapter slots (set at start, before the endpoints)."""
     launcher: Launcher | None = None
     """The launcher of everything a company runs here (set at start; None: nothing runs)."""
+    adopted: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the services a previous supervisor left are adopted (at once when there is no
+    adoption): what a finished run releases waits for it."""
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
+        self.adopted.set()
         low, high = self.settings.port_range
         # Called on the store's thread only (inside the start's reservation), so the read models
         # it reads are never read while being written.

@@ -52,9 +52,10 @@ def make_register(
         sup = Supervisor(
             app=app, store=runtime.store, settings=settings, node_id=runtime.settings.node_id
         )
-        # Probed on the loop (a few file operations): an await here would let a waiting inbox
-        # message act before adoption has run.
+        # Probed on the loop (a few file operations); a finished run's releases wait for the
+        # adoption below all the same.
         sup.launcher = Launcher.start(settings.home, settings.sandbox_paths)
+        sup.adopted.clear()  # before an inbox message can act
         # First: an inbox message may already be waiting for the application on the store thread.
         loop = asyncio.get_running_loop()
         holder.set(app, on_run_finished=_with_slots(sup, run_finished_hook(sup, loop), loop))
@@ -63,7 +64,10 @@ def make_register(
             await sup.close(_CLOSE_SHARE)
 
         runtime.exit_stack.push_async_callback(close)
-        await adopt_all(sup)
+        try:
+            await adopt_all(sup)
+        finally:
+            sup.adopted.set()
         sup.slots = SlotRuntime(sup=sup, launcher=sup.launcher)
         await sup.slots.recover()
         endpoints = Endpoints(runtime, sup)

@@ -66,12 +66,16 @@ def run_finished_hook(sup: Supervisor, loop: asyncio.AbstractEventLoop) -> RunFi
     over to the event loop."""
 
     def hook(run_id: str, releases: list[Release]) -> None:
-        def act() -> None:
+        async def act() -> None:
+            await sup.adopted.wait()  # a service left running is adopted before it is stopped
             for record, no_leases_left in releases:
                 if no_leases_left:
                     after_release(sup, record)
 
-        loop.call_soon_threadsafe(act)
+        def schedule() -> None:
+            sup.spawn(act(), name=f"run-finished-{run_id}")
+
+        loop.call_soon_threadsafe(schedule)
 
     return hook
 

@@ -52,6 +52,13 @@
     return open;
   }
 
+  // Where the focus belongs after the last archive / reopen: a live refresh finishing after it
+  // re-renders the section (the button is a new element) and puts the focus back there.
+  let wantFocus = null;
+  document.addEventListener("focusin", function (event) {
+    if (wantFocus && wantFocus.indexOf(event.target.id) === -1) { wantFocus = null; }
+  });
+
   async function refresh(names, focusNext) {
     const logs = openLogs();
     const focusedId = document.activeElement ? document.activeElement.id : "";
@@ -61,8 +68,9 @@
       const details = document.querySelector('details[data-log-for="' + id + '"]');
       if (details) { details.open = true; }
     });
-    if (focusNext && (document.activeElement === document.body || document.activeElement === null)) {
-      const next = focusNext.map(function (id) { return document.getElementById(id); }).filter(Boolean)[0];
+    if (focusNext) { wantFocus = focusNext; }
+    if (wantFocus && (document.activeElement === document.body || document.activeElement === null)) {
+      const next = wantFocus.map(function (id) { return document.getElementById(id); }).filter(Boolean)[0];
       if (next) { next.focus(); return; }
     }
     if (focusedLabel) {
