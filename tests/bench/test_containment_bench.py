@@ -17,14 +17,13 @@ Rounds interleave the sides; medians are reported, with the difference in millis
 from __future__ import annotations
 
 import asyncio
-import http.client
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.hostfacts import free_port
+from tests.e2e.hostfacts import answers, free_port
 
 from runtime_supervisor.containment.cgroups import Limits
 from runtime_supervisor.containment.launcher import Launcher, joiner
@@ -39,20 +38,9 @@ SERVER = "exec /usr/bin/python3 -m http.server {port} --bind 127.0.0.1"
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
-def _answers(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-    try:
-        connection.request("GET", "/")
-        return connection.getresponse().status == 200
-    except OSError:
-        return False
-    finally:
-        connection.close()
-
-
 async def _until_answers(port: int) -> None:
     deadline = time.monotonic() + 20
-    while not _answers(port):
+    while not answers(port):
         assert time.monotonic() < deadline, f"nothing answered on {port}"
         await asyncio.sleep(0.005)
 

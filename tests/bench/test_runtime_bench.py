@@ -20,7 +20,6 @@ Memory: the supervisor's resident set (``VmRSS`` of ``/proc/<pid>/status``) with
 from __future__ import annotations
 
 import asyncio
-import http.client
 import os
 import select
 import signal
@@ -33,6 +32,7 @@ from typing import Any
 
 import pytest
 from tests.e2e.hostfacts import (
+    answers,
     find_server_pid,
     free_port,
     port_free,
@@ -54,17 +54,6 @@ IDLE = 200
 WEB = "service:web"
 
 
-def _answers(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-    try:
-        connection.request("GET", "/")
-        return connection.getresponse().status == 200
-    except OSError:
-        return False
-    finally:
-        connection.close()
-
-
 def _raw_start_stop(cwd: str) -> tuple[float, float]:
     """The limit: spawn the command, probe it until it answers; then SIGTERM its group and wait.
     Returns (seconds to ready, seconds to stopped)."""
@@ -80,7 +69,7 @@ def _raw_start_stop(cwd: str) -> tuple[float, float]:
         start_new_session=True,
     )
     try:
-        while not _answers(port):
+        while not answers(port):
             assert process.poll() is None, f"the raw server exited with {process.returncode}"
             assert time.perf_counter() - started < 30, "the raw server never answered"
             time.sleep(0.005)
@@ -150,7 +139,7 @@ async def test_start_to_ready_and_stop_vs_raw_process(
                 (row,) = [
                     r for r in rows_of(answer.json()["workspace"], WEB) if r["status"] == "running"
                 ]
-                assert await asyncio.to_thread(_answers, row["port"])
+                assert await asyncio.to_thread(answers, row["port"])
                 began = time.perf_counter()
                 answer = await board.control(ws["id"], "stop", workspaceCommandId=WEB)
                 ours_stop.append(time.perf_counter() - began)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 import inspect
 import os
 import signal
@@ -210,3 +211,15 @@ def reap(home: Path | str) -> list[int]:
             os.killpg(group, signal.SIGKILL)
             killed.append(group)
     return killed
+
+
+def answers(port: int) -> bool:
+    """Whether ``GET /`` on ``127.0.0.1:<port>`` answers 200."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+    try:
+        connection.request("GET", "/")
+        return connection.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        connection.close()

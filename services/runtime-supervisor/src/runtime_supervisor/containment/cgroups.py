@@ -71,6 +71,10 @@ def own_paths(text: str) -> dict[str, str]:
     return found
 
 
+def _stack_folder(mount: Path, own: str, stack: str) -> Path:
+    return mount / own.lstrip("/") / f"clipyard-{stack}"
+
+
 def _write(path: Path, value: str) -> None:
     with path.open("w", encoding="ascii") as out:
         out.write(value)
@@ -183,7 +187,7 @@ class Cgroups:
                     "contained work needs memory, pids and freezer groups (mount them, or run "
                     "the supervisor on a host that has them)."
                 )
-            parent = mount / own[controller].lstrip("/") / f"clipyard-{stack}"
+            parent = _stack_folder(mount, own[controller], stack)
             try:
                 parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -195,6 +199,22 @@ class Cgroups:
                 ) from None
             parents[controller] = parent
         return cls(parents)
+
+    @classmethod
+    def existing(cls, stack: str, *, root: Path = ROOT) -> Cgroups:
+        """The stack's groups that exist now, below this process's own (nothing is created)."""
+        try:
+            own = own_paths(Path("/proc/self/cgroup").read_text())
+        except OSError:
+            return cls({})
+        found = {c: _stack_folder(root / c, own[c], stack) for c in (*REQUIRED, "cpu") if c in own}
+        return cls({c: folder for c, folder in found.items() if folder.is_dir()})
+
+    def remove(self) -> None:
+        """Remove the stack's groups (they must be empty; errors ignored)."""
+        for parent in self.parents.values():
+            with contextlib.suppress(OSError):
+                parent.rmdir()
 
     def unit(self, name: str) -> Unit:
         """The unit ``name`` (not created: see :meth:`create`)."""
@@ -226,7 +246,8 @@ class Cgroups:
 
     def units(self) -> list[str]:
         """The units that exist now (a restart adopts or ends them)."""
-        parent = self.parents["freezer"]
-        with contextlib.suppress(OSError):
-            return sorted(entry.name for entry in parent.iterdir() if entry.is_dir())
-        return []
+        names: set[str] = set()
+        for parent in self.parents.values():
+            with contextlib.suppress(OSError):
+                names.update(entry.name for entry in parent.iterdir() if entry.is_dir())
+        return sorted(names)

@@ -8,73 +8,53 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 from runtime_supervisor.containment import netns
-from runtime_supervisor.containment.cgroups import ROOT, Unit, own_paths
+from runtime_supervisor.containment.cgroups import Cgroups
 
-__all__ = ["drop_stack"]
+__all__ = ["drop_stacks"]
 
 _PROC: Final = Path("/proc")
 _MARK: Final = b"runtime_supervisor.containment.relay"
 
 
-def _relays_of(prefix: bytes) -> list[int]:
+def _relays_of(prefixes: tuple[bytes, ...]) -> list[int]:
+    """The relay processes carrying into a namespace named with one of ``prefixes``."""
     found: list[int] = []
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError):
             argv = (entry / "cmdline").read_bytes()
-            if _MARK in argv and prefix in argv:
+            if _MARK in argv and any(prefix in argv for prefix in prefixes):
                 found.append(int(entry.name))
     return found
 
 
-def _parents(stack: str) -> list[tuple[str, Path]]:
-    """The stack's folder in each v1 hierarchy, below this process's own groups."""
-    try:
-        own = own_paths(Path("/proc/self/cgroup").read_text())
-    except OSError:
-        return []
-    found: list[tuple[str, Path]] = []
-    for controller in ("memory", "pids", "freezer", "cpu"):
-        if controller in own:
-            parent = ROOT / controller / own[controller].lstrip("/") / f"clipyard-{stack}"
-            if parent.is_dir():
-                found.append((controller, parent))
-    return found
-
-
-def _units_of(stack: str) -> list[Unit]:
-    units: dict[str, list[tuple[str, Path]]] = {}
-    for controller, parent in _parents(stack):
-        for child in parent.iterdir():
-            if child.is_dir():
-                units.setdefault(child.name, []).append((controller, child))
-    return [Unit(tuple(groups), name) for name, groups in units.items()]
-
-
-def drop_stack(stack: str) -> int:
-    """Kill the relays of ``stack``, end its units, remove its namespaces and groups; returns
-    how many namespaces went."""
-    prefix = f"/run/netns/cy{stack}-".encode()
-    for pid in _relays_of(prefix):
+def drop_stacks(stacks: Sequence[str]) -> int:
+    """Kill the relays of ``stacks``, end their units, remove their namespaces and groups;
+    returns how many namespaces went."""
+    if not stacks:
+        return 0
+    for pid in _relays_of(tuple(f"/run/netns/cy{stack}-".encode() for stack in stacks)):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    for unit in _units_of(stack):
-        unit.kill()
-        unit.remove()
-    for _controller, parent in _parents(stack):
-        with contextlib.suppress(OSError):
-            parent.rmdir()
     dropped = 0
-    if netns.NETNS_DIR.is_dir():
-        for path in netns.NETNS_DIR.glob(f"cy{stack}-*"):
-            with contextlib.suppress(netns.NetnsError):
-                netns.delete(path.name)
-                dropped += 1
+    for stack in stacks:
+        groups = Cgroups.existing(stack)
+        for name in groups.units():
+            unit = groups.unit(name)
+            unit.kill()
+            unit.remove()
+        groups.remove()
+        if netns.NETNS_DIR.is_dir():
+            for path in netns.NETNS_DIR.glob(f"cy{stack}-*"):
+                with contextlib.suppress(netns.NetnsError):
+                    netns.delete(path.name)
+                    dropped += 1
     return dropped
 
 
@@ -87,7 +67,7 @@ def main(argv: list[str]) -> int:
     except OSError:
         return 0
     if stack.isdigit():
-        drop_stack(stack)
+        drop_stacks([stack])
     return 0
 
 

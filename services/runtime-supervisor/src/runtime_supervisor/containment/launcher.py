@@ -24,7 +24,7 @@ from typing import Final
 
 from runtime_supervisor.containment import netns
 from runtime_supervisor.containment.cgroups import CgroupError, Cgroups, Limits, Unit
-from runtime_supervisor.containment.cleanup import drop_stack
+from runtime_supervisor.containment.cleanup import drop_stacks
 from runtime_supervisor.containment.identities import (
     Identities,
     Identity,
@@ -100,8 +100,7 @@ class Launcher:
             return launcher
         try:
             ids, gone = claim_range(home)
-            for base in gone:  # stacks whose homes are gone: end what they left
-                drop_stack(str(base))
+            drop_stacks([str(base) for base in gone])  # their homes are gone: end what is left
             identities = Identities(home, ids)
             cgroups = Cgroups.probe(identities.stack)
         except (IdentityError, CgroupError, OSError) as exc:
@@ -199,7 +198,7 @@ class Launcher:
     def drop_all(self) -> None:
         """End every relay, unit and namespace of this stack (``clipyard down``). Blocking."""
         if self.identities is not None:
-            drop_stack(self.identities.stack)
+            drop_stacks([self.identities.stack])
 
     def drop_namespace(self, key: str) -> None:
         """Remove the network namespace of ``key`` (and the relays into it). Blocking."""

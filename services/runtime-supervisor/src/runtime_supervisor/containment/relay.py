@@ -4,8 +4,8 @@ per carried port: a service's port from its workspace's namespace out to the hos
 preview URL), and the Clipyard API from the host into a namespace.
 
 It runs as its own process (``python -m runtime_supervisor.containment.relay``), in a session of
-its own, so it outlives a supervisor restart; the supervisor records its pid and start time
-beside what it carries and ends it with that. Sockets belong to the namespace of the thread that
+its own, so it outlives a supervisor restart; :mod:`~runtime_supervisor.containment.relays` starts
+it, records its pid and start time beside what it carries and ends it with that. Sockets belong to the namespace of the thread that
 made them: the listener is made in a thread that entered the listening side, each outgoing socket
 in a thread that entered the target side; the copying threads need no namespace. It never runs
 anything of a company's.
@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -28,32 +26,9 @@ from typing import Final
 
 from runtime_supervisor.containment.netns import enter
 
-__all__ = ["Relay", "start_relay", "stop_relay"]
+__all__ = ["main"]
 
 _CHUNK: Final = 64 * 1024
-
-
-class Relay:
-    """A started relay: its pid and start time (``/proc/<pid>/stat`` field 22)."""
-
-    def __init__(self, pid: int, start_time: int | None) -> None:
-        self.pid = pid
-        self.start_time = start_time
-
-    def alive(self) -> bool:
-        """Whether the relay still runs (the same process, not a recycled pid)."""
-        return _start_time(self.pid) == self.start_time and self.start_time is not None
-
-
-def _start_time(pid: int) -> int | None:
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    if fields and fields[0] in (b"Z", b"X"):
-        return None
-    return int(fields[19]) if len(fields) > 19 else None
 
 
 def _side(spec: str) -> tuple[str | None, str, int]:
@@ -63,52 +38,12 @@ def _side(spec: str) -> tuple[str | None, str, int]:
     return (ns or None), host, int(port)
 
 
-def start_relay(listen: str, target: str, log: Path) -> Relay:
-    """Start a relay from ``listen`` to ``target`` (each ``[ns-path@]host:port``) and wait
-    until it listens. Blocking.
-
-    Raises:
-        OSError: It could not start or listen (its log says why).
-    """
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
-        # The relay detaches (forks, its first process exits at once): no supervisor has to
-        # reap it, and it outlives the supervisor.
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "runtime_supervisor.containment.relay", listen, target],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=out,
-            start_new_session=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": _pythonpath()},
-        )  # fmt: skip
-    assert proc.stdout is not None
-    with proc.stdout:
-        ready = proc.stdout.readline().split()
-    proc.wait()
-    if len(ready) != 2 or ready[0] != b"listening" or not ready[1].isdigit():
-        raise OSError(f"the relay {listen} -> {target} did not start (see {log})")
-    pid = int(ready[1])
-    return Relay(pid, _start_time(pid))
-
-
-def _pythonpath() -> str:
-    import runtime_supervisor
-
-    here = Path(runtime_supervisor.__file__).resolve().parent.parent
-    return os.pathsep.join([str(here), *sys.path[1:]])
-
-
-def stop_relay(pid: int, start_time: int | None) -> None:
-    """End the relay ``pid`` if it is still the one started then."""
-    if start_time is not None and _start_time(pid) == start_time:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
 def _pump(src: socket.socket, dst: socket.socket) -> None:
     try:
         while chunk := src.recv(_CHUNK):
             dst.sendall(chunk)
     except OSError:
-        pass
+        pass  # either side went away: the connection is over
     finally:
         with contextlib.suppress(OSError):
             dst.shutdown(socket.SHUT_WR)

@@ -17,22 +17,90 @@ import contextlib
 import fcntl
 import json
 import logging
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from runtime_supervisor.containment.relay import Relay, start_relay, stop_relay
+from runtime_supervisor.process.inspect import proc_stat
 
 __all__ = [
+    "Relay",
     "ensure_api_relay",
     "ensure_forward",
     "ensure_service_relay",
     "revive_service_relay",
+    "start_relay",
     "stop_api_relay",
+    "stop_relay",
     "stop_service_relay",
 ]
 
 log = logging.getLogger(__name__)
+
+_PROGRAM: Final = "runtime_supervisor.containment.relay"
+
+
+class Relay:
+    """A started relay: its pid and start time (``/proc/<pid>/stat`` field 22)."""
+
+    def __init__(self, pid: int, start_time: int | None) -> None:
+        self.pid = pid
+        self.start_time = start_time
+
+    def alive(self) -> bool:
+        """Whether the relay still runs (the same process, not a recycled pid)."""
+        return _start_time(self.pid) == self.start_time and self.start_time is not None
+
+
+def _start_time(pid: int) -> int | None:
+    """The start time of ``pid`` while it runs (None: gone, or a zombie)."""
+    stat = proc_stat(pid)
+    return None if stat is None or stat.ended else stat.start_time
+
+
+def start_relay(listen: str, target: str, log: Path) -> Relay:
+    """Start a relay from ``listen`` to ``target`` (each ``[ns-path@]host:port``) and wait
+    until it listens. Blocking.
+
+    Raises:
+        OSError: It could not start or listen (its log says why).
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        # The relay detaches (forks, its first process exits at once): no supervisor has to
+        # reap it, and it outlives the supervisor.
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-m", _PROGRAM, listen, target],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=out,
+            start_new_session=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": _pythonpath()},
+        )  # fmt: skip
+    assert proc.stdout is not None
+    with proc.stdout:
+        ready = proc.stdout.readline().split()
+    proc.wait()
+    if len(ready) != 2 or ready[0] != b"listening" or not ready[1].isdigit():
+        raise OSError(f"the relay {listen} -> {target} did not start (see {log})")
+    pid = int(ready[1])
+    return Relay(pid, _start_time(pid))
+
+
+def _pythonpath() -> str:
+    import runtime_supervisor
+
+    here = Path(runtime_supervisor.__file__).resolve().parent.parent
+    return os.pathsep.join([str(here), *sys.path[1:]])
+
+
+def stop_relay(pid: int, start_time: int | None) -> None:
+    """End the relay ``pid`` if it is still the one started then."""
+    if start_time is not None and _start_time(pid) == start_time:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
 
 _SERVICE: Final = "relay.json"
 _LOOPBACK: Final = "127.0.0.1"

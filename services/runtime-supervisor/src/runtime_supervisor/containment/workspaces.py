@@ -304,8 +304,8 @@ async def run_contained_job(
         launch = await prepare_launch(sup, target, unit, limits, cwd)
     except ContainmentError as exc:
         return not_started(str(exc))
-    return await run_prepared(sup, launch, unit, command=command, cwd=cwd, env=env,
-                              timeout=timeout, cap=cap)  # fmt: skip
+    return await run_prepared(sup, launch, command=command, cwd=cwd, env=env, timeout=timeout,
+                              cap=cap)  # fmt: skip
 
 
 def not_started(error: str) -> JobResult:
@@ -319,7 +319,6 @@ def not_started(error: str) -> JobResult:
 async def run_prepared(
     sup: Supervisor,
     launch: ContainedLaunch,
-    unit: str,
     *,
     command: str,
     cwd: Path,
@@ -333,7 +332,7 @@ async def run_prepared(
                                cap=cap, prefix=launch.prefix, preexec=launch.preexec)  # fmt: skip
         hit = await asyncio.to_thread(launch.unit.usage)
     finally:
-        await end_unit(sup, unit)
+        await end_unit(sup, launch.unit.name)
     if result.exit_code != 0 and hit.reason():
         return dataclasses.replace(result, limit=hit.reason())
     return result

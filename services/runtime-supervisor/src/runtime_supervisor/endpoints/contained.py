@@ -61,7 +61,7 @@ async def register_contained(e: Endpoints) -> None:
             launch = await prepare_in(sup, c.company_id, root, owned=c.owned, unit=unit,
                                       limits=Limits(), cwd=cwd, netns_key=unit)  # fmt: skip
             try:
-                result = await run_prepared(sup, launch, unit, command=c.command, cwd=cwd,
+                result = await run_prepared(sup, launch, command=c.command, cwd=cwd,
                                             env=dict(c.env), timeout=c.timeout_sec)  # fmt: skip
             finally:
                 if sup.launcher is not None:

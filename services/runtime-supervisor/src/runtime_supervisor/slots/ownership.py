@@ -29,6 +29,7 @@ import stat
 from pathlib import Path
 from typing import Final
 
+from runtime_supervisor.containment.identities import FIRST_ID
 from runtime_supervisor.slots.layout import GitLayout, LayoutError
 
 __all__ = [
@@ -48,10 +49,6 @@ _FANOUT: Final = tuple(f"{i:02x}" for i in range(256))
 _CLOSED: Final = ("objects", "objects/pack", "objects/info", "refs", "logs")
 
 
-COMPANY_IDS: Final = 1_200_000
-"""The lowest uid of a company's identity (``containment.identities.FIRST_ID``)."""
-
-
 def check_ancestors(folder: Path) -> None:
     """Refuse a folder below one a company's processes own, or below a link: root's chown and
     bwrap's binds would follow what a contained process put there anywhere on the host.
@@ -64,7 +61,7 @@ def check_ancestors(folder: Path) -> None:
             info = os.lstat(parent)
         except FileNotFoundError:
             continue
-        if info.st_uid >= COMPANY_IDS or stat.S_ISLNK(info.st_mode):
+        if info.st_uid >= FIRST_ID or stat.S_ISLNK(info.st_mode):
             raise LayoutError(
                 f"{folder} lies inside {parent}, which a company's processes own or which is a "
                 "link: a contained folder lies in folders of root's only."
