@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from contracts.base import Command, Query, Struct
+from contracts.workspace_config import EgressAllowlist
 
 __all__ = [
     "AdapterConfig",
@@ -92,6 +93,9 @@ class ProcessAdapterConfig(Struct, frozen=True, kw_only=True, forbid_unknown_fie
     env: dict[str, str] = msgspec.field(default_factory=dict)
     timeout_sec: TimeoutSec = 3600
     limits: AdapterLimits = msgspec.field(default_factory=AdapterLimits)
+    egress_allowlist: EgressAllowlist = msgspec.field(default_factory=list)
+    """Destinations added to its workspace's allowlist while one of its runs holds it
+    (docs/design/isolation.md); they apply to everything in the workspace's namespace then."""
 
 
 class HttpAdapterConfig(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -38,6 +38,10 @@ class RunContainedCommand(Command, tag="contained.run.v1", frozen=True, kw_only=
     owned: bool = False
     label: Annotated[str, msgspec.Meta(pattern="^[a-z][a-z_]{0,31}$")] = "command"
     """What the command is (``provision``, ``teardown``, ...), for the unit's name and logs."""
+    workspace_id: str | None = None
+    """The execution workspace it runs for (its egress is recorded on that workspace)."""
+    project_id: str | None = None
+    """The project whose egress allowlist holds for it (none: nothing outside is reachable)."""
 
 
 class ContainedCommandResult(Struct, frozen=True, kw_only=True):

@@ -11,6 +11,7 @@ from contracts.credential_events import (
     SecretDeleted,
     SecretRotated,
 )
+from contracts.egress_events import EgressObserved, EgressTallied
 from contracts.execution_events import (
     WorkspaceArchived,
     WorkspaceArchiveStarted,
@@ -145,6 +146,8 @@ AnyEvent = (
     | SlotAdapterFinished
     | SlotReleased
     | RuntimeServiceStarting
+    | EgressObserved
+    | EgressTallied
     | RuntimeServiceStarted
     | RuntimeServiceStartFailed
     | RuntimeServiceStopped

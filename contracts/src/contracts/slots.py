@@ -20,6 +20,7 @@ import msgspec
 
 from contracts.agents import AdapterLimits
 from contracts.base import Command, Query, Struct
+from contracts.workspace_config import EgressRule
 
 __all__ = [
     "AcquireSlot",
@@ -150,6 +151,8 @@ class LaunchAdapter(Command, tag="slot.launch.v1", frozen=True, kw_only=True):
     timeout_sec: int
     limits: AdapterLimits = msgspec.field(default_factory=AdapterLimits)
     trusted: bool
+    egress_allowlist: list[EgressRule] = msgspec.field(default_factory=list)
+    """The agent's own allowlist entries, added to its workspace's while the run holds it."""
 
     def __repr__(self) -> str:
         return (

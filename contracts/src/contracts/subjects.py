@@ -60,6 +60,7 @@ AGGREGATE_OWNERS: Final[dict[str, ServiceToken]] = {
     "job": "supervisor",
     "runtime_provisioning": "supervisor",
     "slot": "supervisor",
+    "egress": "supervisor",
     "agent": "controller",
     "wakeup": "controller",
     "run": "controller",

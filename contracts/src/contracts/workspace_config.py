@@ -8,7 +8,7 @@ at the HTTP edge.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 
@@ -17,6 +17,8 @@ from contracts.base import Struct
 __all__ = [
     "CommandKind",
     "DesiredState",
+    "EgressAllowlist",
+    "EgressRule",
     "ExecutionWorkspaceConfig",
     "ExecutionWorkspaceConfigPatch",
     "ExecutionWorkspacePolicy",
@@ -81,14 +83,36 @@ class WorkspaceStrategy(Struct, frozen=True, kw_only=True):
     teardown_command: str | None = None
 
 
+EGRESS_HOST_PATTERN: Final = (
+    r"^((\*\.)?[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}"
+    r"[A-Za-z0-9_])?)*\.?|[0-9]{1,3}(\.[0-9]{1,3}){3}(/[0-9]{1,2})?)$"
+)
+"""A DNS name, ``*.`` and a name (its subdomains), an IPv4 address or an IPv4 network."""
+
+
+class EgressRule(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One destination a workspace's processes may reach (docs/design/isolation.md): ``host`` a
+    DNS name (``registry.npmjs.org``), ``*.`` a name for its subdomains, an IPv4 address or
+    network (``10.0.0.0/8``); ``port`` one TCP port, or every port when absent."""
+
+    host: Annotated[str, msgspec.Meta(min_length=1, max_length=253, pattern=EGRESS_HOST_PATTERN)]
+    port: Annotated[int, msgspec.Meta(ge=1, le=65535)] | None = None
+
+
+EgressAllowlist = Annotated[list[EgressRule], msgspec.Meta(max_length=256)]
+
+
 class ExecutionWorkspacePolicy(Struct, frozen=True, kw_only=True):
-    """A project's execution-workspace policy (API.md; reference §1.3)."""
+    """A project's execution-workspace policy (API.md; reference §1.3). ``egressAllowlist``
+    holds for every network namespace of the project's workspaces (execution and project
+    workspaces alike): nothing else outside is reachable from them."""
 
     enabled: bool = True
     default_mode: ProjectDefaultMode = "shared_workspace"
     allow_issue_override: bool = True
     default_project_workspace_id: str | None = None
     workspace_strategy: WorkspaceStrategy = msgspec.field(default_factory=WorkspaceStrategy)
+    egress_allowlist: EgressAllowlist = msgspec.field(default_factory=list)
 
 
 class ExecutionWorkspaceSettings(Struct, frozen=True, kw_only=True):

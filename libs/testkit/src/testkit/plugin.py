@@ -24,7 +24,8 @@ Fixtures:
 The session's Python (its venv and the interpreter's own prefix) is listed in
 ``CLIPYARD_SANDBOX_PATHS`` for every supervisor the tests start, so a contained test service can
 run ``sys.executable``; ``CLIPYARD_ALLOWED_ROOTS`` is ``/tmp``, so a test's project workspace may
-name its temporary folders.
+name its temporary folders; ``CLIPYARD_EGRESS_HOST_NETWORKS`` is ``127.0.8.0/24``, the addresses
+of test servers standing for the internet that an egress allowlist may name.
 
 A fixture that cannot get its real server fails the test; nothing is skipped.
 Servers are started lazily: a session that uses none of them starts none.
@@ -40,6 +41,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+EGRESS_TEST_NETWORK = "127.0.8.0/24"
+"""Where tests put servers standing for the internet (an allowlist may name them)."""
+
 if TYPE_CHECKING:
     from testkit.github_api import FakeGitHubApi
     from testkit.https_git import HttpsGitServer
@@ -49,6 +53,7 @@ if TYPE_CHECKING:
     from testkit.spans import SpanRecorder
 
 __all__ = [
+    "EGRESS_TEST_NETWORK",
     "clipyard_home",
     "github_api",
     "https_git_server",
@@ -68,6 +73,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # The operator's grant of the host's temporary folders to every company of a test stack
     # (tests of the refusal unset it).
     os.environ.setdefault("CLIPYARD_ALLOWED_ROOTS", "/tmp")
+    # The test hosts standing for the internet that an egress allowlist may name (any other
+    # address of this host stays out of reach, whatever a test's allowlist says).
+    os.environ.setdefault("CLIPYARD_EGRESS_HOST_NETWORKS", EGRESS_TEST_NETWORK)
     config.addinivalue_line(
         "markers", "integration: crosses real processes (nats-server, PostgreSQL, git)"
     )

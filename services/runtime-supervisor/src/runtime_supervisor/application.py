@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from runtime_supervisor.slots.usecases import SlotUseCases
 from runtime_supervisor.usecases.copies import CopyUseCases
+from runtime_supervisor.usecases.egress import EgressUseCases
 from runtime_supervisor.usecases.operations import OperationUseCases
 from runtime_supervisor.usecases.runtimes import RuntimeUseCases
 
 __all__ = ["RuntimeSupervisorApplication"]
 
 
-class RuntimeSupervisorApplication(CopyUseCases, RuntimeUseCases, OperationUseCases, SlotUseCases):
-    """Runtime services, target runtimes, the supervisor's workspace operations and its copies of
-    the realizer's and the controller's facts; the only writer of the supervisor's store."""
+class RuntimeSupervisorApplication(
+    CopyUseCases, RuntimeUseCases, OperationUseCases, SlotUseCases, EgressUseCases
+):
+    """Runtime services, target runtimes, the supervisor's workspace operations, what the
+    workspaces reached outside, and its copies of the realizer's and the controller's facts;
+    the only writer of the supervisor's store."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from runtime_supervisor.adoption import adopt_all
 from runtime_supervisor.containment.launcher import Launcher
 from runtime_supervisor.context import Supervisor
+from runtime_supervisor.egress import watch_egress
 from runtime_supervisor.endpoints import (
     Endpoints,
     register_audit,
@@ -54,7 +55,8 @@ def make_register(
         )
         # Probed on the loop (a few file operations); a finished run's releases wait for the
         # adoption below all the same.
-        sup.launcher = Launcher.start(settings.home, settings.sandbox_paths)
+        sup.launcher = Launcher.start(settings.home, settings.sandbox_paths,
+                                      egress_open=settings.egress_host_networks)  # fmt: skip
         sup.adopted.clear()  # before an inbox message can act
         # First: an inbox message may already be waiting for the application on the store thread.
         loop = asyncio.get_running_loop()
@@ -68,6 +70,8 @@ def make_register(
             await adopt_all(sup)
         finally:
             sup.adopted.set()
+        if sup.launcher.available:
+            sup.spawn(watch_egress(sup), name="egress-watch")
         sup.slots = SlotRuntime(sup=sup, launcher=sup.launcher)
         await sup.slots.recover()
         endpoints = Endpoints(runtime, sup)

@@ -1,5 +1,6 @@
 """The supervisor's inboxes: its read-only copies of the realizer's facts (workspaces' runtime
-config, cwd, node and status; project workspaces; issues) and of the controller's (runs).
+config, cwd, node and status; project workspaces; projects; issues), of the controller's (runs)
+and of the gateway's (companies).
 
 Each handler runs on the store's thread inside the inbox (``eventstore.Inbox``) and saves what it
 notes with the upstream position, in one transaction. Events this build does not map are left to
@@ -165,6 +166,11 @@ def _realizer_note(e: Any) -> Note | None:
 
 
 def _catalog_note(e: Any) -> Note | None:
+    if isinstance(e, we.ProjectCreated | we.ProjectUpdated):
+        egress = _plain(e.execution_workspace_policy.egress_allowlist)
+        return "project", {"name": e.name, "egress_allowlist": egress, "deleted": False}, ()
+    if isinstance(e, we.ProjectDeleted):
+        return "project", {"egress_allowlist": [], "deleted": True}, ()
     if isinstance(e, we.ProjectWorkspaceCreated):
         fields = {**_project_workspace(e), "runtime_config": _plain(e.runtime_config),
                   "managed_checkout": _plain(e.managed_checkout)}  # fmt: skip

@@ -1,7 +1,8 @@
 """The one place where the runtime-supervisor's stored domain events become public contracts.
 
 Public: the lives of runtime service instances (``runtime_service.*``), the desired-state
-changes of targets, and runtime provisioning (``runtime_provisioning.*``). Private (``None``):
+changes of targets, runtime provisioning (``runtime_provisioning.*``), adapter slots
+(``slot.*``) and what workspaces reached or were kept from (``egress.*``). Private (``None``):
 the copies of other services' facts, spawn details, use stamps, runtime-control leases, and
 workspace operations (queried, not published). Output never leaves in an event.
 """
@@ -14,11 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from contracts import egress_events as eg
 from contracts import runtime_events as rt
 from contracts import slot_events as se
 from contracts.base import Event
 from eventstore.envelope import envelope
 from runtime_supervisor.domain import AdapterSlot as A
+from runtime_supervisor.domain import EgressSeen as E
 from runtime_supervisor.domain import RuntimeService as S
 from runtime_supervisor.domain import WorkspaceRuntime as W
 from runtime_supervisor.settings import SERVICE_NAME
@@ -28,6 +31,7 @@ __all__ = ["to_contract"]
 _SERVICE = "runtime_service"
 _SLOT = "slot"
 _PROVISIONING = "runtime_provisioning"
+_EGRESS = "egress"
 
 
 def _env(e: Any, aggregate: str) -> dict[str, Any]:
@@ -56,6 +60,19 @@ def _agent(e: Any) -> str:
 def _port(e: Any) -> int | None:
     port: int | None = (e.about or {}).get("port")
     return port
+
+
+def _egress(e: Any) -> dict[str, Any]:
+    return {
+        "execution_workspace_id": e.execution_workspace_id,
+        "project_workspace_id": e.project_workspace_id,
+        "host": e.host,
+        "port": e.port,
+        "verdict": e.verdict,
+        "count": e.count,
+        "first_at": e.first_at,
+        "last_at": e.last_at,
+    }
 
 
 _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
@@ -179,6 +196,8 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         group_gone=e.group_gone,
     ),
     A.Released: lambda e: se.SlotReleased(**_env(e, _SLOT), agent_id=_agent(e)),
+    E.Observed: lambda e: eg.EgressObserved(**_env(e, _EGRESS), **_egress(e)),
+    E.Tallied: lambda e: eg.EgressTallied(**_env(e, _EGRESS), **_egress(e)),
 }
 
 

@@ -19,6 +19,7 @@ from runtime_supervisor.domain import (
     COPY_KINDS,
     AdapterSlot,
     CopyKind,
+    EgressSeen,
     RuntimeService,
     SupervisorOperation,
     UpstreamCopy,
@@ -34,6 +35,7 @@ _OWN_EVENTS = (
     WorkspaceRuntime.Event,
     SupervisorOperation.Event,
     AdapterSlot.Event,
+    EgressSeen.Event,
 )
 
 
@@ -75,6 +77,10 @@ class SupervisorReadModels(ServiceApplication):
     (``domain.configs_seen``)."""
     issues_by_workspace: dict[str, set[str]]
     """Execution workspace id -> the issues whose current workspace it is (as the copies say)."""
+    egress: dict[str, EgressSeen]
+    """Id -> what one namespace reached or was kept from in one period."""
+    egress_by_target: dict[str, list[str]]
+    """Target key -> ids of its egress records, oldest first."""
     copies_seen: int
     """How many copy events were applied (it moves whenever a copy does)."""
     _objects: dict[UUID, Any]
@@ -95,6 +101,8 @@ class SupervisorReadModels(ServiceApplication):
         self.slots_by_run = {}
         self.configs_seen = {}
         self.issues_by_workspace = {}
+        self.egress = {}
+        self.egress_by_target = {}
         self.copies_seen = 0
         self._objects = {}
         self._leases = {}
@@ -136,6 +144,10 @@ class SupervisorReadModels(ServiceApplication):
         elif isinstance(aggregate, AdapterSlot):
             self.slots[key] = aggregate
             self.slots_by_run[aggregate.run_id] = key
+        elif isinstance(aggregate, EgressSeen):
+            self.egress[key] = aggregate
+            if created and aggregate.target_key:
+                self.egress_by_target.setdefault(aggregate.target_key, []).append(key)
 
     def _note_config(self, copy: UpstreamCopy) -> None:
         if copy.kind not in CONFIG_FIELDS:
@@ -192,6 +204,8 @@ class SupervisorReadModels(ServiceApplication):
             "operations_by_target": {k: list(v) for k, v in self.operations_by_target.items()},
             "slots": {key: aggregate_state(s) for key, s in self.slots.items()},
             "slots_by_run": dict(self.slots_by_run),
+            "egress": {key: aggregate_state(e) for key, e in self.egress.items()},
+            "egress_by_target": {k: list(v) for k, v in self.egress_by_target.items()},
             "issues_by_workspace": {k: sorted(v) for k, v in self.issues_by_workspace.items()},
             "configs_seen": {
                 f"{kind}:{key}": sorted(seen.decode() for seen in fingerprints)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,6 +47,10 @@ class SupervisorSettings:
     """``CLIPYARD_SANDBOX_PATHS`` (``:``-separated absolute folders): toolchains shown read-only
     in every sandbox (a language runtime outside ``/usr``); none may hold ``$CLIPYARD_HOME`` or
     lie inside it."""
+    egress_host_networks: str = ""
+    """``CLIPYARD_EGRESS_HOST_NETWORKS`` (comma list of IPv4 networks): the host's own
+    addresses an egress allowlist may name (default none: loopback, link-local and the host's
+    interfaces are never reached from a namespace)."""
 
     @property
     def home(self) -> Path:
@@ -109,6 +114,7 @@ def load_supervisor_settings(env: Mapping[str, str] | None = None) -> Supervisor
         api_url=(source.get("CLIPYARD_API_URL") or "").strip().rstrip("/")
         or f"http://{service.http_host}:{service.http_port}",
         sandbox_paths=_sandbox_paths(source.get("CLIPYARD_SANDBOX_PATHS", ""), service.home),
+        egress_host_networks=_networks(source.get("CLIPYARD_EGRESS_HOST_NETWORKS", "")),
         port_range=port_range,
         stop_grace=_seconds(source, "CLIPYARD_RUNTIME_STOP_GRACE", 10.0),
         ready_timeout=_seconds(source, "CLIPYARD_RUNTIME_READY_TIMEOUT", 30.0),
@@ -117,6 +123,21 @@ def load_supervisor_settings(env: Mapping[str, str] | None = None) -> Supervisor
         slot_grant_ttl=_seconds(source, "CLIPYARD_SLOT_GRANT_TTL", 120.0),
         run_log_max_bytes=_count(source, "CLIPYARD_RUN_LOG_MAX_BYTES", 64 * 1024 * 1024),
     )
+
+
+def _networks(raw: str) -> str:
+    found: list[str] = []
+    for part in (p.strip() for p in raw.split(",")):
+        if not part:
+            continue
+        try:
+            found.append(str(ipaddress.IPv4Network(part, strict=False)))
+        except ValueError:
+            raise SettingsError(
+                f"CLIPYARD_EGRESS_HOST_NETWORKS: {part!r} is not an IPv4 network (such as "
+                "127.0.8.0/24)."
+            ) from None
+    return ",".join(found)
 
 
 def _sandbox_paths(raw: str, home: Path) -> tuple[Path, ...]:

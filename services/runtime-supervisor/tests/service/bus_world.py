@@ -35,13 +35,21 @@ from contracts.runtime_subjects import (
 )
 from contracts.subjects import event_subject
 from contracts.workspace_config import (
+    EgressRule,
     ExecutionWorkspaceConfig,
+    ExecutionWorkspacePolicy,
     HttpReadiness,
     PortSpec,
     RuntimeConfig,
     ServiceSpec,
 )
-from contracts.workspace_events import IssueCreated, IssueStatusChanged, ProjectWorkspaceCreated
+from contracts.workspace_events import (
+    IssueCreated,
+    IssueStatusChanged,
+    ProjectCreated,
+    ProjectUpdated,
+    ProjectWorkspaceCreated,
+)
 from natsbus import BusClient
 
 ACME = "c-acme"
@@ -116,6 +124,13 @@ class Upstream:
             msgspec.json.encode(event),
             headers={"Nats-Msg-Id": f"{upstream}:{position}"},
         )
+
+    async def project(self, allowlist: list[EgressRule], *, created: bool = True) -> None:
+        """Project ``p-1`` (created, else updated) with its egress allowlist."""
+        policy = ExecutionWorkspacePolicy(egress_allowlist=allowlist)
+        event = ProjectCreated if created else ProjectUpdated
+        await self.publish(event(**self.envelope("project", "p-1"), name="Web",
+                                 execution_workspace_policy=policy))  # fmt: skip
 
     async def project_workspace(self, cwd: str, config: RuntimeConfig | None = None) -> str:
         pw = str(uuid.uuid4())

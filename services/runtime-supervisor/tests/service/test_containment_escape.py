@@ -59,7 +59,11 @@ def write(path):
     with open(path, "w") as f:
         f.write("pwned")
 def connect(port, host="127.0.0.1"):
-    socket.create_connection((host, port), timeout=2).close()
+    # An exchange, not only a connect: the egress gate accepts a connection leaving the
+    # namespace before it resets a denied one.
+    with socket.create_connection((host, port), timeout=2) as s:
+        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        s.recv(1)
 attempt("read_a_worktree", lambda: read(targets["a_file"]))
 attempt("write_a_worktree", lambda: write(targets["a_file"]))
 attempt("list_home", lambda: os.listdir(targets["home"]))

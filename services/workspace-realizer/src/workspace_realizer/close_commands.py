@@ -92,6 +92,8 @@ async def run_close_commands(ctx: Realizer, facts: CloseFacts, sink: Any) -> lis
             timeout=ctx.command_timeout,
             sink=sink,
             company_id=ws.company_id,
+            project_id=ws.project_id,
+            workspace_id=ws.id,
         )
         if result.exit_code != 0:
             warnings.append(f"{label} failed with exit code {result.exit_code}.")

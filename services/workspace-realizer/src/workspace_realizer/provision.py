@@ -77,6 +77,8 @@ async def run_provision(
         timeout=ctx.command_timeout,
         sink=sink,
         company_id=env.company_id,
+        project_id=env.project_id,
+        workspace_id=workspace_id,
     )
     if result.exit_code == 0:
         await ctx.store(ctx.app.record_provision, workspace_id, operation_id, None)

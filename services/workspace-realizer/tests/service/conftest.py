@@ -208,9 +208,11 @@ class FakeCommands:
     runs: list[dict[str, Any]] = field(default_factory=list)
 
     async def run(self, *, phase: Any, command: str, cwd: Path, env: Any, timeout: float,
-                  sink: StepSink, company_id: str = "") -> CommandResult:  # fmt: skip
+                  sink: StepSink, company_id: str = "", project_id: str = "",
+                  workspace_id: str = "") -> CommandResult:  # fmt: skip
         self.runs.append({"phase": phase, "command": command, "cwd": cwd, "env": dict(env),
-                          "companyId": company_id})  # fmt: skip
+                          "companyId": company_id, "projectId": project_id,
+                          "workspaceId": workspace_id})  # fmt: skip
         code = self.exit_codes.get(command, 0)
         step = await _step(sink, phase, command, cwd, code, stdout=f"ran {command}\n".encode(),
                            stderr=b"boom\n" if code else b"")  # fmt: skip

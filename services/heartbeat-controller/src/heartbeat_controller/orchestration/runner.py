@@ -273,6 +273,7 @@ class _Runner:
             return LaunchAdapter(**common, url=config.url, headers=dict(config.headers),
                                  context=adapter_context(identity, token))  # fmt: skip
         return LaunchAdapter(**common, command=list(config.command), limits=config.limits,
+                             egress_allowlist=list(config.egress_allowlist),
                              env=adapter_env(identity, token, config.env))  # fmt: skip
 
 

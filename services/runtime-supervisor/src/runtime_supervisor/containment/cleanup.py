@@ -1,4 +1,4 @@
-"""Ending everything of one stack on this host (docs/design/isolation.md): its relays, its
+"""Ending everything of one stack on this host (docs/design/isolation.md): its relays and gates, its
 network namespaces and its resource units. ``clipyard down`` (a stop-all) does it for its own
 stack, a supervisor's start for the stacks whose homes are gone (their id ranges reclaimed), and
 the test kit for each test's home. Blocking: call from a thread."""
@@ -18,18 +18,18 @@ from runtime_supervisor.containment.cgroups import Cgroups
 __all__ = ["drop_stacks"]
 
 _PROC: Final = Path("/proc")
-_MARK: Final = b"runtime_supervisor.containment.relay"
+_MARKS: Final = (b"runtime_supervisor.containment.relay", b"runtime_supervisor.containment.gate")
 
 
 def _relays_of(prefixes: tuple[bytes, ...]) -> list[int]:
-    """The relay processes carrying into a namespace named with one of ``prefixes``."""
+    """The relays and gates of a namespace named with one of ``prefixes``."""
     found: list[int] = []
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError):
             argv = (entry / "cmdline").read_bytes()
-            if _MARK in argv and any(prefix in argv for prefix in prefixes):
+            if any(mark in argv for mark in _MARKS) and any(prefix in argv for prefix in prefixes):
                 found.append(int(entry.name))
     return found
 

@@ -31,7 +31,7 @@ from runtime_supervisor.containment.identities import (
     IdentityError,
     claim_range,
 )
-from runtime_supervisor.containment.relays import stop_api_relay
+from runtime_supervisor.containment.relays import ensure_gate, stop_relays_into
 from runtime_supervisor.containment.sandbox import Tools, sandbox_argv
 from runtime_supervisor.slots.ownership import chown_tree, own_pointer
 
@@ -73,15 +73,22 @@ class Launcher:
     identities: Identities | None = None
     cgroups: Cgroups | None = None
     detail: str = ""
+    egress_open: str = ""
+    """The host networks an allowlist may name (``CLIPYARD_EGRESS_HOST_NETWORKS``)."""
     _owned: set[str] = field(default_factory=set)
 
     @classmethod
     def start(
-        cls, home: Path, toolchains: Sequence[Path] = (), *, dirs: Sequence[str] = SYSTEM_DIRS
+        cls,
+        home: Path,
+        toolchains: Sequence[Path] = (),
+        *,
+        dirs: Sequence[str] = SYSTEM_DIRS,
+        egress_open: str = "",
     ) -> Launcher:
         """Probe the host (blocking); an unusable host gives a launcher that refuses work.
         ``bwrap`` and ``setpriv`` are looked for in ``dirs`` only (never through a ``PATH``)."""
-        launcher = cls(home=home, toolchains=tuple(toolchains))
+        launcher = cls(home=home, toolchains=tuple(toolchains), egress_open=egress_open)
         if os.geteuid() != 0:
             launcher.detail = (
                 f"The runtime-supervisor runs as uid {os.geteuid()}, not root, so it cannot run "
@@ -89,13 +96,13 @@ class Launcher:
             )
             return launcher
         bwrap, setpriv = _find("bwrap", dirs), _find("setpriv", dirs)
-        nsenter, ip = _find("nsenter", dirs), _find("ip", dirs)
-        if bwrap is None or setpriv is None or nsenter is None or ip is None:
+        nsenter, ip, nft = _find("nsenter", dirs), _find("ip", dirs), _find("nft", dirs)
+        if bwrap is None or setpriv is None or nsenter is None or ip is None or nft is None:
             launcher.detail = (
-                "bwrap (bubblewrap), setpriv or nsenter (util-linux) or ip (iproute2) is not "
-                "installed, so nothing a company runs can be contained: install them (./dev "
-                "does: apt-get install bubblewrap util-linux iproute2) and restart the "
-                "runtime-supervisor."
+                "bwrap (bubblewrap), setpriv or nsenter (util-linux), ip (iproute2) or nft "
+                "(nftables) is not installed, so nothing a company runs can be contained: "
+                "install them (./dev does: apt-get install bubblewrap util-linux iproute2 "
+                "nftables) and restart the runtime-supervisor."
             )
             return launcher
         try:
@@ -186,14 +193,24 @@ class Launcher:
                             netns=netns)  # fmt: skip
 
     def namespace(self, key: str) -> Path:
-        """The network namespace of ``key`` (a workspace or run id), made if missing. Blocking.
+        """The network namespace of ``key`` (a workspace or run id), made if missing, with its
+        egress gate running. Blocking.
 
         Raises:
             ContainmentUnavailableError: The host cannot contain work.
             NetnsError: The namespace could not be made.
+            OSError: Its gate could not start.
         """
         _tools, identities, _cgroups = self.require()
-        return netns.ensure(netns.namespace_name(identities.stack, key))
+        path = netns.ensure(netns.namespace_name(identities.stack, key))
+        ensure_gate(self.home, path.name, path, self.egress_open)
+        return path
+
+    def namespace_folder(self, key: str) -> Path | None:
+        """Where the files of ``key``'s namespace live (its policy, run and tally)."""
+        if self.identities is None:
+            return None
+        return self.home / "netns" / netns.namespace_name(self.identities.stack, key)
 
     def drop_all(self) -> None:
         """End every relay, unit and namespace of this stack (``clipyard down``). Blocking."""
@@ -205,7 +222,7 @@ class Launcher:
         if self.identities is None:
             return
         name = netns.namespace_name(self.identities.stack, key)
-        stop_api_relay(self.home, name)
+        stop_relays_into(self.home, name)
         netns.delete(name)
 
 

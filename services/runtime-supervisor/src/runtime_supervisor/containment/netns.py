@@ -2,8 +2,11 @@
 
 Each workspace (and each run without one) gets a named namespace, ``/run/netns/cy<stack>-<id>``,
 holding only a loopback interface: nothing outside it is reachable from inside unless a relay
-(:mod:`~runtime_supervisor.containment.relay`) carries a port in or out. The namespace outlives
-the supervisor (``ip netns`` keeps it mounted), so a restarted supervisor finds it again by name.
+(:mod:`~runtime_supervisor.containment.relay`) carries a port in or out, or its egress gate
+(:mod:`~runtime_supervisor.containment.gate`) lets a connection out. Its packet rules
+(:data:`RULES`) turn every TCP connection that leaves ``127.0.0.1`` and every DNS query to the
+gate and drop everything else. The namespace outlives the supervisor (``ip netns`` keeps it
+mounted), so a restarted supervisor finds it again by name.
 
 Python 3.11 has no ``os.setns``: :func:`enter` calls ``setns(2)`` through ctypes, only ever in a
 thread of its own (a network namespace is per thread), and :func:`probe_tcp` probes a port from
@@ -21,24 +24,61 @@ import threading
 from pathlib import Path
 from typing import Final
 
-__all__ = ["NETNS_DIR", "NetnsError", "delete", "ensure", "enter", "namespace_name", "probe_tcp"]
+__all__ = [
+    "NETNS_DIR",
+    "RULES",
+    "NetnsError",
+    "delete",
+    "ensure",
+    "enter",
+    "namespace_name",
+    "probe_tcp",
+]
 
 NETNS_DIR: Final = Path("/run/netns")
 CLONE_NEWNET: Final = 0x40000000
 _IP_DIRS: Final = ("/usr/sbin", "/sbin", "/usr/bin", "/bin")
 
 
+RULES: Final = """
+table ip clipyard {
+  chain turn {
+    type nat hook output priority -100; policy accept;
+    ip daddr 127.0.0.1 return
+    meta l4proto tcp redirect to :1
+    udp dport 53 redirect to :53
+  }
+  chain out {
+    type filter hook output priority 0; policy drop;
+    ip daddr 127.0.0.1 accept
+  }
+}
+table ip6 clipyard {
+  chain out {
+    type filter hook output priority 0; policy drop;
+    ip6 daddr ::1 accept
+  }
+}
+"""
+"""A namespace's packet rules: TCP and DNS to the gate (``127.0.0.1:1`` and ``:53``, see
+:mod:`~runtime_supervisor.containment.gate`), loopback kept, the rest dropped."""
+
+
 class NetnsError(Exception):
     """A namespace could not be made or entered (the message says what to do)."""
 
 
-def _ip() -> str:
+def _tool(name: str, package: str) -> str:
     for folder in _IP_DIRS:
-        path = os.path.join(folder, "ip")
+        path = os.path.join(folder, name)
         if os.access(path, os.X_OK):
             return path
-    raise NetnsError("ip (iproute2) is not installed: install it (./dev does: apt-get install "
-                     "iproute2).")  # fmt: skip
+    raise NetnsError(f"{name} ({package}) is not installed: install it (./dev does: apt-get "
+                     f"install {package}).")  # fmt: skip
+
+
+def _ip() -> str:
+    return _tool("ip", "iproute2")
 
 
 def namespace_name(stack: str, key: str) -> str:
@@ -54,7 +94,8 @@ def _run(*args: str) -> None:
 
 
 def ensure(name: str) -> Path:
-    """Create the namespace ``name`` with loopback up (nothing when it exists); its path."""
+    """Create the namespace ``name`` with loopback up, every other address routed to it and
+    :data:`RULES` in force (nothing when it exists); its path."""
     path = NETNS_DIR / name
     if not path.exists():
         try:
@@ -62,8 +103,24 @@ def ensure(name: str) -> Path:
         except NetnsError:
             if not path.exists():  # another supervisor of the stack made it meanwhile
                 raise
-        _run("-n", name, "link", "set", "lo", "up")
+            return path
+        try:
+            _run("-n", name, "link", "set", "lo", "up")
+            _run("-n", name, "route", "add", "default", "dev", "lo", "src", "127.0.0.1")
+            _rules(path)
+        except NetnsError:
+            delete(name)  # never a namespace without its rules
+            raise
     return path
+
+
+def _rules(path: Path) -> None:
+    nft = _tool("nft", "nftables")
+    done = subprocess.run([_tool("nsenter", "util-linux"), f"--net={path}", "--", nft, "-f", "-"],
+                          input=RULES, capture_output=True, text=True, timeout=30,
+                          check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise NetnsError(f"the packet rules of {path.name} could not be set: {done.stderr.strip()}")
 
 
 def delete(name: str) -> None:

@@ -26,7 +26,7 @@ from typing import Final
 
 from runtime_supervisor.containment.netns import enter
 
-__all__ = ["main"]
+__all__ = ["announce", "detach", "entered", "main", "splice"]
 
 _CHUNK: Final = 64 * 1024
 
@@ -58,6 +58,11 @@ def _carry(conn: socket.socket, outgoing: ThreadPoolExecutor, host: str, port: i
     except OSError:
         conn.close()
         return
+    splice(conn, upstream)
+
+
+def splice(conn: socket.socket, upstream: socket.socket) -> None:
+    """Copy both ways between ``conn`` and ``upstream`` until both are done; close them."""
     back = threading.Thread(target=_pump, args=(upstream, conn), daemon=True)
     back.start()
     _pump(conn, upstream)
@@ -66,7 +71,22 @@ def _carry(conn: socket.socket, outgoing: ThreadPoolExecutor, host: str, port: i
     upstream.close()
 
 
-def _entered(ns: str | None) -> ThreadPoolExecutor:
+def detach() -> None:
+    """Go on in a child of a session of its own (before any thread exists): the starter reaps
+    the first process at once, and nothing ends with the supervisor."""
+    if os.fork() != 0:
+        os._exit(0)
+    os.setsid()
+
+
+def announce() -> None:
+    """Tell the starter (waiting on stdout) that it listens, and with which pid."""
+    sys.stdout.write(f"listening {os.getpid()}\n")
+    sys.stdout.flush()
+    sys.stdout.close()
+
+
+def entered(ns: str | None) -> ThreadPoolExecutor:
     """A one-thread executor whose thread lives in namespace ``ns`` (None: the host's)."""
     executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ns")
     if ns is not None:
@@ -82,11 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     listen_ns, listen_host, listen_port = _side(args.listen)
     target_ns, target_host, target_port = _side(args.target)
-    # Detach before any thread exists: the starter reaps this first process at once.
-    if os.fork() != 0:
-        os._exit(0)
-    os.setsid()
-    listening = _entered(listen_ns)
+    detach()
+    listening = entered(listen_ns)
 
     def listener() -> socket.socket:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -96,10 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         return sock
 
     server = listening.submit(listener).result()
-    outgoing = _entered(target_ns)
-    sys.stdout.write(f"listening {os.getpid()}\n")
-    sys.stdout.flush()
-    sys.stdout.close()
+    outgoing = entered(target_ns)
+    announce()
     while True:
         try:
             conn, _addr = server.accept()

@@ -6,7 +6,9 @@ that a restarted supervisor finds, keeps or replaces it:
 - the Clipyard API: the namespace's ``127.0.0.1:<port>`` out to the host's, recorded in
   ``$CLIPYARD_HOME/netns/<namespace>/api.json``;
 - a shared service's port: a workspace namespace's ``127.0.0.1:<port>`` to the project workspace's
-  namespace where the service runs (``$CLIPYARD_HOME/netns/<namespace>/fwd-<port>.json``).
+  namespace where the service runs (``$CLIPYARD_HOME/netns/<namespace>/fwd-<port>.json``);
+- a namespace's egress gate (:mod:`~runtime_supervisor.containment.gate`), recorded in
+  ``$CLIPYARD_HOME/netns/<namespace>/gate.json``.
 
 Blocking: call from a thread.
 """
@@ -21,7 +23,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,17 +33,19 @@ __all__ = [
     "Relay",
     "ensure_api_relay",
     "ensure_forward",
+    "ensure_gate",
     "ensure_service_relay",
     "revive_service_relay",
     "start_relay",
-    "stop_api_relay",
     "stop_relay",
+    "stop_relays_into",
     "stop_service_relay",
 ]
 
 log = logging.getLogger(__name__)
 
-_PROGRAM: Final = "runtime_supervisor.containment.relay"
+_RELAY: Final = "runtime_supervisor.containment.relay"
+_GATE: Final = "runtime_supervisor.containment.gate"
 
 
 class Relay:
@@ -69,12 +73,16 @@ def start_relay(listen: str, target: str, log: Path) -> Relay:
     Raises:
         OSError: It could not start or listen (its log says why).
     """
+    return _start([_RELAY, listen, target], log, f"the relay {listen} -> {target}")
+
+
+def _start(argv: list[str], log: Path, what: str) -> Relay:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         # The relay detaches (forks, its first process exits at once): no supervisor has to
         # reap it, and it outlives the supervisor.
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", _PROGRAM, listen, target],
+            [sys.executable, "-I", "-m", *argv],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=out,
             start_new_session=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": _pythonpath()},
         )  # fmt: skip
@@ -83,7 +91,7 @@ def start_relay(listen: str, target: str, log: Path) -> Relay:
         ready = proc.stdout.readline().split()
     proc.wait()
     if len(ready) != 2 or ready[0] != b"listening" or not ready[1].isdigit():
-        raise OSError(f"the relay {listen} -> {target} did not start (see {log})")
+        raise OSError(f"{what} did not start (see {log})")
     pid = int(ready[1])
     return Relay(pid, _start_time(pid))
 
@@ -124,20 +132,21 @@ def _locked(record: Path) -> Iterator[None]:
 
 
 def _ensure(record: Path, listen: str, target: str, key: dict[str, object]) -> Relay:
+    return _keep(record, key, lambda: start_relay(listen, target, record.with_suffix(".log")))
+
+
+def _keep(record: Path, key: dict[str, object], start: Callable[[], Relay]) -> Relay:
+    """The live process ``record`` names for ``key``, else a new one from ``start``."""
     with _locked(record):
-        return _ensure_locked(record, listen, target, key)
-
-
-def _ensure_locked(record: Path, listen: str, target: str, key: dict[str, object]) -> Relay:
-    found = _read(record)
-    if found is not None and all(found.get(k) == v for k, v in key.items()):
-        relay = Relay(int(found["pid"] or 0), found.get("startTime"))
-        if relay.alive():
-            return relay
-    _stop_locked(record)
-    relay = start_relay(listen, target, record.with_suffix(".log"))
-    record.write_text(json.dumps({**key, "pid": relay.pid, "startTime": relay.start_time}))
-    return relay
+        found = _read(record)
+        if found is not None and all(found.get(k) == v for k, v in key.items()):
+            relay = Relay(int(found["pid"] or 0), found.get("startTime"))
+            if relay.alive():
+                return relay
+        _stop_locked(record)
+        relay = start()
+        record.write_text(json.dumps({**key, "pid": relay.pid, "startTime": relay.start_time}))
+        return relay
 
 
 def _stop(record: Path) -> None:
@@ -187,10 +196,12 @@ def ensure_api_relay(home: Path, name: str, netns: Path, port: int) -> Relay:
                    f"{_LOOPBACK}:{port}", {"port": port, "netns": str(netns)})  # fmt: skip
 
 
-def stop_api_relay(home: Path, name: str) -> None:
-    """End every relay into namespace ``name`` (the API's and the shared services' forwards)."""
+def stop_relays_into(home: Path, name: str) -> None:
+    """End every relay into namespace ``name`` (the API's, the shared services' forwards) and
+    its gate."""
     folder = home / "netns" / name
     _stop(_api_record(home, name))
+    _stop(folder / _GATE_RECORD)
     if folder.is_dir():
         for record in folder.glob("fwd-*.json"):
             _stop(record)
@@ -202,3 +213,16 @@ def ensure_forward(home: Path, name: str, netns: Path, port: int, source: Path) 
     return _ensure(home / "netns" / name / f"fwd-{port}.json", f"{netns}@{_LOOPBACK}:{port}",
                    f"{source}@{_LOOPBACK}:{port}",
                    {"port": port, "netns": str(netns), "source": str(source)})  # fmt: skip
+
+
+_GATE_RECORD: Final = "gate.json"
+
+
+def ensure_gate(home: Path, name: str, netns: Path, opened: str) -> Relay:
+    """The egress gate of namespace ``name`` (started when missing or dead); ``opened`` the
+    operator's host networks a rule may name (``CLIPYARD_EGRESS_HOST_NETWORKS``)."""
+    folder = home / "netns" / name
+    record = folder / _GATE_RECORD
+    argv = [_GATE, str(netns), str(folder), str(home), f"--open={opened}"]
+    return _keep(record, {"netns": str(netns), "open": opened},
+                 lambda: _start(argv, record.with_suffix(".log"), f"the gate of {name}"))  # fmt: skip

@@ -29,6 +29,7 @@ from runtime_supervisor.containment.netns import NETNS_DIR, NetnsError, namespac
 from runtime_supervisor.containment.relays import ensure_api_relay, ensure_forward
 from runtime_supervisor.containment.sandbox import contained_env
 from runtime_supervisor.domain import ContainmentError
+from runtime_supervisor.egress import open_namespace
 from runtime_supervisor.identity import require_cwd
 from runtime_supervisor.process import JOB_OUTPUT_CAP, JobResult, run_job
 from runtime_supervisor.slots.layout import LayoutError
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from runtime_supervisor.containment.launcher import Launcher
     from runtime_supervisor.context import Supervisor
     from runtime_supervisor.domain import RuntimeTarget
+    from runtime_supervisor.usecases.egress import EgressOwner
 
 __all__ = [
     "ContainedLaunch",
@@ -213,11 +215,12 @@ def _unconfined(launcher: Launcher, unit: str, limits: Limits) -> ContainedLaunc
 
 async def prepare_in(
     sup: Supervisor, company_id: str, root: Path, *, owned: bool, unit: str, limits: Limits,
-    cwd: Path, netns_key: str,
+    cwd: Path, netns_key: str, owner: EgressOwner | None = None,
 ) -> ContainedLaunch:  # fmt: skip
     """Prepare a contained launch of ``company_id`` in the folder ``root`` (handed to its
     identity when ``owned``), starting in ``cwd``, in the network namespace of ``netns_key``
-    (made if missing, with the API relayed into it).
+    (made if missing, with the API relayed into it, and its gate told whose it is: ``owner``,
+    else the workspace ``netns_key`` names).
 
     Raises:
         ContainmentError: The node cannot contain it, or ``root`` would show ``$CLIPYARD_HOME``.
@@ -264,7 +267,11 @@ async def prepare_in(
                                identity=contained.identity, unit=contained.unit,
                                netns=namespace)  # fmt: skip
 
-    return await asyncio.to_thread(prepare)
+    launch = await asyncio.to_thread(prepare)
+    folder = launcher.namespace_folder(netns_key)
+    if folder is not None:
+        await open_namespace(sup, folder, netns_key, company_id, owner)
+    return launch
 
 
 async def end_unit(sup: Supervisor, name: str) -> list[int]:

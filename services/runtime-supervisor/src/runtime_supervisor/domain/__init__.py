@@ -4,6 +4,7 @@ them, and errors. Pure: no I/O."""
 from __future__ import annotations
 
 from runtime_supervisor.domain.copies import COPY_KINDS, CopyKind, UpstreamCopy, copy_id
+from runtime_supervisor.domain.egress import EgressSeen, EgressVerdict, egress_id
 from runtime_supervisor.domain.errors import (
     ContainmentError,
     CopiesBehindError,
@@ -46,6 +47,8 @@ __all__ = [
     "ContainmentError",
     "CopiesBehindError",
     "CopyKind",
+    "EgressSeen",
+    "EgressVerdict",
     "InvalidInputError",
     "IssueBrief",
     "LeaseConflictError",
@@ -69,6 +72,7 @@ __all__ = [
     "UpstreamCopy",
     "WorkspaceRuntime",
     "copy_id",
+    "egress_id",
     "excerpt",
     "parse_target_key",
     "runtime_id",

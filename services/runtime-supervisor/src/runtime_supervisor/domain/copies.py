@@ -1,5 +1,6 @@
 """The supervisor's read-only copies of other services' records (ARCHITECTURE §1): execution
-workspaces, project workspaces and issues (realizer), runs (controller).
+workspaces, project workspaces, projects (their egress allowlist) and issues (realizer), runs
+(controller), companies (gateway).
 
 Each copy is an aggregate of the supervisor's own store, fed by its inbox, so that it is rebuilt
 from that store (the event stream keeps only 30 days). A copy holds plain fields, written as each
@@ -18,9 +19,9 @@ from runtime_supervisor.domain.base import CompanyScoped
 
 __all__ = ["COPY_KINDS", "CopyKind", "UpstreamCopy", "copy_id"]
 
-CopyKind = Literal["workspace", "project_workspace", "issue", "run", "company"]
+CopyKind = Literal["workspace", "project_workspace", "issue", "run", "company", "project"]
 COPY_KINDS: Final[tuple[CopyKind, ...]] = ("workspace", "project_workspace", "issue", "run",
-                                          "company")  # fmt: skip
+                                          "company", "project")  # fmt: skip
 
 _NAMESPACE: Final = UUID("5b0f7a2e-3c1d-5e4f-8a9b-1c2d3e4f5a6b")
 _MISSING: Final = object()

@@ -23,7 +23,8 @@ from contracts.contained_commands import (
 )
 from runtime_supervisor.containment.cgroups import Limits
 from runtime_supervisor.containment.workspaces import prepare_in, run_prepared
-from runtime_supervisor.domain import InvalidInputError
+from runtime_supervisor.domain import InvalidInputError, target_key
+from runtime_supervisor.usecases.egress import EgressOwner
 from servicekit.access import AccessDeniedError, ActorKind, kind_of
 
 if TYPE_CHECKING:
@@ -58,8 +59,15 @@ async def register_contained(e: Endpoints) -> None:
         root, cwd = _checked(c)
         unit = f"cmd-{c.label}-{uuid.uuid4()}"
         with e.acting(c.principal, f"contained {c.label} command"):
+            owner = EgressOwner(
+                company_id=c.company_id, project_id=c.project_id,
+                execution_workspace_id=c.workspace_id,
+                target_key=target_key("execution_workspace", c.workspace_id)
+                if c.workspace_id else None,
+            )  # fmt: skip
             launch = await prepare_in(sup, c.company_id, root, owned=c.owned, unit=unit,
-                                      limits=Limits(), cwd=cwd, netns_key=unit)  # fmt: skip
+                                      limits=Limits(), cwd=cwd, netns_key=unit,
+                                      owner=owner)  # fmt: skip
             try:
                 result = await run_prepared(sup, launch, command=c.command, cwd=cwd,
                                             env=dict(c.env), timeout=c.timeout_sec)  # fmt: skip

@@ -26,6 +26,7 @@ from runtime_supervisor.containment.relays import ensure_api_relay
 from runtime_supervisor.containment.workspaces import api_port
 from runtime_supervisor.context import as_system
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, StateConflictError
+from runtime_supervisor.egress import hold, let_go, open_namespace
 from runtime_supervisor.process import last_output, stop_group
 from runtime_supervisor.slots.adapter import ADAPTER_GRACE, AdapterOutcome, spawn_adapter
 from runtime_supervisor.slots.layout import LayoutError
@@ -164,6 +165,20 @@ class SlotRuntime:
             ensure_api_relay(self.sup.settings.home, namespace.name, namespace, port)
         return namespace
 
+    async def _hold(self, info: SlotInfo, c: LaunchAdapter) -> None:
+        """The run holds its namespace now: its gate is told whose it is and the agent's own
+        allowlist entries apply (until :meth:`_let_go`)."""
+        key = c.workspace_id or c.run_id
+        folder = self.launcher.namespace_folder(key)
+        if folder is not None:
+            await open_namespace(self.sup, folder, key, info.company_id)
+            await asyncio.to_thread(hold, folder, c.run_id, c.egress_allowlist)
+
+    async def _let_go(self, workspace_id: str | None, run_id: str) -> None:
+        folder = self.launcher.namespace_folder(workspace_id or run_id)
+        if folder is not None:
+            await asyncio.to_thread(let_go, folder, run_id)
+
     async def _launch_local(
         self, info: SlotInfo, c: LaunchAdapter, deadline: datetime
     ) -> AdapterLaunched:
@@ -190,6 +205,7 @@ class SlotRuntime:
                 )
                 identity, unit = contained.identity, contained.unit
                 namespace = await asyncio.to_thread(self._namespace, c)
+                await self._hold(info, c)
                 layout = await contain(placement, identity)
                 handed = True
                 tools, _ids, _groups = self.launcher.require()
@@ -238,6 +254,7 @@ class SlotRuntime:
         finally:
             if identity is not None:
                 await give_back(placement.cwd, layout, identity, adapter.unit, c.run_id)
+                await self._let_go(c.workspace_id, c.run_id)
                 if c.workspace_id is None:  # a run's own namespace ends with it
                     with contextlib.suppress(NetnsError):
                         await asyncio.to_thread(self.launcher.drop_namespace, c.run_id)
@@ -346,6 +363,8 @@ class SlotRuntime:
                                        leader_start_time=info.start_time)  # fmt: skip
             gone = not outcome.survivors
         identity = self._identity(info) if self.launcher.available else None
+        if identity is not None:
+            await self._let_go(info.workspace_id, info.run_id)
         if identity is not None and info.cwd:
             with contextlib.suppress(NotFoundError, InvalidInputError):
                 placement = await self.sup.store(

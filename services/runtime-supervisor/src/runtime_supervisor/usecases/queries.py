@@ -196,10 +196,12 @@ class Queries(Lookups):
 
     def event_sources(self, target: RuntimeTarget) -> list[UUID]:
         """The ids of the aggregates whose stored events are the target's runtime history (its
-        runtime record, its service instances, its operations), for ``GetWorkspaceEvents``."""
+        runtime record, its service instances, its operations, what it reached or was kept
+        from), for ``GetWorkspaceEvents``."""
         ids = [self.runtimes[target.key].id] if target.key in self.runtimes else []
         ids += [self.services[i].id for i in self.services_by_target.get(target.key, [])]
         ids += [self.operations[i].id for i in self.operations_by_target.get(target.key, [])]
+        ids += [self.egress[i].id for i in self.egress_by_target.get(target.key, [])]
         return ids
 
     # -- operations ------------------------------------------------------------------------

@@ -55,6 +55,8 @@ class ShellCommandRunner:
         timeout: float,
         sink: StepSink,
         company_id: str = "",
+        project_id: str = "",
+        workspace_id: str = "",
     ) -> CommandResult:
         """Run ``command`` and report it as one step (on this host, unconfined: only tests and
         tools use this runner; the running realizer asks the supervisor, see
@@ -68,6 +70,8 @@ class ShellCommandRunner:
             timeout: Seconds until the process group is killed.
             sink: Receives the step.
             company_id: The company the command is of (unused here).
+            project_id: Its project (unused here: no egress rules apply on the host).
+            workspace_id: Its workspace (unused here).
 
         Returns:
             The exit code (``124`` on timeout, ``127`` when the shell could not start) and the step.

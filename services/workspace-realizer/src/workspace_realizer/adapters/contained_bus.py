@@ -60,13 +60,16 @@ class BusCommandRunner:
         timeout: float,
         sink: StepSink,
         company_id: str = "",
+        project_id: str = "",
+        workspace_id: str = "",
     ) -> CommandResult:
         """Run ``command`` contained in the worktree ``cwd`` and report it as one step."""
         request = RunContainedCommand(
             principal=Principal(company_id=company_id, actor=Actor(type="system", id=ACTOR_ID)),
             company_id=company_id, command=command, cwd=str(cwd), root=str(cwd),
             env=workspace_env(env, base=self._base_env), timeout_sec=timeout, owned=True,
-            label=_LABELS.get(phase, "command"),
+            label=_LABELS.get(phase, "command"), project_id=project_id or None,
+            workspace_id=workspace_id or None,
         )  # fmt: skip
         started = datetime.now(UTC)
         reply = await self._bus.request(self._subject, request, timeout=timeout + _MARGIN)

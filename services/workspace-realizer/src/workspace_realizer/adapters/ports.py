@@ -331,6 +331,8 @@ class CommandRunner(Protocol):
         timeout: float,
         sink: StepSink,
         company_id: str = "",
+        project_id: str = "",
+        workspace_id: str = "",
     ) -> CommandResult: ...
 
 
