@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contracts.base import Message, Principal
+from contracts.egress_events import EgressObserved, EgressTallied
 from contracts.run_events import RunFinished, RunStarted
 from contracts.runtime_commands import (
     ControlRuntime,
@@ -147,5 +148,25 @@ def build(envelope: Callable[..., dict[str, Any]], principal: Principal) -> list
             operation_id=OP,
             error="pnpm install exited with 1",
             failed_at=AT,
+        ),
+        EgressObserved(
+            **envelope("egress"),
+            **target,
+            host="registry.npmjs.org",
+            port=443,
+            verdict="allowed",
+            count=1,
+            first_at=AT,
+            last_at=AT,
+        ),
+        EgressTallied(
+            **envelope("egress", 2),
+            **target,
+            host="example.com",
+            port=53,
+            verdict="denied",
+            count=3,
+            first_at=AT,
+            last_at=AT,
         ),
     ]

@@ -184,3 +184,42 @@ def test_an_unknown_issue_is_not_found(signed_in: Client, bus: Any) -> None:
     response = signed_in.get(PAGE)
     assert response.status_code == 404
     assert "There is no issue x." in response.text
+
+
+def test_an_unconfined_workspace_is_marked_as_current_and_among_the_reusable(
+    signed_in: Client, scripted: Any, company: str
+) -> None:
+    """A workspace of a ``hostTrusted`` company says so wherever the issue page shows it."""
+    scripted.replies[subjects.ISSUE_GET] = wire.ok(
+        wire.issue(company, executionWorkspaceId=wire.WS)
+    )
+    scripted.replies[subjects.WORKSPACE_GET] = wire.ok(wire.workspace(company, unconfined=True))
+    scripted.replies[subjects.WORKSPACE_LIST] = wire.page(
+        wire.workspace(company, id=REUSE_A, name="acme-7", branchName="acme-7", unconfined=True),
+        wire.workspace(
+            company, id=REUSE_B, name="docs-2", branchName="docs-2", projectWorkspaceId=PWS2
+        ),
+    )
+    html = signed_in.get(PAGE).text
+    labels = {value: label for value, label, _, _ in options(html)}
+    assert labels[f"reuse:{REUSE_A}"] == "acme-7 (acme-7) — unconfined"
+    assert labels[f"reuse:{REUSE_B}"] == "docs-2 (docs-2)"
+    current = html.split('data-field="current-workspace">')[1].split("</p>")[0]
+    assert f'<a href="/workspaces/{wire.WS}">acme-1</a> <span class="status status-unconfined"' in (
+        current
+    )
+    assert 'title="This company is host-trusted: ' in current
+    note = html.split('data-field="current-workspace-unconfined">')[1].split("</p>")[0]
+    assert "its commands run as the service user on the host, outside any sandbox." in note
+
+
+def test_a_confined_current_workspace_has_no_unconfined_mark(
+    signed_in: Client, scripted: Any, company: str
+) -> None:
+    scripted.replies[subjects.ISSUE_GET] = wire.ok(
+        wire.issue(company, executionWorkspaceId=wire.WS)
+    )
+    scripted.replies[subjects.WORKSPACE_GET] = wire.ok(wire.workspace(company))
+    html = signed_in.get(f"{PAGE}?fragment=workspace").text
+    assert f'<a href="/workspaces/{wire.WS}">acme-1</a>' in html
+    assert "unconfined" not in html

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import uuid
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
@@ -488,3 +489,116 @@ def test_a_realizer_422_names_its_field_next_to_the_control(
     assert '<label for="workspaceRuntime">Runtime config (JSON)</label>' in form
     # The gateway's own schema check names the same control the other way.
     assert _control_for(form, "config.workspaceRuntime.services[0].command") == "workspaceRuntime"
+
+
+def test_an_unconfined_workspace_says_so_in_its_heading_and_summary(
+    signed_in: Client, scripted: Any, company: str
+) -> None:
+    scripted.replies[subjects.WORKSPACE_GET] = wire.ok(wire.workspace(company, unconfined=True))
+    html = signed_in.get(PAGE).text
+    heading = between(html, "<h1>", "</h1>")
+    assert 'class="status status-unconfined" data-field="unconfined"' in heading
+    assert ">unconfined</span>" in heading
+    assert 'title="This company is host-trusted: its commands run as the service user on the ' \
+        'host, outside any sandbox."' in heading  # fmt: skip
+    summary = between(html, 'data-fragment="summary"')
+    assert "<dt>Confinement</dt>" in summary
+    confinement = summary.split('data-field="confinement">')[1].split("</dd>")[0]
+    assert ">unconfined</span>" in confinement
+    assert "This company is host-trusted: its commands run as the service user on the host, " \
+        "outside any sandbox." in confinement  # fmt: skip
+    fragment = signed_in.get(f"{PAGE}?fragment=summary").text  # the live refresh keeps it
+    assert 'data-field="confinement"' in fragment
+
+
+def test_a_confined_workspace_shows_no_unconfined_mark(signed_in: Client, scripted: Any) -> None:
+    html = signed_in.get(PAGE).text
+    assert "unconfined" not in html
+    assert "Confinement" not in html
+    assert "host-trusted" not in html
+
+
+def egress(verdict: str, host: str, port: int, count: int, **changes: Any) -> dict[str, Any]:
+    """A supervisor's egress event row, its data as the supervisor stores it (snake_case)."""
+    data = {
+        "company_id": "c", "namespace": "ns-1", "period": "run", "target_key": None,
+        "execution_workspace_id": wire.WS, "project_workspace_id": wire.PWS,
+        "host": host, "port": port, "verdict": verdict, "count": count,
+        "first_at": "2026-11-29T12:00:01Z", "last_at": "2026-11-29T12:00:04Z",
+    }  # fmt: skip
+    row = {
+        "eventId": str(uuid.uuid4()),
+        "type": "egress.observed.v1",
+        "source": "supervisor",
+        "aggregateId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{host}:{port}:{verdict}")),
+        "occurredAt": "2026-11-29T12:00:06Z",
+        "actor": {"type": "system", "id": "runtime-supervisor"},
+        "reason": "the workspace's egress gate",
+        "data": data,
+    }
+    return event(**(row | changes))
+
+
+def _entry(timeline: str, host: str) -> str:
+    """The ``<li>`` of the timeline that names ``host``."""
+    found = [one for one in timeline.split("<li ")[1:] if host in one]
+    assert len(found) == 1, timeline
+    return "<li " + found[0].split("</li>")[0]
+
+
+def test_egress_events_read_at_a_glance_and_a_denial_stands_out(
+    signed_in: Client, scripted: Any
+) -> None:
+    scripted.replies[subjects.workspace_events("supervisor")] = wire.page(
+        egress("denied", "example.com", 53, 3),
+        egress("allowed", "registry.npmjs.org", 443, 1),
+        egress("denied", "evil.example", 8443, 7, type="egress.tallied.v1"),
+        event(eventId="5e1f2a3b-4c5d-4e6f-8a7b-8c9d0e1f2a3b", type="runtime_service.started.v1",
+              source="supervisor", aggregateId=rt.SERVICE, occurredAt="2026-11-29T12:00:05Z"),
+    )  # fmt: skip
+    timeline = signed_in.get(f"{PAGE}?fragment=timeline").text
+    dns = _entry(timeline, "DNS lookup of example.com")
+    assert 'class="egress egress-denied" data-egress-verdict="denied"' in dns
+    assert (
+        '<strong data-field="egress">DNS lookup of example.com '
+        '<span class="status status-denied">denied</span> \N{MULTIPLICATION SIGN}3</strong>'
+    ) in dns
+    assert '<span class="muted" data-field="event-type">egress.observed.v1</span>' in dns
+    assert "12:00:01 UTC</time> to <time" in dns  # first seen to last seen
+    assert (
+        'aria-label="As it was after DNS lookup of example.com denied \N{MULTIPLICATION SIGN}3 at '
+        in dns
+    )
+    npm = _entry(timeline, "registry.npmjs.org")
+    assert 'class="egress egress-allowed"' in npm
+    assert (
+        '<strong data-field="egress">Connection to registry.npmjs.org:443 '
+        '<span class="status status-allowed">allowed</span> \N{MULTIPLICATION SIGN}1</strong>'
+    ) in npm
+    assert "status-denied" not in npm
+    tallied = _entry(timeline, "evil.example")
+    assert "Connection to evil.example:8443" in tallied
+    assert "denied</span> \N{MULTIPLICATION SIGN}7 in all</strong>" in tallied  # the period's total
+    # Any other event keeps the generic rendering.
+    started = _entry(timeline, "runtime_service.started.v1")
+    assert '<strong data-field="event-type">runtime_service.started.v1</strong>' in started
+    assert "egress" not in started
+
+
+def test_an_egress_event_whose_data_does_not_read_as_egress_is_shown_as_any_event(
+    signed_in: Client, scripted: Any
+) -> None:
+    odd = egress("denied", "example.com", 53, 1)
+    odd["data"] = {"host": "example.com", "port": "fifty-three", "verdict": "maybe"}
+    camel = egress("denied", "camel.example", 443, 2)
+    camel["data"] = {"host": "camel.example", "port": 443, "verdict": "denied", "count": 2,
+                     "firstAt": "2026-11-29T12:00:02Z", "lastAt": "2026-11-29T12:00:02Z"}  # fmt: skip
+    scripted.replies[subjects.workspace_events("supervisor")] = wire.page(odd, camel)
+    timeline = signed_in.get(f"{PAGE}?fragment=timeline").text
+    plain = _entry(timeline, odd["eventId"])
+    assert '<strong data-field="event-type">egress.observed.v1</strong>' in plain
+    assert 'data-field="egress"' not in plain
+    read = _entry(timeline, "camel.example")
+    assert "Connection to camel.example:443 <span" in read
+    assert 'data-field="egress-seen"><time datetime="2026-11-29T12:00:02+00:00">' in read
+    assert "</time> to <time" not in read  # seen once: one moment

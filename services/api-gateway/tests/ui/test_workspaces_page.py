@@ -223,3 +223,39 @@ def test_each_live_refresh_asks_once_for_all_rows_and_never_probes_health(
     assert (_services_cell(second, wire.WS), _services_cell(second, OTHER_WS)) == ("2 / 2",) * 2
     assert [q.workspace_ids for q in _summary_queries(bus)] == [[wire.WS, OTHER_WS]] * 2
     assert not any(isinstance(s.message, GetRuntimeState) for s in bus.sent)
+
+
+def test_an_unconfined_workspace_is_marked_in_its_row_and_the_page_says_why(
+    signed_in: Client, bus: Any, company: str
+) -> None:
+    """A workspace of a ``hostTrusted`` company (``unconfined``) says so; a confined one does
+    not (the row fragment the live refresh swaps in says it too)."""
+    bus.replies[subjects.WORKSPACE_LIST] = wire.page(
+        wire.workspace(company, unconfined=True),
+        wire.workspace(company, id=OTHER_WS, name="acme-2"),
+    )
+    bus.replies[RUNTIME_SUMMARIES] = _summaries((wire.WS, 0, 0), (OTHER_WS, 0, 0))
+    html = signed_in.get("/workspaces").text
+    row = html.split(f'data-workspace-id="{wire.WS}"')[1].split("</tr>")[0]
+    badge = re.search(r'<span class="status status-unconfined" data-field="unconfined" '
+                      r'title="([^"]+)">unconfined</span>', row)  # fmt: skip
+    assert badge, row
+    assert "host-trusted" in badge.group(1)
+    assert "outside any sandbox" in badge.group(1)
+    other = html.split(f'data-workspace-id="{OTHER_WS}"')[1].split("</tr>")[0]
+    assert "unconfined" not in other
+    note = html.split('data-field="unconfined-note">')[1].split("</p>")[0]
+    assert "This company is host-trusted: its commands run as the service user on the host" in note
+    rows = signed_in.get("/workspaces?fragment=rows").text
+    assert 'data-field="unconfined"' in rows.split(f'data-workspace-id="{OTHER_WS}"')[0]
+
+
+def test_confined_workspaces_show_no_unconfined_mark(
+    signed_in: Client, bus: Any, company: str
+) -> None:
+    bus.replies[subjects.WORKSPACE_LIST] = wire.page(wire.workspace(company, unconfined=False))
+    bus.replies[RUNTIME_SUMMARIES] = _summaries((wire.WS, 0, 0))
+    html = signed_in.get("/workspaces").text
+    assert f'<tr data-workspace-id="{wire.WS}">' in html
+    assert "unconfined" not in html
+    assert "host-trusted" not in html

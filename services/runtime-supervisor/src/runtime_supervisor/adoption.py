@@ -121,6 +121,10 @@ async def adopt_all(sup: Supervisor) -> Adoption:
                 found.ended.append(record.id)
     if records:
         log.info("adopted %d runtime services; %d had ended", len(found.adopted), len(found.ended))
+    if sup.launcher is not None and sup.launcher.available:
+        # A gate that died with the host's other processes: its namespace's services reach
+        # their allowlist again (nothing, until then).
+        await asyncio.to_thread(sup.launcher.revive_gates)
     return found
 
 

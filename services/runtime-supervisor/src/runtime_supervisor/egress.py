@@ -83,9 +83,9 @@ def _write_policy(home: Path, folder: Path, owner: EgressOwner, rules: list[Any]
 
 async def open_namespace(
     sup: Supervisor, folder: Path, key: str, company_id: str, owner: EgressOwner | None = None
-) -> None:
+) -> EgressOwner:
     """Tell the gate of ``key``'s namespace (files in ``folder``) whose it is (``owner``, else
-    found from the copies) and its project's allowlist."""
+    found from the copies) and its project's allowlist; return the owner."""
 
     def lookup() -> tuple[EgressOwner, list[Any] | None]:
         found = owner or owner_of(sup.app, key, company_id)
@@ -94,6 +94,7 @@ async def open_namespace(
 
     found, rules = await sup.store(lookup)
     await asyncio.to_thread(_write_policy, sup.settings.home, folder, found, rules)
+    return found
 
 
 def hold(folder: Path, run_id: str, rules: Sequence[EgressRule]) -> None:

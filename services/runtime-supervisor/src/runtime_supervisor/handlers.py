@@ -56,7 +56,8 @@ def make_register(
         # Probed on the loop (a few file operations); a finished run's releases wait for the
         # adoption below all the same.
         sup.launcher = Launcher.start(settings.home, settings.sandbox_paths,
-                                      egress_open=settings.egress_host_networks)  # fmt: skip
+                                      egress_open=settings.egress_host_networks,
+                                      service_ports=settings.port_range)  # fmt: skip
         sup.adopted.clear()  # before an inbox message can act
         # First: an inbox message may already be waiting for the application on the store thread.
         loop = asyncio.get_running_loop()

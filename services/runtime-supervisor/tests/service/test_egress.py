@@ -7,8 +7,10 @@ workspace's audit trail, with its count."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from contracts.execution_views import WorkspaceEventRow, WorkspaceOperationDetai
 from contracts.workspace_config import EgressRule, JobSpec
 from contracts.workspace_subjects import workspace_events, workspace_operation
 from contracts.workspace_views import Page
+from testkit.pong import pong_server
 
 pytestmark = pytest.mark.integration
 
@@ -51,48 +54,25 @@ print(json.dumps(found))
 """
 
 
-def _serve(host: str) -> Iterator[int]:
-    """A server on ``host`` that answers ``pong`` to anything."""
-    server = socket.socket()
-    server.bind((host, 0))
-    server.listen(16)
-    server.settimeout(0.2)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.recv(16)
-                conn.sendall(b"pong")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    server.close()
-
-
 @pytest.fixture
 def allowed_host() -> Iterator[int]:
     """The allowlisted test host standing for the internet."""
-    yield from _serve("127.0.8.1")
+    with pong_server("127.0.8.1") as port:
+        yield port
 
 
 @pytest.fixture
 def other_host() -> Iterator[int]:
     """A host of the same test network that no rule names."""
-    yield from _serve("127.0.8.2")
+    with pong_server("127.0.8.2") as port:
+        yield port
 
 
 @pytest.fixture
 def host_loopback() -> Iterator[int]:
     """A server on the host's own loopback (outside the network the operator opened)."""
-    yield from _serve("127.0.0.3")
+    with pong_server("127.0.0.3") as port:
+        yield port
 
 
 async def _reach(sup: Sup, ws: str, *targets: str) -> dict[str, Any]:
@@ -183,3 +163,39 @@ async def test_a_workspace_reaches_its_allowlist_only_and_each_verdict_is_an_eve
         }
 
     await eventually(denied_now, what="the denial of the host allowed before")
+
+
+async def test_a_gate_that_died_with_its_supervisor_is_started_again_by_the_next(
+    start_supervisor: Any, upstream: Upstream, sup: Sup, tmp_path: Path, home: Path,
+    allowed_host: int,
+) -> None:  # fmt: skip
+    supervisor = await start_supervisor()
+    await upstream.project([EgressRule(host="127.0.8.1", port=allowed_host)])
+    target = f"127.0.8.1:{allowed_host}"
+    wt = tmp_path / "wt"
+    wt.mkdir()
+    (wt / "reach.py").write_text(REACH)
+    pw = await upstream.project_workspace(str(wt), runtime(jobs=[
+        JobSpec(name="reach", command=f"python3 reach.py {target}")]))  # fmt: skip
+    ws = await upstream.workspace(str(wt), pw=pw)
+    await sup.known(ws)
+    assert (await _reach(sup, ws))[target] == "pong"
+    (gate_file,) = (home / "netns").glob("*/gate.json")
+    gate = json.loads(gate_file.read_text())["pid"]
+
+    supervisor.kill()
+    os.kill(gate, signal.SIGKILL)
+    await supervisor.start()
+
+    async def revived() -> int | None:
+        pid = json.loads(gate_file.read_text())["pid"]
+        return pid if pid != gate and Path(f"/proc/{pid}").exists() else None
+
+    await eventually(revived, what="a new gate")
+    # Straight into the namespace (no launch, which would start a gate too): out again.
+    probe = (f"import socket\nwith socket.create_connection(('127.0.8.1', {allowed_host}), "
+             "timeout=3) as s:\n    s.sendall(b'ping'); print(s.recv(8).decode())")  # fmt: skip
+    done = subprocess.run(["nsenter", f"--net=/run/netns/{gate_file.parent.name}", "--",
+                           sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=30, check=False)  # fmt: skip
+    assert done.stdout.strip() == "pong", done.stderr

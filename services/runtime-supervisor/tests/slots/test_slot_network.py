@@ -1,6 +1,9 @@
 """An untrusted agent's network (docs/design/isolation.md): its run's namespace reaches the API
 it was given (``CLIPYARD_API_URL``, relayed in) and nothing else of the host: not NATS, not a
-server standing for the internet on another loopback address, not a port of the host."""
+server standing for the internet on another loopback address, not a port of the host; the
+agent's own allowlist entries let it out to what they name, in its workspace, while its run
+holds it, and each verdict is an event of that run; in its workspace it reaches the workspace's
+own dev server on loopback."""
 
 from __future__ import annotations
 
@@ -12,9 +15,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from slot_world import Slots
+from bus_world import BOARD, Sup, Upstream, eventually, http_service, runtime
+from slot_world import Repo, Slots
 
 from contracts.base import Ok
+from contracts.execution_commands import GetWorkspaceEvents
+from contracts.execution_views import WorkspaceEventRow
+from contracts.workspace_config import EgressRule
+from contracts.workspace_subjects import workspace_events
+from contracts.workspace_views import Page
 
 pytestmark = pytest.mark.integration
 
@@ -96,3 +105,67 @@ async def test_an_untrusted_agent_reaches_its_api_and_nothing_else_of_the_host(
     assert found["nats"] == "ConnectionRefusedError", found
     # Leaving the namespace, it met the egress gate: reset (nothing is allowed).
     assert found["internet"] == "ConnectionResetError", found
+
+
+@pytest.fixture
+def allowed_host() -> Iterator[ThreadingHTTPServer]:
+    yield from _serve("127.0.8.1")
+
+
+REACH = r"""
+import json, socket, sys
+def connect(port, host):
+    try:
+        with socket.create_connection((host, port), timeout=3) as s:
+            s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            return "succeeded" if s.recv(1) else "closed"
+    except Exception as exc:
+        return type(exc).__name__
+print(json.dumps({"result": {"allowed_host": connect(int(sys.argv[1]), "127.0.8.1"),
+                              "own_dev_server": connect(int(sys.argv[2]), "127.0.0.1")}}))
+"""
+
+
+async def test_an_agents_own_allowlist_holds_in_its_workspace_only_while_its_run_does(
+    start_supervisor: Any, slots: Slots, upstream: Upstream, repo: Repo,
+    allowed_host: ThreadingHTTPServer,
+) -> None:  # fmt: skip
+    await start_supervisor()
+    await upstream.project([])  # the project allows nothing
+    pw = await upstream.project_workspace(str(repo.root), runtime(http_service("web")))
+    ws = await upstream.workspace(str(repo.worktree), pw=pw, branch="agent-work")
+    bus = Sup(slots.bus)
+    await bus.known(ws)
+    (web,) = (await bus.ok_control("start", ws))["runtimeServices"]  # its dev server
+    port = allowed_host.server_address[1]
+    entry = EgressRule(host="127.0.8.1", port=port)
+    outcomes: dict[str, str] = {}
+    for run, entries in ((str(uuid.uuid4()), [entry]), (str(uuid.uuid4()), [])):
+        grant = await slots.grant(run, trusted=False)
+        command = ["/usr/bin/python3", "-c", REACH, str(port), str(web["port"])]
+        reply = await slots.launch(grant, run, command, trusted=False, workspace_id=ws,
+                                   egress_allowlist=entries)  # fmt: skip
+        assert isinstance(reply, Ok), reply
+        done = await slots.finished(run)
+        assert done.end == "exited", done
+        outcomes[run] = done.result["allowed_host"]
+        assert done.result["own_dev_server"] == "succeeded", done.result  # on its loopback
+    first, second = outcomes
+    # The agent's entry let its own run out; the next run (an agent without it) is kept in.
+    assert outcomes == {first: "succeeded", second: "ConnectionResetError"}, outcomes
+
+    async def verdicts() -> dict[str | None, str] | None:
+        page = await bus.bus.call(
+            workspace_events("supervisor"),
+            GetWorkspaceEvents(principal=BOARD, workspace_id=ws, limit=500),
+            Page[WorkspaceEventRow],
+        )
+        found = {row.run_id: row.data["verdict"] for row in page.items
+                 if row.type == "egress.observed.v1" and row.data["port"] == port}  # fmt: skip
+        return found if len(found) == 2 else None
+
+    # Each verdict is an event of the run that held the workspace.
+    assert await eventually(verdicts, what="the runs' egress events") == {
+        first: "allowed",
+        second: "denied",
+    }

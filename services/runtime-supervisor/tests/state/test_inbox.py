@@ -9,11 +9,12 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from state_world import ACME, DB, OTHER, WEB, World, runtime_of
 
 from contracts.workspace_config import (
+    EgressRule,
     ExecutionWorkspaceConfig,
     ExecutionWorkspacePolicy,
     ManagedCheckout,
 )
-from contracts.workspace_events import ProjectCreated
+from contracts.workspace_events import IssueCommented, ProjectCreated, ProjectUpdated
 from runtime_supervisor.application import RuntimeSupervisorApplication
 from runtime_supervisor.domain import InvalidInputError, NotFoundError
 from runtime_supervisor.inbox import apply_realizer_event
@@ -185,13 +186,9 @@ def test_a_redelivered_position_is_refused_and_unknown_events_are_skipped(
         app.note_copy("project_workspace", pw, ACME, {"name": "again"}, Tracking("realizer", 1))
     assert app.copy_of("project_workspace", pw).get("name") == "main"
     # An event the supervisor does not copy: the handler says so and saves nothing.
-    project = ProjectCreated(
-        **world.envelope("project", "p-1"),
-        name="Acme",
-        execution_workspace_policy=ExecutionWorkspacePolicy(),
-    )
+    comment = IssueCommented(**world.envelope("issue", "i-1"), comment="looks good")
     before = app.last_notification_id()
-    assert not apply_realizer_event(app, project, Tracking("realizer", 50))
+    assert not apply_realizer_event(app, comment, Tracking("realizer", 50))
     assert app.last_notification_id() == before
     # A fact that changes nothing saves only its position.
     tracking = world.positions["realizer"]
@@ -210,3 +207,20 @@ def test_facts_about_a_record_seen_late_still_make_a_copy(
     world.ws_status("ws-from-long-ago", "active", "idle")
     target = app.target(ACME, workspace_id="ws-from-long-ago")
     assert (target.status, target.cwd, target.is_open) == ("idle", None, True)
+
+
+def test_a_projects_egress_allowlist_is_copied_and_follows_its_updates(
+    app: RuntimeSupervisorApplication, world: World
+) -> None:
+    rules = [EgressRule(host="registry.npmjs.org", port=443)]
+    created = ProjectCreated(**world.envelope("project", "p-1"), name="Acme",
+                             execution_workspace_policy=ExecutionWorkspacePolicy(
+                                 egress_allowlist=rules))  # fmt: skip
+    assert apply_realizer_event(app, created, Tracking("realizer", 60))
+    copy = app.copy_of("project", "p-1")
+    assert copy is not None
+    assert copy.get("egress_allowlist") == [{"host": "registry.npmjs.org", "port": 443}]
+    emptied = ProjectUpdated(**world.envelope("project", "p-1"), name="Acme",
+                             execution_workspace_policy=ExecutionWorkspacePolicy())  # fmt: skip
+    assert apply_realizer_event(app, emptied, Tracking("realizer", 61))
+    assert app.copy_of("project", "p-1").get("egress_allowlist") == []

@@ -4,7 +4,9 @@ The selector follows Paperclip's ``ui/src/lib/project-workspaces-tab.ts`` (modes
 ``ExecutionWorkspaceMode``): the project's default (``inherit``, labelled with the project's
 default mode), shared, isolated, operator branch, and, per project workspace, the open
 execution workspaces that may be reused (``GET /api/companies/{companyId}/execution-workspaces?
-projectId=..&reuseEligible=true``), as ``reuse:<executionWorkspaceId>``.
+projectId=..&reuseEligible=true``), as ``reuse:<executionWorkspaceId>``. A workspace whose
+company is ``hostTrusted`` (it runs unconfined on the host) says so, in its option and as the
+current workspace.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from contracts.workspace_views import Issue, Page, Project, ProjectWorkspace
 
 __all__ = [
     "MODE_LABELS",
+    "UNCONFINED_SUFFIX",
     "IssuePage",
     "ModeOption",
     "OptionGroup",
@@ -48,6 +51,9 @@ MODE_LABELS: Final = {
     "agent_default": "Agent default",
 }
 """How a mode reads on the page."""
+UNCONFINED_SUFFIX: Final = " — unconfined"
+"""Added to the label of a reusable workspace whose company is ``hostTrusted`` (its commands run
+unconfined on the host; docs/design/isolation.md)."""
 _FIXED_MODES: Final = ("shared_workspace", "isolated_workspace", "operator_branch")
 _REUSE_WINDOW: Final = 200
 
@@ -122,6 +128,8 @@ def mode_options(
     for row in reusable:
         parent = row.project_workspace_id or ""
         label = f"{row.name} ({row.branch_name})" if row.branch_name else row.name
+        if row.unconfined:
+            label += UNCONFINED_SUFFIX
         by_parent.setdefault(parent, []).append(ModeOption(f"reuse:{row.id}", label))
     order = [one.id for one in project_workspaces] + [k for k in by_parent if k not in names]
     groups = [
@@ -133,6 +141,8 @@ def mode_options(
     if selected.startswith("reuse:") and selected not in listed:
         target = selected.removeprefix("reuse:")
         name = current.name if current is not None and current.id == target else target
+        if current is not None and current.id == target and current.unconfined:
+            name += UNCONFINED_SUFFIX
         options.append(ModeOption(selected, f"Reuse existing — {name}"))
     return options, groups
 

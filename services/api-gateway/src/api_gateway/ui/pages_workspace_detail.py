@@ -3,7 +3,10 @@
 Sections (each also served alone as ``?fragment=<name>``, see :data:`SECTIONS`): summary, close
 readiness, runtime services, jobs, configuration, operations, lifecycle, timeline and runs. The
 page's script (``static/workspace.js``) calls the JSON API for actions and refreshes the affected
-sections from their fragments, and on live events that name this workspace.
+sections from their fragments, and on live events that name this workspace. A workspace whose
+company is ``hostTrusted`` (``unconfined``: its commands run on the host, outside any sandbox) is
+marked so in its heading and summary; the timeline reads egress events as one line
+(:mod:`api_gateway.ui.timeline`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from api_gateway.controllers.events import EVENT_TYPES
 from api_gateway.dependencies import Gateway
 from api_gateway.ui.fragments import render
 from api_gateway.ui.session import PageSession
+from api_gateway.ui.timeline import egress_of
 from api_gateway.ui.workspace_data import SECTIONS, load_workspace_page
 
 __all__ = ["LIVE_EVENT_TYPES", "ROUTES", "SECTION_TITLES", "when", "workspace_detail_page"]
@@ -88,6 +92,7 @@ async def workspace_detail_page(
         "sections": SECTIONS,
         "titles": SECTION_TITLES,
         "when": when,
+        "egress_of": egress_of,
         "live_types": ",".join(LIVE_EVENT_TYPES),
     }
     return render(

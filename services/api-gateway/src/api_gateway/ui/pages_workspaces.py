@@ -8,7 +8,8 @@ shows its services as unknown. A time-based cache is deliberately not used: a li
 follows a ``runtime_service.*`` event and must show the state after it. The filters
 (``?projectId=&status=&issueId=``) are the API's. ``?fragment=rows`` answers the table body only:
 the page refetches it whenever a ``workspace.*`` or ``runtime_service.*`` event of the company
-arrives (``live.js``).
+arrives (``live.js``). A workspace whose company is ``hostTrusted`` (``unconfined``: its commands
+run on the host, outside any sandbox) is marked so in its row, and the page says what that means.
 """
 
 from __future__ import annotations

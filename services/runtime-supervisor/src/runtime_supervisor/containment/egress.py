@@ -14,8 +14,8 @@ The gate counts what it saw per period (a run's hold of the workspace, or the ti
 in ``tally.json`` beside them; the supervisor turns each distinct (host, port, verdict) of a
 period into events (:mod:`~runtime_supervisor.egress_watch`).
 
-A host's own addresses (loopback, link-local, every address of its interfaces) are never
-reached, whatever a rule says, unless the operator opens a network of them
+A host's own addresses (loopback, link-local, the networks of its interfaces, each address with
+its subnet) are never reached, whatever a rule says, unless the operator opens a network of them
 (``CLIPYARD_EGRESS_HOST_NETWORKS``): a board key must not open the way to NATS or PostgreSQL.
 """
 

@@ -83,18 +83,19 @@ class Gate:
         self.run: str | None = "-"
         """The run of the current period (``-``: none began yet)."""
         self.dirty = False
-        self._files: dict[Path, tuple[float, dict[str, Any] | None]] = {}
+        self._files: dict[Path, tuple[tuple[int, int, int], dict[str, Any] | None]] = {}
 
     def _read(self, path: Path) -> dict[str, Any] | None:
-        """``path`` as last written (read again when its mtime moves)."""
+        """``path`` as last written (read again when it was replaced or changed)."""
         try:
-            mtime = path.stat().st_mtime
+            found = path.stat()
         except OSError:
             self._files.pop(path, None)
             return None
+        mark = (found.st_ino, found.st_mtime_ns, found.st_size)  # each write is a new file
         cached = self._files.get(path)
-        if cached is None or cached[0] != mtime:
-            cached = (mtime, read_json(path))
+        if cached is None or cached[0] != mark:
+            cached = (mark, read_json(path))
             self._files[path] = cached
         return cached[1]
 

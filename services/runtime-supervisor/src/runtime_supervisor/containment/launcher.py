@@ -15,6 +15,7 @@ unit, and hands a folder Clipyard made (a worktree, a managed checkout) to the i
 
 from __future__ import annotations
 
+import logging
 import os
 import resource
 from collections.abc import Callable, Sequence
@@ -31,11 +32,13 @@ from runtime_supervisor.containment.identities import (
     IdentityError,
     claim_range,
 )
-from runtime_supervisor.containment.relays import ensure_gate, stop_relays_into
+from runtime_supervisor.containment.relays import ensure_gate, gate_of, stop_relays_into
 from runtime_supervisor.containment.sandbox import Tools, sandbox_argv
 from runtime_supervisor.slots.ownership import chown_tree, own_pointer
 
 __all__ = ["Contained", "ContainmentUnavailableError", "Launcher", "joiner"]
+
+log = logging.getLogger(__name__)
 
 SYSTEM_DIRS: Final = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 DEFAULT_PIDS: Final = 4096
@@ -75,6 +78,8 @@ class Launcher:
     detail: str = ""
     egress_open: str = ""
     """The host networks an allowlist may name (``CLIPYARD_EGRESS_HOST_NETWORKS``)."""
+    service_ports: tuple[int, int] | None = None
+    """The ports services are given (``CLIPYARD_PORT_RANGE``): no namespace's ephemeral port."""
     _owned: set[str] = field(default_factory=set)
 
     @classmethod
@@ -85,10 +90,12 @@ class Launcher:
         *,
         dirs: Sequence[str] = SYSTEM_DIRS,
         egress_open: str = "",
+        service_ports: tuple[int, int] | None = None,
     ) -> Launcher:
         """Probe the host (blocking); an unusable host gives a launcher that refuses work.
         ``bwrap`` and ``setpriv`` are looked for in ``dirs`` only (never through a ``PATH``)."""
-        launcher = cls(home=home, toolchains=tuple(toolchains), egress_open=egress_open)
+        launcher = cls(home=home, toolchains=tuple(toolchains), egress_open=egress_open,
+                       service_ports=service_ports)  # fmt: skip
         if os.geteuid() != 0:
             launcher.detail = (
                 f"The runtime-supervisor runs as uid {os.geteuid()}, not root, so it cannot run "
@@ -202,9 +209,27 @@ class Launcher:
             OSError: Its gate could not start.
         """
         _tools, identities, _cgroups = self.require()
-        path = netns.ensure(netns.namespace_name(identities.stack, key))
+        path = netns.ensure(netns.namespace_name(identities.stack, key), self.service_ports)
         ensure_gate(self.home, path.name, path, self.egress_open)
         return path
+
+    def revive_gates(self) -> int:
+        """Start again the gate of every namespace of this stack that still exists and whose
+        gate died (at adoption); returns how many were started. Blocking."""
+        if self.identities is None:
+            return 0
+        started = 0
+        for path in sorted(netns.NETNS_DIR.glob(f"cy{self.identities.stack}-*")):
+            folder = self.home / "netns" / path.name
+            if not (folder / "gate.json").exists():
+                continue
+            try:
+                before = gate_of(self.home, path.name)
+                if ensure_gate(self.home, path.name, path, self.egress_open).pid != before:
+                    started += 1
+            except OSError as exc:
+                log.error("the gate of %s could not start again: %s", path.name, exc)
+        return started
 
     def namespace_folder(self, key: str) -> Path | None:
         """Where the files of ``key``'s namespace live (its policy, run and tally)."""

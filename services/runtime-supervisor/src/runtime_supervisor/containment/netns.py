@@ -93,9 +93,12 @@ def _run(*args: str) -> None:
         raise NetnsError(f"ip {' '.join(args)} failed: {done.stderr.strip()}")
 
 
-def ensure(name: str) -> Path:
+def ensure(name: str, reserved: tuple[int, int] | None = None) -> Path:
     """Create the namespace ``name`` with loopback up, every other address routed to it and
-    :data:`RULES` in force (nothing when it exists); its path."""
+    :data:`RULES` in force (nothing when it exists); its path. ``reserved`` (the ports the
+    supervisor hands services) is kept out of the namespace's ephemeral ports, so that no
+    outgoing connection inside (a readiness probe, a relay) holds a port a service is about to
+    bind."""
     path = NETNS_DIR / name
     if not path.exists():
         try:
@@ -107,17 +110,20 @@ def ensure(name: str) -> Path:
         try:
             _run("-n", name, "link", "set", "lo", "up")
             _run("-n", name, "route", "add", "default", "dev", "lo", "src", "127.0.0.1")
-            _rules(path)
+            _rules(path, reserved)
         except NetnsError:
             delete(name)  # never a namespace without its rules
             raise
     return path
 
 
-def _rules(path: Path) -> None:
+def _rules(path: Path, reserved: tuple[int, int] | None) -> None:
     nft = _tool("nft", "nftables")
-    done = subprocess.run([_tool("nsenter", "util-linux"), f"--net={path}", "--", nft, "-f", "-"],
-                          input=RULES, capture_output=True, text=True, timeout=30,
+    keep = (f"echo {reserved[0]}-{reserved[1]} > /proc/sys/net/ipv4/ip_local_reserved_ports && "
+            if reserved else "")  # fmt: skip
+    script = f'{keep}exec "$0" -f -'
+    done = subprocess.run([_tool("nsenter", "util-linux"), f"--net={path}", "--", "/bin/sh", "-c",
+                           script, nft], input=RULES, capture_output=True, text=True, timeout=30,
                           check=False)  # fmt: skip
     if done.returncode != 0:
         raise NetnsError(f"the packet rules of {path.name} could not be set: {done.stderr.strip()}")

@@ -35,6 +35,7 @@ __all__ = [
     "ensure_forward",
     "ensure_gate",
     "ensure_service_relay",
+    "gate_of",
     "revive_service_relay",
     "start_relay",
     "stop_relay",
@@ -226,3 +227,10 @@ def ensure_gate(home: Path, name: str, netns: Path, opened: str) -> Relay:
     argv = [_GATE, str(netns), str(folder), str(home), f"--open={opened}"]
     return _keep(record, {"netns": str(netns), "open": opened},
                  lambda: _start(argv, record.with_suffix(".log"), f"the gate of {name}"))  # fmt: skip
+
+
+def gate_of(home: Path, name: str) -> int | None:
+    """The pid recorded for namespace ``name``'s gate (None: none recorded)."""
+    found = _read(home / "netns" / name / _GATE_RECORD)
+    pid = found.get("pid") if found is not None else None
+    return pid if isinstance(pid, int) else None

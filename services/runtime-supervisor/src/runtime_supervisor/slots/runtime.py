@@ -23,7 +23,7 @@ from runtime_supervisor.containment.cgroups import Limits
 from runtime_supervisor.containment.launcher import ContainmentUnavailableError
 from runtime_supervisor.containment.netns import NetnsError
 from runtime_supervisor.containment.relays import ensure_api_relay
-from runtime_supervisor.containment.workspaces import api_port
+from runtime_supervisor.containment.workspaces import api_port, forward_shared
 from runtime_supervisor.context import as_system
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, StateConflictError
 from runtime_supervisor.egress import hold, let_go, open_namespace
@@ -165,14 +165,18 @@ class SlotRuntime:
             ensure_api_relay(self.sup.settings.home, namespace.name, namespace, port)
         return namespace
 
-    async def _hold(self, info: SlotInfo, c: LaunchAdapter) -> None:
+    async def _hold(self, info: SlotInfo, c: LaunchAdapter, namespace: Path) -> None:
         """The run holds its namespace now: its gate is told whose it is and the agent's own
-        allowlist entries apply (until :meth:`_let_go`)."""
+        allowlist entries apply (until :meth:`_let_go`); its project workspace's shared
+        services are forwarded into it (the agent reaches its dev server on loopback)."""
         key = c.workspace_id or c.run_id
         folder = self.launcher.namespace_folder(key)
-        if folder is not None:
-            await open_namespace(self.sup, folder, key, info.company_id)
-            await asyncio.to_thread(hold, folder, c.run_id, c.egress_allowlist)
+        if folder is None:
+            return
+        owner = await open_namespace(self.sup, folder, key, info.company_id)
+        await asyncio.to_thread(hold, folder, c.run_id, c.egress_allowlist)
+        if owner.project_workspace_id:
+            await forward_shared(self.sup, owner.project_workspace_id, namespace)
 
     async def _let_go(self, workspace_id: str | None, run_id: str) -> None:
         folder = self.launcher.namespace_folder(workspace_id or run_id)
@@ -205,7 +209,7 @@ class SlotRuntime:
                 )
                 identity, unit = contained.identity, contained.unit
                 namespace = await asyncio.to_thread(self._namespace, c)
-                await self._hold(info, c)
+                await self._hold(info, c, namespace)
                 layout = await contain(placement, identity)
                 handed = True
                 tools, _ids, _groups = self.launcher.require()

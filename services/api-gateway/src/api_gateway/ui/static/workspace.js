@@ -301,6 +301,9 @@
     fact(list, "Generation", ws.lifecycleGeneration);
     fact(list, "Closed", ws.closedAt);
     fact(list, "Cleanup", ws.cleanupReason);
+    if (ws.unconfined) {
+      fact(list, "Confinement", "unconfined: this company is host-trusted, its commands run as the service user on the host, outside any sandbox.");
+    }
     panel.appendChild(list);
     const details = document.createElement("details");
     const summary = document.createElement("summary");
