@@ -92,7 +92,8 @@ async def open_namespace(
         rules = _project_rules(sup.app, found.project_id) if found.project_id else None
         return found, rules
 
-    found, rules = await sup.store(lookup)
+    looked: tuple[EgressOwner, list[Any] | None] = await sup.store(lookup)
+    found, rules = looked
     await asyncio.to_thread(_write_policy, sup.settings.home, folder, found, rules)
     return found
 
