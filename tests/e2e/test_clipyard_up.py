@@ -1,12 +1,17 @@
 """`clipyard up`, the README's first command, as a user runs it: the whole stack on embedded
 defaults with the per-service NATS users of deploy/nats, the CLI against it, a runtime service
 (``python3 -m http.server``) started in a workspace through HTTP, then Ctrl-C: the service is
-stopped with everything else, its port released, and nothing of the home is left running."""
+stopped with everything else, its port released, and nothing of the home is left running.
+
+And `clipyard up` keeps its processes running: nats-server or a service SIGKILLed is started
+again (new pid, health 200 again, the event stream kept), while the runtime service keeps its
+pid throughout; `clipyard status` shows how often and after what each one was restarted."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+from clipyard_cli.runstate import read_processes
 from tests.e2e.hostfacts import (
     alive,
     find_server_pid,
@@ -27,6 +33,8 @@ from tests.e2e.hostfacts import (
     port_free,
     processes_mentioning,
     reap,
+    start_time,
+    wait_until,
 )
 from tests.e2e.runtimeutil import http_service, rows_of, runtime_board, status_of
 
@@ -190,3 +198,102 @@ def test_up_serves_all_five_then_ctrl_c_leaves_nothing(
     assert port_free(port), f"port {port} of the runtime service is still held"
     leftovers = processes_mentioning(home)
     assert leftovers == [], leftovers
+
+
+def _restarted(home: Path, name: str, old: int) -> int | None:
+    """The pid of ``name`` once `clipyard up` recorded a new live one."""
+    pid = read_processes(home).get(name)
+    return pid if pid is not None and pid != old and alive(pid) else None
+
+
+async def _healthy(api: str) -> bool:
+    async with httpx.AsyncClient(timeout=2) as http:
+        try:
+            return (await http.get(f"{api}/health")).status_code == 200
+        except httpx.TransportError:
+            return False
+
+
+def _restarts(status: str) -> dict[str, tuple[int, str]]:
+    """``clipyard status``'s process table: name -> (restarts, the last restart column)."""
+    table = status.split("runs:\n", 1)[1].splitlines()[1:]
+    rows = (_ROW.match(line) for line in table)
+    return {m["name"]: (int(m["restarts"]), m["last"]) for m in rows if m is not None}
+
+
+_ROW = re.compile(r"^(?P<name>\S+) .*?(?P<restarts>\d+)  (?P<last>-|\d\d:\d\d:\d\d .*)$")
+"""A process line: name, state, pid, uptime, restarts, then ``-`` or ``HH:MM:SS (...)``."""
+
+
+async def test_up_restarts_nats_and_services_that_die_and_runtime_services_live_on(
+    up: tuple[subprocess.Popen[str], dict[str, str], str], tmp_path: Path
+) -> None:
+    proc, env, api = up
+    home = Path(env["CLIPYARD_HOME"])
+    log = tmp_path / "up.log"
+    _wait_healthy(api, proc, log)
+    stack = _UpStack(
+        api=api.removesuffix("/api"), admin_key=(home / "admin.key").read_text().strip()
+    )
+    async with runtime_board(stack, tmp_path, name="Crash Co") as board:
+        _, ws = await board.realize("Serve through crashes")
+        await board.set_project_runtime({"services": [http_service("web")]})
+        started = await board.control(ws["id"], "start", workspaceCommandId="service:web")
+        assert started.status_code == 200, status_of(started)
+        (row,) = rows_of(started.json()["workspace"], "service:web")
+        server = find_server_pid(row["port"])
+        born = start_time(server)
+        before = read_processes(home)
+
+        # nats-server SIGKILLed: `up` says so and starts it again on the same port and store.
+        os.kill(before["nats-server"], signal.SIGKILL)
+        await wait_until(
+            lambda: _restarted(home, "nats-server", before["nats-server"]), 20, "a new nats-server"
+        )
+        await wait_until(lambda: _healthy(api), 30, "GET /api/health 200 after NATS came back")
+        assert proc.poll() is None, log.read_text()
+        # No stop-all was sent: the runtime service is the same process, still serving.
+        assert alive(server)
+        assert start_time(server) == born
+        assert find_server_pid(row["port"]) == server
+        assert httpx.get(row["url"], timeout=5).status_code == 200
+        # WS_EVENTS is file-backed under the home: the events from before the kill are still there.
+        tail = _cli(env, "events", "tail", "--from-start", "--no-follow")
+        assert tail.returncode == 0, tail.stderr
+        assert board.company["id"] in tail.stdout
+
+        # The runtime-supervisor and the workspace-realizer SIGKILLed: both come back; the new
+        # supervisor adopts the runtime service (same pid), the new realizer realizes.
+        for name in ("runtime-supervisor", "workspace-realizer"):
+            os.kill(before[name], signal.SIGKILL)
+        for name in ("runtime-supervisor", "workspace-realizer"):
+            await wait_until(lambda n=name: _restarted(home, n, before[n]), 20, f"a new {name}")
+        await wait_until(lambda: _healthy(api), 30, "GET /api/health 200 after the restarts")
+        adopted = await board.wait_row(
+            ws["id"], row["id"], lambda r: r["status"] == "running", "the service adopted", 30
+        )
+        assert adopted["pid"] == row["pid"], (adopted, row)
+        assert alive(server)
+        assert start_time(server) == born
+        _, second = await board.realize("Realized after the restart")
+        assert second["status"] == "active", second
+
+    text = log.read_text()
+    assert re.search(r"nats-server \(pid \d+\) exited \(signal 9\)", text), text
+    assert "nats-server is back" in text, text
+    assert "workspace-realizer is back" in text, text
+    assert "clipyard: stopping" not in text, text  # no stop-all, nothing stopped
+    status = _cli(env, "status")
+    assert status.returncode == 0, status.stdout + status.stderr
+    restarts = _restarts(status.stdout)
+    for name in ("nats-server", "runtime-supervisor", "workspace-realizer"):
+        assert restarts[name][0] == 1, status.stdout
+        assert "after signal 9" in restarts[name][1], status.stdout
+    for name in ("git-credentials", "heartbeat-controller", "api-gateway"):
+        assert restarts[name] == (0, "-"), status.stdout
+
+    # Only Ctrl-C stops everything, runtime services included.
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(60) == 0, log.read_text()
+    assert "runtime services stopped: 1," in log.read_text(), log.read_text()
+    assert not alive(server)

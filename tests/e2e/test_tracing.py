@@ -10,19 +10,20 @@ from typing import Any
 
 import pytest
 
+from telemetry import span_files
+
 pytestmark = pytest.mark.e2e
 
 
 async def _spans_of(home: Path, trace_id: str, want: int) -> list[dict[str, Any]]:
-    """The spans of one trace written by every service, waiting for the exporters' flush."""
-    path = home / "telemetry" / "spans.jsonl"
+    """The spans of one trace written by every service, waiting for the exporters' flush (read
+    from ``spans.jsonl`` and its rotated files, in case it rotated meanwhile)."""
     found: list[dict[str, Any]] = []
     for _ in range(50):
-        if path.exists():
-            lines = path.read_text().splitlines()
-            found = [s for s in map(json.loads, lines) if s["trace_id"] == trace_id]
-            if len(found) >= want:
-                return found
+        lines = [line for path in span_files(home) for line in path.read_text().splitlines()]
+        found = [s for s in map(json.loads, lines) if s["trace_id"] == trace_id]
+        if len(found) >= want:
+            return found
         await asyncio.sleep(0.1)
     return found
 

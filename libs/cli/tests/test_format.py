@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,9 +11,10 @@ import pytest
 from clipyard_cli.audit import format_trail
 from clipyard_cli.bus import Ping
 from clipyard_cli.events import decode_event, format_event, matches_type, type_filter
-from clipyard_cli.probes import StackSettings
+from clipyard_cli.probes import StackSettings, format_duration
 from clipyard_cli.replay import format_report
-from clipyard_cli.status import StreamState, format_services, format_stream
+from clipyard_cli.runstate import ProcessRecord
+from clipyard_cli.status import StreamState, format_processes, format_services, format_stream
 from clipyard_cli.up import banner
 from contracts.service import AuditTrail, ReplayReport, StoredEvent
 
@@ -151,6 +153,45 @@ def test_status_lists_each_service_and_the_stream() -> None:
     stream = format_stream("2.15.1", "nats://127.0.0.1:4222", StreamState(3, 300, 1, 3, 4))
     assert "WS_EVENTS: 3 messages, 300 bytes, seq 1..3, 4 consumers" in stream
     assert "not created yet" in format_stream("2.15.1", "u", None)
+
+
+def test_status_shows_each_process_of_up_with_its_restarts() -> None:
+    now = 1_700_000_000.0
+    clock = time.strftime("%H:%M:%S", time.localtime(now - 125))
+    records = {
+        "nats-server": ProcessRecord(
+            pid=41, started=now - 125, restarts=2, last_restart=now - 125, last_exit="signal 9"
+        ),
+        "api-gateway": ProcessRecord(pid=42, started=now - 3 * 3600 - 420),
+        "workspace-realizer": ProcessRecord(
+            pid=None,
+            state="restarting",
+            restarts=7,
+            last_restart=now - 4,
+            last_exit="exit code 1",
+            next_start=now + 6,
+            crash_loop=True,
+        ),
+    }
+    lines = format_processes(99, records, now).splitlines()
+    assert lines[0] == "clipyard up (pid 99) runs:"
+    assert lines[1].split() == ["PROCESS", "STATE", "PID", "UPTIME", "RESTARTS", "LAST", "RESTART"]
+    assert lines[2].split() == [
+        "nats-server", "up", "41", "2m05s", "2", clock, "(2m05s", "ago),", "after", "signal", "9"
+    ]  # fmt: skip
+    assert lines[3].split() == ["api-gateway", "up", "42", "3h07m", "0", "-"]
+    assert lines[4].startswith("workspace-realizer    restarting in 6 s, crash loop ")
+    assert lines[4].split()[7:10] == ["-", "-", "7"]
+    assert lines[4].endswith("(4.0s ago), after exit code 1")
+
+
+def test_durations_read_as_one_word() -> None:
+    assert [format_duration(s) for s in (0.25, 42.9, 185, 7620)] == [
+        "0.2s",
+        "42s",
+        "3m05s",
+        "2h07m",
+    ]
 
 
 def test_the_banner_shows_the_api_url_and_the_admin_key(tmp_path: Path) -> None:

@@ -67,3 +67,39 @@ def test_event_stream_window_and_retention_are_configurable() -> None:
     assert (settings.event_duplicate_window, settings.event_retention_days) == (120.0, 7.0)
     with pytest.raises(SettingsError, match="CLIPYARD_EVENT_RETENTION_DAYS"):
         ServiceSettings.from_env("api-gateway", {"CLIPYARD_EVENT_RETENTION_DAYS": "-1"})
+
+
+def test_log_and_span_rotation_default_to_10_and_20_mib_with_5_backups(tmp_path: Path) -> None:
+    settings = ServiceSettings.from_env("api-gateway", {"CLIPYARD_HOME": str(tmp_path)})
+    assert settings.log_file is None
+    assert (settings.log_rotation.max_bytes, settings.log_rotation.backups) == (10 << 20, 5)
+    assert (settings.spans_rotation.max_bytes, settings.spans_rotation.backups) == (20 << 20, 5)
+
+
+def test_log_file_and_rotation_are_read(tmp_path: Path) -> None:
+    env = {
+        "CLIPYARD_LOG_FILE": str(tmp_path / "svc.log"),
+        "CLIPYARD_LOG_MAX_BYTES": "1000",
+        "CLIPYARD_LOG_BACKUPS": "0",
+        "CLIPYARD_SPANS_MAX_BYTES": "2000",
+        "CLIPYARD_SPANS_BACKUPS": "9",
+    }
+    settings = ServiceSettings.from_env("api-gateway", env)
+    assert settings.log_file == tmp_path / "svc.log"
+    assert (settings.log_rotation.max_bytes, settings.log_rotation.backups) == (1000, 0)
+    assert (settings.spans_rotation.max_bytes, settings.spans_rotation.backups) == (2000, 9)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("CLIPYARD_LOG_MAX_BYTES", "10M"),
+        ("CLIPYARD_LOG_BACKUPS", "-1"),
+        ("CLIPYARD_SPANS_MAX_BYTES", "0"),
+        ("CLIPYARD_SPANS_BACKUPS", "five"),
+        ("CLIPYARD_LOG_FILE", "relative/svc.log"),
+    ],
+)
+def test_a_bad_log_or_span_setting_names_the_variable(name: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=name):
+        ServiceSettings.from_env("api-gateway", {name: value})

@@ -13,6 +13,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from telemetry.jsonl import JsonlSpanExporter
 from telemetry.redacting import RedactingSpanExporter
+from telemetry.rotation import Rotation, backup_path, kept_files
 
 
 def _provider(path: Path) -> tuple[TracerProvider, JsonlSpanExporter]:
@@ -75,3 +76,19 @@ def test_export_after_shutdown_fails(tmp_path: Path) -> None:
     with provider.get_tracer("t").start_as_current_span("late") as span:
         pass
     assert exporter.export([span]) is SpanExportResult.FAILURE  # type: ignore[list-item]
+
+
+def test_the_file_rotates_by_size_and_keeps_whole_lines(tmp_path: Path) -> None:
+    path = tmp_path / "spans.jsonl"
+    exporter = JsonlSpanExporter(path, Rotation(max_bytes=1500, backups=2))
+    provider = TracerProvider(shutdown_on_exit=False)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    for n in range(40):
+        with provider.get_tracer("t").start_as_current_span(f"span {n}"):
+            pass
+    provider.shutdown()
+    files = kept_files(path)
+    assert files == [backup_path(path, 2), backup_path(path, 1), path]
+    names = [json.loads(line)["name"] for file in files for line in file.read_text().splitlines()]
+    assert names == [f"span {n}" for n in range(40 - len(names), 40)]
+    assert len(names) > 10

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
-from telemetry import configure_telemetry, get_provider, spans_path
+from telemetry import configure_telemetry, get_provider, span_files, spans_path
 
 EMIT_SPANS = """
 import sys
@@ -75,6 +75,43 @@ def test_home_gets_a_jsonl_line_per_span(tmp_path: Path) -> None:
     # nothing else is printed: no console exporter by default, no override warning
     assert result.stdout == ""
     assert "Overriding" not in result.stderr
+
+
+SERVICE_SPANS = """
+import sys
+from pathlib import Path
+from telemetry import configure_telemetry, shutdown_telemetry, tracer
+from telemetry.rotation import Rotation
+home, service = Path(sys.argv[1]), sys.argv[2]
+configure_telemetry(service, home=home, spans_rotation=Rotation(max_bytes=4096, backups=1000))
+for n in range(150):
+    with tracer().start_as_current_span(f"{service} {n}"):
+        pass
+assert shutdown_telemetry(timeout_millis=10000)
+"""
+
+
+def test_services_sharing_a_home_rotate_its_span_file_and_lose_no_span(tmp_path: Path) -> None:
+    services = [f"svc-{n}" for n in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SERVICE_SPANS, str(tmp_path), service],
+            env=_clean_env(OTEL_BSP_MAX_EXPORT_BATCH_SIZE="8"),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for service in services
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    files = span_files(tmp_path)
+    assert len(files) > 10, "the shared file rotated"
+    assert files[-1] == spans_path(tmp_path)
+    spans = [json.loads(line) for file in files for line in file.read_text().splitlines()]
+    for service in services:
+        names = [span["name"] for span in spans if span["service"] == service]
+        assert names == [f"{service} {n}" for n in range(150)]
 
 
 def test_without_home_nothing_is_written(tmp_path: Path) -> None:

@@ -1,18 +1,28 @@
-"""The running local stack: start NATS and the services, watch them, stop them in order."""
+"""The running local stack: start NATS and the services, keep them running, stop them in order.
+
+Once everything answers, each process has a :class:`~clipyard_cli.keeper.Keeper` that starts it
+again, with backoff, whenever it exits: nats-server on the same address, configuration and store
+folder (JetStream's file store keeps ``WS_EVENTS``; the services reconnect by themselves), a
+service with the same environment. A crash never stops anything else: only :meth:`LocalStack.
+shutdown` (Ctrl-C or SIGTERM of ``clipyard up``) sends the stop-all that ends runtime services.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TextIO
 
+import nats.errors
 from nats.aio.client import Client
 
 from clipyard_cli.bus import CLI_PRINCIPAL, BusLogin, connect_cli, ping_service
 from clipyard_cli.home import CLI_USER
+from clipyard_cli.keeper import Keeper
 from clipyard_cli.leftovers import stop_leftover_services
 from clipyard_cli.probes import (
     StackSettings,
@@ -21,6 +31,7 @@ from clipyard_cli.probes import (
     reachable,
     require_free_port,
 )
+from clipyard_cli.restarts import RestartPolicy
 from clipyard_cli.runstate import write_processes
 from clipyard_cli.stack import (
     SERVICE_LAUNCHES,
@@ -40,6 +51,13 @@ from natsbus.client import BusClient
 
 __all__ = ["LocalStack"]
 
+NATS = "nats-server"
+_HINTS = {
+    NATS: "; the services reconnect to it by themselves and runtime services keep running",
+    "runtime-supervisor": "; its runtime services keep running and the new one adopts them",
+}
+"""What an exit of these means for the rest, said with it."""
+
 
 class LocalStack:
     """NATS and the five services of one ``clipyard up``."""
@@ -52,16 +70,42 @@ class LocalStack:
         passwords: Mapping[str, str],
         admin_key: str,
         out: TextIO | None = None,
+        policy: RestartPolicy | None = None,
     ) -> None:
-        """Prepare (nothing starts before :meth:`start`)."""
+        """Prepare (nothing starts before :meth:`start`).
+
+        Args:
+            settings: Where the stack lives and listens.
+            env: The caller's environment (the services' environments derive from it).
+            passwords: Every NATS user's password.
+            admin_key: The gateway's admin key.
+            out: Where to print progress.
+            policy: When to restart a process that exited (default: :class:`RestartPolicy`'s).
+        """
         self.settings = settings
         self.env = dict(env)
         self.passwords = dict(passwords)
         self.admin_key = admin_key
         self.out = sys.stdout if out is None else out
-        self.nats: ManagedProcess | None = None
-        self.services: dict[str, ManagedProcess] = {}
+        self.policy = policy or RestartPolicy()
+        self.keepers: dict[str, Keeper] = {}
+        """nats-server first, then the services in start order."""
         self.nc: Client | None = None
+
+    @property
+    def nats(self) -> ManagedProcess | None:
+        """The running nats-server (None before the start and while it waits for a restart)."""
+        keeper = self.keepers.get(NATS)
+        return keeper.process if keeper is not None else None
+
+    @property
+    def services(self) -> dict[str, ManagedProcess]:
+        """The running services by name (one waiting for its restart is not among them)."""
+        return {
+            name: keeper.process
+            for name, keeper in self.keepers.items()
+            if name != NATS and keeper.process is not None
+        }
 
     async def start(self) -> None:
         """Start NATS, then each service; return once all answer ping and health is 200.
@@ -75,7 +119,8 @@ class LocalStack:
         require_free_port(s.nats_host, s.nats_port, "CLIPYARD_NATS_URL")
         require_free_port(s.http_host, s.http_port, "CLIPYARD_HTTP_PORT")
         self._say(f"starting nats-server ({binary}) with {config}")
-        self.nats = start_nats_server(
+        launch_nats = functools.partial(
+            start_nats_server,
             binary=binary,
             config=config,
             home=s.home,
@@ -84,8 +129,9 @@ class LocalStack:
             port=s.nats_port,
             base_env=self.env,
         )
-        self._record()
-        await self._wait_for_port(self.nats, reachable(s.nats_host), s.nats_port)
+        nats_process = self._keeper(NATS, launch_nats, self._nats_ready).start()
+        await self._wait_for_port(nats_process, reachable(s.nats_host), s.nats_port)
+        self.keepers[NATS].mark_up()
         login = BusLogin(url=s.nats_url, user=CLI_USER, password=self.passwords[CLI_USER])
         self.nc = await connect_cli(login, initial_wait=10.0)
         for launch in SERVICE_LAUNCHES:
@@ -102,32 +148,36 @@ class LocalStack:
             )
             self._say(f"starting {launch.name}")
             argv = [sys.executable, "-m", launch.module]
-            self.services[launch.name] = spawn(launch.name, argv, env, s.home)
-            self._record()
+            start = functools.partial(spawn, launch.name, argv, env, s.home)
+            self._keeper(launch.name, start, self._pings).start()
         await self._wait_until_ready()
+        for keeper in self.keepers.values():
+            keeper.mark_up()
 
-    async def watch(self, stopping: asyncio.Event) -> bool:
-        """Report services that exit while running; False if NATS itself died."""
-        reported: set[str] = set()
-        while not stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stopping.wait(), timeout=1.0)
-            if self.nats is not None and not self.nats.alive():
-                self._say(
-                    f"nats-server exited ({self.nats.popen.returncode}); stopping\n{self.nats.log_tail()}"
-                )
-                return False
-            for name, process in self.services.items():
-                if name not in reported and not process.alive():
-                    reported.add(name)
-                    self._say(
-                        f"{name} exited with code {process.popen.returncode}; see {process.log_path}"
-                    )
-        return True
+    async def watch(self, stopping: asyncio.Event) -> None:
+        """Keep every process running until ``stopping`` is set.
+
+        A process that exits is started again with backoff (:class:`Keeper`); nothing else is
+        stopped or told, and this never returns before ``stopping``.
+        """
+        tasks = []
+        for name, keeper in self.keepers.items():
+            task = asyncio.create_task(keeper.keep(), name=f"keep {name}")
+            task.add_done_callback(self._report_failure)
+            tasks.append(task)
+        try:
+            await stopping.wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def shutdown(self) -> None:
-        """Stop-all, then each service in reverse start order, then NATS."""
-        if self.nats is None and not self.services:
+        """Stop-all, then each service in reverse start order, then NATS.
+
+        Call it after :meth:`watch` returned (no keeper restarts anything any more).
+        """
+        if not self.keepers:
             return
         self._say("stopping")
         await self._stop_all()
@@ -137,19 +187,22 @@ class LocalStack:
         if left:
             self._say(f"stopped {len(left)} runtime service(s) the supervisor left running")
         for launch in reversed(SERVICE_LAUNCHES):
-            process = self.services.pop(launch.name, None)
-            if process is not None:
-                code = await asyncio.to_thread(stop_process, process)
-                self._say(f"stopped {launch.name} ({describe_exit(code)})")
+            await self._stop(launch.name)
         if self.nc is not None:
             with contextlib.suppress(Exception):
                 await self.nc.close()
             self.nc = None
-        if self.nats is not None:
-            code = await asyncio.to_thread(stop_process, self.nats)
-            self._say(f"stopped nats-server ({describe_exit(code)})")
-            self.nats = None
+        await self._stop(NATS)
+        self.keepers.clear()
         self._say("Clipyard stopped.")
+
+    async def _stop(self, name: str) -> None:
+        keeper = self.keepers.get(name)
+        if keeper is None or keeper.process is None:
+            return
+        process, keeper.process = keeper.process, None
+        code = await asyncio.to_thread(stop_process, process)
+        self._say(f"stopped {name} ({describe_exit(code)})")
 
     async def _stop_all(self) -> None:
         supervisor = self.services.get("runtime-supervisor")
@@ -224,6 +277,51 @@ class LocalStack:
             await asyncio.sleep(0.2)
         raise StackError(f"GET {health} did not answer 200 in time; last answer: {last}")
 
+    def _report_failure(self, task: asyncio.Task[None]) -> None:
+        """A keeper that failed (a bug) no longer restarts its process: say so, loudly."""
+        if not task.cancelled() and task.exception() is not None:
+            self._say(f"{task.get_name()} failed, no longer restarting it: {task.exception()!r}")
+
+    def _keeper(
+        self,
+        name: str,
+        launch: Callable[[], ManagedProcess],
+        ready: Callable[[ManagedProcess], Awaitable[str | None]],
+    ) -> Keeper:
+        keeper = Keeper(
+            name,
+            launch,
+            ready=ready,
+            say=self._say,
+            changed=self._record,
+            hint=_HINTS.get(name, ""),
+            policy=self.policy,
+        )
+        self.keepers[name] = keeper
+        return keeper
+
+    async def _nats_ready(self, process: ManagedProcess) -> str | None:
+        """Whether the restarted nats-server listens again."""
+        host, port = reachable(self.settings.nats_host), self.settings.nats_port
+        try:
+            _, writer = await asyncio.open_connection(host, port)
+        except OSError:
+            return None
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return f"listening on {host}:{port}"
+
+    async def _pings(self, process: ManagedProcess) -> str | None:
+        """Whether the restarted service answers its micro ping."""
+        if self.nc is None or not self.nc.is_connected:
+            return None
+        try:
+            ping = await ping_service(self.nc, process.name, timeout=0.5)
+        except nats.errors.Error:
+            return None
+        return None if ping is None else f"answers ping in {ping.latency_ms:.1f} ms"
+
     def _check_alive(self, process: ManagedProcess) -> None:
         if not process.alive():
             raise StackError(
@@ -232,10 +330,8 @@ class LocalStack:
             )
 
     def _record(self) -> None:
-        processes = {name: p.pid for name, p in self.services.items()}
-        if self.nats is not None:
-            processes["nats-server"] = self.nats.pid
-        write_processes(self.settings.home, processes)
+        records = {name: keeper.record() for name, keeper in self.keepers.items()}
+        write_processes(self.settings.home, records)
 
     def _say(self, text: str) -> None:
         print(f"clipyard: {text}", file=self.out, flush=True)

@@ -1,4 +1,5 @@
-"""Small probes of the local stack: where it listens, free ports, HTTP answers, exit codes."""
+"""Small probes of the local stack: where it listens, free ports, HTTP answers, exit codes and
+durations in words."""
 
 from __future__ import annotations
 
@@ -6,15 +7,24 @@ import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from clipyard_cli.home import resolve_home
 from clipyard_cli.stack import StackError, resolve_service
 from contracts.subjects import SERVICE_NAMES
+from servicekit import settings as service_settings
+from servicekit.settings import Rotation
 
-__all__ = ["StackSettings", "describe_exit", "http_get", "reachable", "require_free_port"]
+__all__ = [
+    "StackSettings",
+    "describe_exit",
+    "format_duration",
+    "http_get",
+    "reachable",
+    "require_free_port",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,11 +41,18 @@ class StackSettings:
     stop_all_timeout: float = 30.0
     skip: frozenset[str] = frozenset()
     """Service names not to start (run one of them yourself with ``clipyard run``)."""
+    log_rotation: Rotation = field(default_factory=lambda: service_settings.log_rotation({}))
+    """``CLIPYARD_LOG_MAX_BYTES``, ``CLIPYARD_LOG_BACKUPS``: how the processes' logs rotate (each
+    process reads them itself; read here so that a bad value stops ``up`` before anything runs)."""
+    spans_rotation: Rotation = field(default_factory=lambda: service_settings.spans_rotation({}))
+    """``CLIPYARD_SPANS_MAX_BYTES``, ``CLIPYARD_SPANS_BACKUPS``: how ``telemetry/spans.jsonl``
+    rotates (read by the services; checked here too)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, skip: Iterable[str] = ()) -> StackSettings:
         """Read ``CLIPYARD_HOME``, ``CLIPYARD_NATS_URL``, ``CLIPYARD_HTTP_HOST/PORT`` and
-        ``CLIPYARD_NODE_ID`` (ARCHITECTURE §8); ``CLIPYARD_READY_TIMEOUT`` bounds the start.
+        ``CLIPYARD_NODE_ID`` (ARCHITECTURE §8); ``CLIPYARD_READY_TIMEOUT`` bounds the start;
+        ``CLIPYARD_LOG_*`` and ``CLIPYARD_SPANS_*`` are checked.
 
         Raises:
             ValueError: A variable holds an unusable value; the message names it and the fix.
@@ -58,6 +75,8 @@ class StackSettings:
             node_id=env.get("CLIPYARD_NODE_ID") or "local",
             ready_timeout=_seconds(env, "CLIPYARD_READY_TIMEOUT", 60.0),
             skip=frozenset(SERVICE_NAMES[resolve_service(name)] for name in skip),
+            log_rotation=service_settings.log_rotation(env),
+            spans_rotation=service_settings.spans_rotation(env),
         )
 
     @property
@@ -111,6 +130,19 @@ def describe_exit(code: int | None) -> str:
     if code is None:
         return "still running"
     return f"signal {-code}" if code < 0 else f"exit code {code}"
+
+
+def format_duration(seconds: float) -> str:
+    """``4.2s``, ``42s``, ``3m05s``, ``2h07m``: a duration as people read it, in one word."""
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
 
 
 def require_free_port(host: str, port: int, setting: str) -> None:

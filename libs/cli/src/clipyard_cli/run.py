@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from clipyard_cli.bus import DEFAULT_NATS_URL
 from clipyard_cli.home import HomeError, ensure_admin_key, load_passwords, resolve_home
-from clipyard_cli.runstate import lock_holder, read_processes
+from clipyard_cli.runstate import lock_holder, read_records
 from clipyard_cli.stack import SERVICE_LAUNCHES, ServiceLaunch, resolve_service, service_env
 
 __all__ = ["run_env", "run_service"]
@@ -46,10 +46,12 @@ def run_service(env: Mapping[str, str], service: str) -> int:
     token = resolve_service(service)
     launch = next(one for one in SERVICE_LAUNCHES if one.token == token)
     home = resolve_home(env)
-    running = read_processes(home).get(launch.name) if lock_holder(home) is not None else None
-    if running is not None and _alive(running):
+    kept = read_records(home).get(launch.name) if lock_holder(home) is not None else None
+    # A service waiting for its restart counts: the stack starts it again in a moment.
+    if kept is not None and (kept.pid is None or _alive(kept.pid)):
+        how = f"pid {kept.pid}" if kept.pid is not None else "restarting it"
         raise HomeError(
-            f"the stack of {home} already runs {launch.name} (pid {running}); start it with "
+            f"the stack of {home} already runs {launch.name} ({how}); start it with "
             f"`clipyard up --skip {launch.name}` to run that service here"
         )
     argv = [sys.executable, "-m", launch.module]

@@ -1,8 +1,9 @@
 """One ``clipyard up`` per home: its lock and the record of the processes it started.
 
 ``$CLIPYARD_HOME/run/up.lock`` is held (``flock``) by the running ``clipyard up`` and holds its
-pid; ``run/stack.json`` lists the processes it started, so ``clipyard down`` can stop the stack
-from another terminal, or clean up after an ``up`` that was killed outright.
+pid; ``run/stack.json`` lists the processes it runs (pid, start time, state, and how often and
+when it restarted each), so ``clipyard down`` can stop the stack from another terminal, or clean
+up after an ``up`` that was killed outright, and ``clipyard status`` can show the restarts.
 """
 
 from __future__ import annotations
@@ -11,11 +12,69 @@ import fcntl
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Literal, get_args
 
-__all__ = ["RunLock", "lock_holder", "read_processes", "run_dir", "write_processes"]
+__all__ = [
+    "ProcessRecord",
+    "ProcessState",
+    "RunLock",
+    "lock_holder",
+    "read_processes",
+    "read_records",
+    "run_dir",
+    "write_processes",
+]
+
+ProcessState = Literal["starting", "up", "restarting"]
+"""Started and not answering yet; answering; exited and waiting to be started again."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProcessRecord:
+    """What ``run/stack.json`` says of one process ``clipyard up`` runs."""
+
+    pid: int | None
+    """The current process (the leader of its own group); None while it waits for a restart."""
+    started: float | None = None
+    """When the current process started (seconds since the epoch)."""
+    state: ProcessState = "up"
+    restarts: int = 0
+    """How many times ``clipyard up`` started it again after it exited."""
+    last_restart: float | None = None
+    """When it was last started again (seconds since the epoch)."""
+    last_exit: str | None = None
+    """How the process before that ended (``signal 9``, ``exit code 1``)."""
+    next_start: float | None = None
+    """While ``restarting``: when the next start is due (seconds since the epoch)."""
+    crash_loop: bool = False
+    """It exited too often in a row: restarts wait the longest backoff until it stays up."""
+
+    @classmethod
+    def from_json(cls, data: Any) -> ProcessRecord | None:
+        """A record from its JSON (a bare pid, as older files hold, counts); None when unusable."""
+        if isinstance(data, int) and not isinstance(data, bool):
+            return cls(pid=data)
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(
+                pid=None if data.get("pid") is None else int(data["pid"]),
+                started=_seconds(data.get("started")),
+                state=data["state"] if data.get("state") in get_args(ProcessState) else "up",
+                restarts=int(data.get("restarts") or 0),
+                last_restart=_seconds(data.get("last_restart")),
+                last_exit=None if data.get("last_exit") is None else str(data["last_exit"]),
+                next_start=_seconds(data.get("next_start")),
+                crash_loop=bool(data.get("crash_loop")),
+            )
+        except (TypeError, ValueError):
+            return None
+
+
+def _seconds(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def run_dir(home: Path) -> Path:
@@ -81,21 +140,31 @@ def lock_holder(home: Path) -> int | None:
     return None
 
 
-def write_processes(home: Path, processes: Mapping[str, int]) -> None:
-    """Record the started processes (name -> pid, each the leader of its own group)."""
+def write_processes(home: Path, records: Mapping[str, ProcessRecord]) -> None:
+    """Record the processes this ``clipyard up`` runs (replacing the file at once)."""
     path = run_dir(home) / "stack.json"
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"up": os.getpid(), "processes": dict(processes)}), encoding="utf-8")
+    processes = {name: asdict(record) for name, record in records.items()}
+    tmp.write_text(json.dumps({"up": os.getpid(), "processes": processes}), encoding="utf-8")
     tmp.replace(path)
 
 
-def read_processes(home: Path) -> dict[str, int]:
-    """The processes the last ``clipyard up`` recorded (empty when it stopped cleanly)."""
+def read_records(home: Path) -> dict[str, ProcessRecord]:
+    """Everything the last ``clipyard up`` recorded, by process name (empty when it stopped
+    cleanly)."""
     path = run_dir(home) / "stack.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     processes = data.get("processes", {}) if isinstance(data, dict) else {}
-    return {str(k): int(v) for k, v in processes.items() if isinstance(v, int)}
+    if not isinstance(processes, dict):
+        return {}
+    records = {str(name): ProcessRecord.from_json(value) for name, value in processes.items()}
+    return {name: record for name, record in records.items() if record is not None}
+
+
+def read_processes(home: Path) -> dict[str, int]:
+    """The pids the last ``clipyard up`` recorded (a process waiting for its restart has none)."""
+    return {name: r.pid for name, r in read_records(home).items() if r.pid is not None}

@@ -2,7 +2,10 @@
 
 Every process runs in its own session (``start_new_session=True``), so Ctrl-C at the terminal
 reaches ``clipyard up`` only, and stopping a process can signal its whole process group. Output
-goes to ``$CLIPYARD_HOME/logs/<name>.log``.
+goes to ``$CLIPYARD_HOME/logs/<name>.log``, which each process rotates by size itself: a service
+is told its file in ``CLIPYARD_LOG_FILE`` and takes it over (``telemetry.logfile``: ``<name>.log.1``
+the newest backup), nats-server writes it through the configuration of
+:mod:`clipyard_cli.natsconf`. Both follow ``CLIPYARD_LOG_MAX_BYTES`` and ``CLIPYARD_LOG_BACKUPS``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from pathlib import Path
 from typing import Final
 
 from clipyard_cli.home import NATS_USERS, logs_dir, nats_dir, password_env_var
+from clipyard_cli.natsconf import NATS_LOG_NAME, write_server_config
 from contracts.subjects import SERVICE_NAMES, SERVICES, ServiceToken
+from servicekit.settings import SettingsError, log_rotation
 
 __all__ = [
     "MIN_NATS_VERSION",
@@ -98,12 +103,20 @@ class ManagedProcess:
         return self.popen.poll() is None
 
     def log_tail(self, lines: int = 20) -> str:
-        """The last ``lines`` lines of its log file."""
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
+        """The last ``lines`` lines of its log file (with the end of ``<name>.log.1`` before them
+        when the file was rotated a moment ago)."""
+        tail = _lines_of(self.log_path)[-lines:]
+        if len(tail) < lines:
+            backup = self.log_path.with_name(f"{self.log_path.name}.1")
+            tail = [*_lines_of(backup)[len(tail) - lines :], *tail]
+        return "\n".join(tail)
+
+
+def _lines_of(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
 
 
 def resolve_service(value: str) -> ServiceToken:
@@ -225,10 +238,15 @@ def _without_secrets(base: Mapping[str, str]) -> dict[str, str]:
 
 
 def spawn(name: str, argv: list[str], env: Mapping[str, str], home: Path) -> ManagedProcess:
-    """Start ``argv`` in its own session, appending its output to ``logs/<name>.log``."""
+    """Start ``argv`` in its own session, appending its output to ``logs/<name>.log``.
+
+    The file is named in the child's ``CLIPYARD_LOG_FILE``: a Clipyard service takes it over and
+    rotates it (``telemetry.logfile``); nats-server ignores it (it rotates the same file itself).
+    """
     folder = logs_dir(home)
     folder.mkdir(parents=True, exist_ok=True)
     log_path = folder / f"{name}.log"
+    env = {**env, "CLIPYARD_LOG_FILE": str(log_path)}
     with log_path.open("ab") as log:
         log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} starting {name}\n".encode())
         log.flush()
@@ -254,10 +272,21 @@ def start_nats_server(
     port: int,
     base_env: Mapping[str, str],
 ) -> ManagedProcess:
-    """Start ``nats-server`` with ``config`` on ``host:port``, JetStream under ``home/nats``."""
+    """Start ``nats-server`` with ``config`` on ``host:port``, JetStream under ``home/nats``, its
+    log rotated by NATS (``CLIPYARD_LOG_MAX_BYTES``, ``CLIPYARD_LOG_BACKUPS``; see
+    :mod:`clipyard_cli.natsconf`).
+
+    Raises:
+        StackError: A log rotation setting is unusable.
+    """
     nats_dir(home).mkdir(parents=True, exist_ok=True, mode=0o700)
-    argv = [str(binary), "-c", str(config), "-a", host, "-p", str(port)]
-    return spawn("nats-server", argv, nats_server_env(base_env, home, passwords), home)
+    try:
+        rotation = log_rotation(base_env)
+    except SettingsError as exc:
+        raise StackError(str(exc)) from None
+    server_config = write_server_config(config, home, rotation)
+    argv = [str(binary), "-c", str(server_config), "-a", host, "-p", str(port)]
+    return spawn(NATS_LOG_NAME, argv, nats_server_env(base_env, home, passwords), home)
 
 
 def stop_process(process: ManagedProcess, timeout: float = STOP_TIMEOUT) -> int | None:

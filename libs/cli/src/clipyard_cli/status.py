@@ -1,9 +1,12 @@
-"""``clipyard status``: every service's ping (name, version, latency) and the event stream's state."""
+"""``clipyard status``: every service's ping (name, version, latency), the event stream's state,
+and, while a ``clipyard up`` runs with this home, each of its processes (state, pid, uptime, and
+how often and when ``up`` restarted it, from ``run/stack.json``)."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -11,9 +14,13 @@ from typing import TextIO
 import nats.js.errors
 
 from clipyard_cli.bus import Ping, connect_cli, login_from_env, ping_service
+from clipyard_cli.home import resolve_home
+from clipyard_cli.probes import format_duration
+from clipyard_cli.runstate import ProcessRecord, lock_holder, read_records
 from contracts.subjects import EVENT_STREAM, SERVICE_NAMES, SERVICES
+from natsbus.connection import NatsConnectError
 
-__all__ = ["StreamState", "format_services", "format_stream", "run_status"]
+__all__ = ["StreamState", "format_processes", "format_services", "format_stream", "run_status"]
 
 
 @dataclass(frozen=True)
@@ -54,15 +61,60 @@ def format_stream(server_version: str, url: str, state: StreamState | None) -> s
     return "\n".join(lines)
 
 
+def format_processes(up_pid: int, records: Mapping[str, ProcessRecord], now: float) -> str:
+    """The processes of the running ``clipyard up``: one line each with its state, pid, uptime,
+    restarts and the last restart (clock time, how long ago, and how the process before ended).
+
+    Args:
+        up_pid: The pid of ``clipyard up``.
+        records: Its ``run/stack.json``.
+        now: The current time (seconds since the epoch).
+    """
+    lines = [
+        f"clipyard up (pid {up_pid}) runs:",
+        f"{'PROCESS':<22}{'STATE':<32}{'PID':>8}{'UPTIME':>9}{'RESTARTS':>10}  LAST RESTART",
+    ]
+    for name, record in records.items():
+        state: str = record.state
+        if record.state == "restarting" and record.next_start is not None:
+            state = f"restarting in {max(record.next_start - now, 0):.0f} s"
+        if record.crash_loop:
+            state += ", crash loop"
+        pid = str(record.pid) if record.pid is not None else "-"
+        uptime = "-"
+        if record.pid is not None and record.started is not None:
+            uptime = format_duration(max(now - record.started, 0.0))
+        last = "-"
+        if record.last_restart is not None:
+            clock = time.strftime("%H:%M:%S", time.localtime(record.last_restart))
+            ago = format_duration(max(now - record.last_restart, 0.0))
+            last = f"{clock} ({ago} ago)"
+            if record.last_exit:
+                last += f", after {record.last_exit}"
+        lines.append(
+            f"{name:<22}{state:<32}{pid:>8}{uptime:>9}{record.restarts:>10}  {last}".rstrip()
+        )
+    return "\n".join(lines)
+
+
 async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
     """Print the stack's status.
+
+    The processes of a running ``clipyard up`` are printed even when NATS does not answer
+    (then the connection error follows).
 
     Returns:
         0 when every service answers, 1 otherwise.
     """
     out = sys.stdout if out is None else out
     login = login_from_env(env)
-    nc = await connect_cli(login)
+    processes = _processes(env)
+    try:
+        nc = await connect_cli(login)
+    except NatsConnectError:
+        if processes:
+            print(processes, file=out, flush=True)
+        raise
     try:
         names = [SERVICE_NAMES[token] for token in SERVICES]
         pings = await asyncio.gather(*(ping_service(nc, name) for name in names))
@@ -83,4 +135,14 @@ async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
         await nc.close()
     print(format_services(list(zip(names, pings, strict=True))), file=out)
     print(format_stream(server, login.url, state), file=out, flush=True)
+    if processes:
+        print(processes, file=out, flush=True)
     return 0 if all(pings) else 1
+
+
+def _processes(env: Mapping[str, str]) -> str:
+    """The running ``clipyard up``'s processes, or empty when none runs with this home."""
+    home = resolve_home(env)
+    up_pid = lock_holder(home)
+    records = read_records(home) if up_pid is not None else {}
+    return format_processes(up_pid, records, time.time()) if up_pid and records else ""

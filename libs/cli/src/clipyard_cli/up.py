@@ -3,8 +3,12 @@
 Start: NATS passwords and the admin key under ``$CLIPYARD_HOME``; the venv's ``nats-server`` with
 ``deploy/nats/nats.conf``; the five services, each in its own session with its own NATS user;
 wait until each answers ping and ``GET /api/health`` answers 200; print the API URL and the key.
-Stop (Ctrl-C or SIGTERM): ``ws.cmd.runtime_service.stop_all.<node>``, then SIGTERM each service
-(5 s each, then SIGKILL), then NATS. Nothing is left running.
+Run: whichever process exits (nats-server or a service, crash or kill) is said and started again
+with backoff (0.5 s doubling to 10 s; a crash loop is said and retried every 10 s), never giving
+up; nothing else is stopped, so runtime services keep running through it. ``run/stack.json``
+records each process's pid and restarts for ``clipyard status``.
+Stop (Ctrl-C or SIGTERM, and only then): ``ws.cmd.runtime_service.stop_all.<node>``, then SIGTERM
+each service (5 s each, then SIGKILL), then NATS. Nothing is left running.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ async def run_up(
         skip: Services not to start (names or tokens), to run them with ``clipyard run``.
 
     Returns:
-        The exit code: 0 after a requested stop, 1 when the stack could not start or NATS died.
+        The exit code: 0 after a requested stop, 1 when the stack could not start.
     """
     out = sys.stdout if out is None else out
     try:
@@ -81,9 +85,8 @@ async def run_up(
         stack = LocalStack(settings, env, passwords=passwords, admin_key=admin_key, out=out)
         if await _until_stopped(stack.start(), stopping):
             print(banner(settings, admin_key, key_source=source), file=out, flush=True)
-            code = 0 if await stack.watch(stopping) else 1
-        else:
-            code = 0
+            await stack.watch(stopping)
+        code = 0
     except (StackError, HomeError) as exc:
         print(f"clipyard up: {exc}", file=sys.stderr, flush=True)
     finally:

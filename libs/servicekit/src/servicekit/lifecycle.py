@@ -49,8 +49,13 @@ log = logging.getLogger(__name__)
 async def run_service(spec: ServiceSpec, settings: ServiceSettings | None = None) -> None:
     """Run ``spec`` until SIGTERM or SIGINT, then stop it cleanly."""
     settings = settings or ServiceSettings.from_env(spec.name)
-    configure_logging(spec.name)
-    configure_telemetry(spec.name, home=settings.home, version=spec.version)
+    configure_logging(spec.name, log_file=settings.log_file, rotation=settings.log_rotation)
+    configure_telemetry(
+        spec.name,
+        home=settings.home,
+        version=spec.version,
+        spans_rotation=settings.spans_rotation,
+    )
     quit_event = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

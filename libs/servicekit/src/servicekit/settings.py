@@ -10,8 +10,21 @@ from typing import Literal
 
 from eventstore import StoreSettings
 from natsbus.connection import inbox_prefix_for
+from telemetry.rotation import (
+    DEFAULT_LOG_ROTATION,
+    DEFAULT_SPANS_ROTATION,
+    Rotation,
+    rotation_from_env,
+)
 
-__all__ = ["NatsSettings", "ServiceSettings", "SettingsError"]
+__all__ = [
+    "NatsSettings",
+    "Rotation",
+    "ServiceSettings",
+    "SettingsError",
+    "log_rotation",
+    "spans_rotation",
+]
 
 StoreKind = Literal["sqlite", "postgres", "memory"]
 
@@ -62,6 +75,15 @@ class ServiceSettings:
     """``CLIPYARD_EVENT_DUPLICATE_WINDOW``: seconds ``WS_EVENTS`` de-duplicates ``Nats-Msg-Id``."""
     event_retention_days: float = 30.0
     """``CLIPYARD_EVENT_RETENTION_DAYS``: days ``WS_EVENTS`` keeps events (stores keep them all)."""
+    log_file: Path | None = None
+    """``CLIPYARD_LOG_FILE``: the file this service points its stdout and stderr at and rotates
+    (``clipyard up`` sets ``$CLIPYARD_HOME/logs/<service>.log``); unset: stderr, left as it is."""
+    log_rotation: Rotation = DEFAULT_LOG_ROTATION
+    """``CLIPYARD_LOG_MAX_BYTES``, ``CLIPYARD_LOG_BACKUPS``: when the log file rotates (10 MiB) and
+    how many old ones are kept (5)."""
+    spans_rotation: Rotation = DEFAULT_SPANS_ROTATION
+    """``CLIPYARD_SPANS_MAX_BYTES``, ``CLIPYARD_SPANS_BACKUPS``: when ``telemetry/spans.jsonl``
+    rotates (20 MiB) and how many old ones are kept (5)."""
 
     @classmethod
     def from_env(cls, service: str, env: Mapping[str, str] | None = None) -> ServiceSettings:
@@ -99,7 +121,47 @@ class ServiceSettings:
             admin_key=env.get("CLIPYARD_ADMIN_KEY") or None,
             event_duplicate_window=_positive(env, "CLIPYARD_EVENT_DUPLICATE_WINDOW", 600.0),
             event_retention_days=_positive(env, "CLIPYARD_EVENT_RETENTION_DAYS", 30.0),
+            log_file=_log_file(env.get("CLIPYARD_LOG_FILE") or ""),
+            log_rotation=log_rotation(env),
+            spans_rotation=spans_rotation(env),
         )
+
+
+def log_rotation(env: Mapping[str, str]) -> Rotation:
+    """``CLIPYARD_LOG_MAX_BYTES`` and ``CLIPYARD_LOG_BACKUPS`` (10 MiB, 5): the rotation of the
+    services' log files and of nats-server's under ``clipyard up``.
+
+    Raises:
+        SettingsError: A value is not a whole number in range; the message names the variable.
+    """
+    try:
+        return rotation_from_env(env, "CLIPYARD_LOG", DEFAULT_LOG_ROTATION)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+
+
+def spans_rotation(env: Mapping[str, str]) -> Rotation:
+    """``CLIPYARD_SPANS_MAX_BYTES`` and ``CLIPYARD_SPANS_BACKUPS`` (20 MiB, 5): the rotation of
+    ``$CLIPYARD_HOME/telemetry/spans.jsonl``.
+
+    Raises:
+        SettingsError: A value is not a whole number in range; the message names the variable.
+    """
+    try:
+        return rotation_from_env(env, "CLIPYARD_SPANS", DEFAULT_SPANS_ROTATION)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+
+
+def _log_file(raw: str) -> Path | None:
+    if not raw:
+        return None
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        raise SettingsError(
+            f"CLIPYARD_LOG_FILE={raw!r} is not an absolute path; unset it for stderr"
+        )
+    return path
 
 
 def _positive(env: Mapping[str, str], name: str, default: float) -> float:

@@ -10,6 +10,7 @@ from telemetry.setup import (
     configure_telemetry,
     get_provider,
     shutdown_telemetry,
+    span_files,
     spans_path,
 )
 from telemetry.spans import consumer_span, producer_span, tracer
@@ -25,6 +26,7 @@ __all__ = [
     "producer_span",
     "scrub_url_secrets",
     "shutdown_telemetry",
+    "span_files",
     "spans_path",
     "tracer",
 ]

@@ -1,8 +1,10 @@
 """A span exporter writing one JSON object per line (the embedded default's trace store).
 
-Several service processes append to the same file: each batch is written with a single
-``write(2)`` on a descriptor opened with ``O_APPEND``, so lines from different processes never
-interleave. The exporter writes spans as it gets them: :func:`telemetry.configure_telemetry` puts
+Several service processes append to the same file, and it rotates by size
+(:class:`telemetry.rotating_file.RotatingFile`: ``spans.jsonl.1`` .. ``spans.jsonl.<backups>``,
+under an ``flock`` on ``spans.jsonl.lock``): each batch is written with a single ``write(2)``, so
+lines from different processes never interleave and no line is split between two files. The
+exporter writes spans as it gets them: :func:`telemetry.configure_telemetry` puts
 it behind :class:`telemetry.redacting.RedactingSpanExporter` (as every exporter), so what reaches
 the file is redacted. The ``telemetry`` folder is created 0700.
 """
@@ -10,8 +12,6 @@ the file is redacted. The ``telemetry`` folder is created 0700.
 from __future__ import annotations
 
 import json
-import os
-import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +20,9 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
+
+from telemetry.rotating_file import RotatingFile
+from telemetry.rotation import DEFAULT_SPANS_ROTATION, Rotation
 
 __all__ = ["JsonlSpanExporter", "span_to_dict"]
 
@@ -79,21 +82,19 @@ def span_to_dict(span: ReadableSpan) -> dict[str, Any]:
 
 
 class JsonlSpanExporter(SpanExporter):
-    """Append finished spans to a JSON-lines file.
+    """Append finished spans to a JSON-lines file that rotates by size.
 
     Args:
         path: The file; its parent folders are created (the last one 0700).
+        rotation: When it rotates and how many old files are kept (default: 20 MiB, 5).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, rotation: Rotation = DEFAULT_SPANS_ROTATION) -> None:
         self.path = path
         if not path.parent.is_dir():
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             path.parent.chmod(0o700)
-        self._fd: int | None = os.open(
-            path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640
-        )
-        self._lock = threading.Lock()
+        self._file: RotatingFile | None = RotatingFile(path, rotation)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         """Write the spans, one line each, in one append.
@@ -110,16 +111,13 @@ class JsonlSpanExporter(SpanExporter):
             json.dumps(span_to_dict(span), default=str, separators=(",", ":")) + "\n"
             for span in spans
         ).encode()
-        with self._lock:
-            if self._fd is None:
-                return SpanExportResult.FAILURE
-            try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(self._fd, view)
-                    view = view[written:]
-            except OSError:
-                return SpanExportResult.FAILURE
+        file = self._file
+        if file is None:
+            return SpanExportResult.FAILURE
+        try:
+            file.write(data)
+        except (OSError, ValueError):
+            return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
@@ -135,7 +133,6 @@ class JsonlSpanExporter(SpanExporter):
 
     def shutdown(self) -> None:
         """Close the file; later exports fail."""
-        with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+        file, self._file = self._file, None
+        if file is not None:
+            file.close()

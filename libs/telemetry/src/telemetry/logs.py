@@ -5,6 +5,10 @@ and ``span_id`` of the current span when there is one, the ``extra=`` fields of 
 ``exc`` for exceptions. Before formatting, :class:`RedactingFilter` replaces the values of
 secret-looking fields with ``"***"`` and scrubs credentials out of the message, string fields and
 exception text (see :mod:`telemetry.redaction`).
+
+Given a ``log_file`` (``CLIPYARD_LOG_FILE``, set by ``clipyard up``), the process's stdout and
+stderr are pointed at that file and it is rotated by size after each record
+(:mod:`telemetry.logfile`).
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import IO, Any
 
 from opentelemetry import trace
 from opentelemetry.trace import format_span_id, format_trace_id
 
+from telemetry.logfile import ProcessLogFile
 from telemetry.redaction import redact_value, scrub_url_secrets
+from telemetry.rotation import DEFAULT_LOG_ROTATION, Rotation
 
 __all__ = [
     "JsonFormatter",
@@ -120,11 +127,38 @@ class JsonFormatter(logging.Formatter):
 
 
 class _ClipyardHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """The handler installed by :func:`configure_logging` (recognised on reconfiguration)."""
+    """The handler installed by :func:`configure_logging` (recognised on reconfiguration).
+
+    With a ``log_file``, it rotates that file (when full) after each record it writes.
+    """
+
+    def __init__(self, stream: IO[str], log_file: ProcessLogFile | None = None) -> None:
+        super().__init__(stream)
+        self.log_file = log_file
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write the record, then rotate the log file if it is full."""
+        super().emit(record)
+        if self.log_file is not None:
+            try:
+                self.log_file.rotate_if_full()
+            except OSError:
+                self.handleError(record)
+
+    def close(self) -> None:
+        """Close the handler (the log file stops rotating; stdout and stderr stay on it)."""
+        if self.log_file is not None:
+            self.log_file.close()
+        super().close()
 
 
 def configure_logging(
-    service_name: str, *, level: str | int = "INFO", stream: IO[str] | None = None
+    service_name: str,
+    *,
+    level: str | int = "INFO",
+    stream: IO[str] | None = None,
+    log_file: Path | None = None,
+    rotation: Rotation = DEFAULT_LOG_ROTATION,
 ) -> logging.Handler:
     """Send the root logger's records to stderr as redacted JSON lines.
 
@@ -134,6 +168,9 @@ def configure_logging(
         service_name: The ``service`` field of every line.
         level: The root logger level (name or number).
         stream: Where to write; ``sys.stderr`` when None.
+        log_file: When given (and ``stream`` is None), this process's stdout and stderr are
+            pointed at this file (appended to), which is rotated by ``rotation``.
+        rotation: When ``log_file`` rotates and how many old files are kept.
 
     Returns:
         The installed handler.
@@ -143,7 +180,8 @@ def configure_logging(
         if isinstance(handler, _ClipyardHandler):
             root.removeHandler(handler)
             handler.close()
-    handler = _ClipyardHandler(stream if stream is not None else sys.stderr)
+    owned = ProcessLogFile(log_file, rotation) if log_file is not None and stream is None else None
+    handler = _ClipyardHandler(stream if stream is not None else sys.stderr, owned)
     handler.addFilter(RedactingFilter())
     handler.setFormatter(JsonFormatter(service_name))
     root.addHandler(handler)

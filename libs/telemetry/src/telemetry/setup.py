@@ -6,7 +6,10 @@ Exporters:
   ``none``. When it is unset, ``OTEL_EXPORTER_OTLP_ENDPOINT`` or
   ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` being set means ``otlp``; otherwise no OTel exporter.
   The OTLP exporter reads its own ``OTEL_EXPORTER_OTLP_*`` settings (endpoint, headers, timeout).
-* ``home`` given: a JSON-lines file ``<home>/telemetry/spans.jsonl`` (the embedded default).
+* ``home`` given: a JSON-lines file ``<home>/telemetry/spans.jsonl`` (the embedded default),
+  shared by every service of the home and rotated by size (``spans.jsonl.1`` the newest backup;
+  ``spans_rotation``, from ``CLIPYARD_SPANS_MAX_BYTES`` and ``CLIPYARD_SPANS_BACKUPS`` in the
+  services: 20 MiB, 5 backups). :func:`span_files` lists them, oldest first.
 
 Every exporter sits behind :class:`telemetry.redacting.RedactingSpanExporter`: what leaves the
 process has its status description and attributes redacted.
@@ -31,6 +34,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 
 from telemetry.jsonl import JsonlSpanExporter
 from telemetry.redacting import RedactingSpanExporter
+from telemetry.rotation import DEFAULT_SPANS_ROTATION, Rotation, kept_files
 
 __all__ = [
     "SPANS_FILE",
@@ -38,6 +42,7 @@ __all__ = [
     "configure_telemetry",
     "get_provider",
     "shutdown_telemetry",
+    "span_files",
     "spans_path",
 ]
 
@@ -61,6 +66,18 @@ def spans_path(home: Path) -> Path:
         ``<home>/telemetry/spans.jsonl``.
     """
     return Path(home) / SPANS_FILE
+
+
+def span_files(home: Path) -> list[Path]:
+    """Return every JSONL span file of a Clipyard home that exists, oldest first.
+
+    Args:
+        home: The ``CLIPYARD_HOME`` folder.
+
+    Returns:
+        The rotated files (``spans.jsonl.<n>`` .. ``spans.jsonl.1``), then ``spans.jsonl``.
+    """
+    return kept_files(spans_path(home))
 
 
 def _exporter_names() -> list[str]:
@@ -93,7 +110,11 @@ def _build_exporter(name: str) -> SpanExporter:
 
 
 def configure_telemetry(
-    service_name: str, *, home: Path | None = None, version: str = "0.1.0"
+    service_name: str,
+    *,
+    home: Path | None = None,
+    version: str = "0.1.0",
+    spans_rotation: Rotation = DEFAULT_SPANS_ROTATION,
 ) -> TracerProvider:
     """Configure the global tracer provider, once per process.
 
@@ -104,6 +125,7 @@ def configure_telemetry(
         home: ``CLIPYARD_HOME``; when given, spans are also appended to
             ``<home>/telemetry/spans.jsonl``.
         version: The ``service.version`` resource attribute.
+        spans_rotation: When that file rotates and how many old ones are kept.
 
     Returns:
         The global SDK tracer provider.
@@ -125,7 +147,7 @@ def configure_telemetry(
         for name in _exporter_names():
             provider.add_span_processor(BatchSpanProcessor(_build_exporter(name)))
         if home is not None:
-            exporter = RedactingSpanExporter(JsonlSpanExporter(spans_path(home)))
+            exporter = RedactingSpanExporter(JsonlSpanExporter(spans_path(home), spans_rotation))
             provider.add_span_processor(
                 BatchSpanProcessor(exporter, schedule_delay_millis=_jsonl_delay())
             )
