@@ -15,6 +15,8 @@ from nats.aio.client import Client
 from contracts.base import ErrorReply, Ok, Struct
 from natsbus import BusClient, BusService, RequestContext, connect
 from natsbus.client import service_of
+from natsbus.context import PROBE_HEADER
+from testkit.nats_server import start_nats_server
 
 pytestmark = pytest.mark.integration
 
@@ -100,3 +102,71 @@ async def test_a_closed_connection_is_service_unavailable(nats_server: Any) -> N
 
 async def _ignore(msg: Any) -> None:
     return None
+
+
+async def test_a_request_whose_server_goes_away_is_503_within_seconds_not_at_its_timeout(
+    nc: Client, token: str
+) -> None:
+    subject = f"ws.cmd.issue.{token}"
+    probes: list[Any] = []
+
+    async def hangs(msg: Any) -> None:  # takes the request, answers only probes, then dies
+        if msg.headers and PROBE_HEADER in msg.headers:
+            probes.append(msg)
+            await msg.respond(b"")
+
+    sub = await nc.subscribe(subject, queue="q", cb=hangs)
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    pending = asyncio.ensure_future(BusClient(nc).request(subject, Job(name="x"), timeout=60))
+    await asyncio.sleep(1.5)
+    assert not pending.done(), "a live server's slow request is not cut short"
+    assert probes, "the requester asked whether anyone still serves the subject"
+    await sub.unsubscribe()  # the server died with the request
+    reply = await asyncio.wait_for(pending, 10)
+    assert isinstance(reply, ErrorReply)
+    assert (reply.code, reply.status) == ("service_unavailable", 503)
+    assert "stopped while handling this request" in reply.message
+    assert loop.time() - began < 5, "answered once the loss was known, not at the 60 s timeout"
+
+
+async def test_a_request_while_the_bus_is_down_is_503_at_once(tmp_path: Any) -> None:
+    server = start_nats_server(store_dir=tmp_path / "nats")
+    client = await connect(server.url, name="natsbus-outage")
+    try:
+        server.stop()
+        for _ in range(50):
+            if not client.is_connected:
+                break
+            await asyncio.sleep(0.1)
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        reply = await BusClient(client).request("ws.qry.realizer.operation", Job(name="x"),
+                                                timeout=60)  # fmt: skip
+        assert isinstance(reply, ErrorReply)
+        assert (reply.code, reply.status) == ("service_unavailable", 503)
+        assert "connection is down" in reply.message
+        assert loop.time() - began < 1, "not held in the reconnect buffer until the timeout"
+    finally:
+        await client.close()
+        server.stop()
+
+
+async def test_a_bus_service_answers_a_probe_without_running_the_handler(
+    nc: Client, token: str
+) -> None:
+    ran: list[str] = []
+
+    async def handle(job: Job, ctx: RequestContext) -> Ok:
+        ran.append(job.name)
+        return Ok(result=None)
+
+    service = await BusService.start(nc, name="probed", version="1.0.0")
+    try:
+        await service.add_endpoint("probed", f"ws.cmd.issue.{token}", handle, Job)
+        answer = await nc.request(f"ws.cmd.issue.{token}", b"", timeout=5,
+                                  headers={PROBE_HEADER: "1"})  # fmt: skip
+        assert answer.data == b""
+        assert ran == []
+    finally:
+        await service.stop()

@@ -7,14 +7,21 @@ clients through the gateway: they name the service (from the subject's owner) an
 never the subject, which is in ``details``.
 :meth:`BusClient.call` is the shortcut for callers that only want the result: it raises
 :class:`BusRequestError` or :class:`OperationAccepted` for the other two.
+
+Failures are answered fast: a request is not sent while the connection is down (it would wait in
+the reconnect buffer until its timeout), and a pending one is answered 503 within about a second
+of its connection dropping or of the subject losing its last server (checked, while it waits,
+with a probe request that every endpoint answers at once), rather than at its timeout.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 import nats.errors
@@ -26,13 +33,21 @@ from contracts.base import Accepted, ErrorReply, Ok, Reply
 from contracts.errors import ErrorCode
 from contracts.subjects import AGGREGATE_OWNERS, SERVICE_NAMES, SERVICES
 from natsbus.codec import decode, decode_reply, encode
-from natsbus.context import DEADLINE_HEADER, DEFAULT_REQUEST_TIMEOUT, deadline_header
+from natsbus.context import (
+    DEADLINE_HEADER,
+    DEFAULT_REQUEST_TIMEOUT,
+    PROBE_HEADER,
+    deadline_header,
+)
 from natsbus.errors import error_reply
 from natsbus.limits import check_size
 from natsbus.tracing import annotate_reply
 from telemetry.spans import producer_span
 
-__all__ = ["BusClient", "BusRequestError", "OperationAccepted", "service_of"]
+__all__ = ["WATCH_EVERY", "BusClient", "BusRequestError", "OperationAccepted", "service_of"]
+
+WATCH_EVERY: Final = 1.0
+"""Seconds between the checks that a pending request can still be answered."""
 
 logger = logging.getLogger(__name__)
 
@@ -174,8 +189,19 @@ class BusClient:
     async def _send(
         self, subject: str, data: bytes, headers: dict[str, str], timeout: float
     ) -> bytes | ErrorReply:
+        if not self._nc.is_connected:  # a request would wait in the reconnect buffer
+            return _unavailable(subject, "cannot be reached (the bus connection is down)")
+        pending = asyncio.ensure_future(
+            self._nc.request(subject, data, timeout=timeout, headers=headers)
+        )
+        lost = await self._watch(subject, pending)
+        if lost is not None:
+            pending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await pending
+            return lost
         try:
-            msg = await self._nc.request(subject, data, timeout=timeout, headers=headers)
+            msg = pending.result()
         except nats.errors.NoRespondersError:
             return _unavailable(subject, "is not answering")
         except TimeoutError:
@@ -195,6 +221,33 @@ class BusClient:
             code = msg.headers.get(ERROR_CODE_HEADER, "")
             return _bad_reply(subject, f"service error {code}: {msg.headers[ERROR_HEADER]}")
         return msg.data
+
+    async def _watch(self, subject: str, pending: asyncio.Future[Any]) -> ErrorReply | None:
+        """Wait for ``pending``; while it is not answered, look every :data:`WATCH_EVERY`
+        seconds whether the answer can still come: the bus connection is up, and someone still
+        serves ``subject`` (a request with :data:`PROBE_HEADER` has responders). Return the 503
+        to answer when it cannot, else None once ``pending`` is done."""
+        while not pending.done():
+            await asyncio.wait({pending}, timeout=WATCH_EVERY)
+            if pending.done():
+                break
+            if not self._nc.is_connected:
+                return _unavailable(subject, "cannot be reached (the bus connection was lost)")
+            if not await self._served(subject):
+                return _unavailable(subject, "stopped while handling this request (nothing "
+                                    "serves it now)")  # fmt: skip
+        return None
+
+    async def _served(self, subject: str) -> bool:
+        """Whether a live instance still serves ``subject`` (when it cannot tell: yes)."""
+        try:
+            await self._nc.request(subject, b"", timeout=WATCH_EVERY,
+                                   headers={PROBE_HEADER: "1"})  # fmt: skip
+        except nats.errors.NoRespondersError:
+            return False
+        except (TimeoutError, nats.errors.Error):
+            return True  # busy, or not ours to ask: the request's own timeout decides
+        return True
 
 
 def service_of(subject: str) -> str | None:

@@ -11,6 +11,7 @@ from typing import Final
 __all__ = [
     "DEADLINE_HEADER",
     "DEFAULT_REQUEST_TIMEOUT",
+    "PROBE_HEADER",
     "RequestContext",
     "deadline_header",
     "parse_deadline",
@@ -18,6 +19,10 @@ __all__ = [
 
 DEADLINE_HEADER: Final = "Clipyard-Deadline"
 """The request's absolute deadline, in epoch milliseconds (ARCHITECTURE §2)."""
+
+PROBE_HEADER: Final = "Clipyard-Probe"
+"""A request carrying it is not handled: any live instance of the endpoint answers it at once
+(an empty body), so a requester can tell whether anyone still serves a subject."""
 
 DEFAULT_REQUEST_TIMEOUT: Final = 110.0
 """Seconds a request may take by default: below the gateway's 120 s (ARCHITECTURE §2)."""

@@ -27,7 +27,7 @@ from opentelemetry.trace import Span
 from contracts.base import ErrorReply, Ok, Reply
 from contracts.errors import ErrorCode
 from natsbus.codec import decoder, encode
-from natsbus.context import RequestContext
+from natsbus.context import PROBE_HEADER, RequestContext
 from natsbus.errors import ErrorMapper, default_error_mapper, error_reply, internal_error
 from natsbus.limits import MessageTooLargeError, check_size
 from natsbus.tracing import annotate_reply
@@ -156,6 +156,9 @@ class BusService:
 
         async def on_request(request: Request) -> None:
             # Never await the work here: micro awaits this inside the subscription loop.
+            if request.headers and PROBE_HEADER in request.headers:
+                await request.respond(b"")  # "someone serves this subject": no work done
+                return
             if self._stopping:  # only while the connection drains under a stopped service
                 await self._respond(request, _stopping_reply(request.subject))
                 return
