@@ -10,6 +10,7 @@ from workspace_realizer.domain.errors import DependentsError, InvalidInputError
 from workspace_realizer.policy import check_policy_strategy
 from workspace_realizer.usecases.catalog_checks import (
     check_host_source,
+    check_repo_ref,
     check_worktree_parent_dir,
 )
 from workspace_realizer.usecases.queries import Queries
@@ -112,6 +113,7 @@ class CatalogUseCases(Queries):
         access.check_board("add project workspaces")
         check_host_source(fields.get("cwd"), fields.get("repo_url"),
                           self.host_grant(project.company_id))  # fmt: skip
+        check_repo_ref(fields.get("repo_ref"))
         workspace = ProjectWorkspace.create(
             company_id=project.company_id,
             project_id=project_id,
@@ -136,6 +138,8 @@ class CatalogUseCases(Queries):
         if "cwd" in changes or "repo_url" in changes:
             check_host_source(changes.get("cwd"), changes.get("repo_url"),
                               self.host_grant(found.company_id))  # fmt: skip
+        if "repo_ref" in changes:
+            check_repo_ref(changes.get("repo_ref"))
         workspace: ProjectWorkspace = self.load(workspace_id)
         workspace.revise(changes)
         if runtime_config is not None:
@@ -219,6 +223,8 @@ class CatalogUseCases(Queries):
         strategy = policy.get("workspaceStrategy")
         check_policy_strategy(strategy)
         if isinstance(strategy, Mapping):
+            check_repo_ref(strategy.get("baseRef"),
+                           "executionWorkspacePolicy.workspaceStrategy.baseRef")  # fmt: skip
             check_worktree_parent_dir(strategy.get("worktreeParentDir"),
                                       self.host_grant(company_id))  # fmt: skip
 

@@ -6,14 +6,19 @@ naming the setting) unless they lie under a root an admin allowed for the compan
 (``allowedRoots``, or ``CLIPYARD_ALLOWED_ROOTS`` for every company of the stack) or the company is
 ``hostTrusted``. A project checkout (``cwd``) is protected from deletion and worktrees never go
 inside it, so it must also be a real project directory: not ``/``, not the home directory, not
-inside ``$CLIPYARD_HOME`` (where Clipyard keeps its own state and worktrees).
+inside ``$CLIPYARD_HOME`` (where Clipyard keeps its own state and worktrees). A ``repoUrl`` is
+one git fetches from as a repository (``https://``, ``ssh://``, scp-like, ``file://`` or a
+path), never a transport that runs a command (``ext::``) or an option (``-…``); a ``repoRef``
+and a ``baseRef`` are refs, never options.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from servicekit.access import AccessDeniedError
 from workspace_realizer.domain.errors import InvalidInputError
@@ -21,6 +26,8 @@ from workspace_realizer.domain.errors import InvalidInputError
 __all__ = [
     "HostGrant",
     "check_host_source",
+    "check_repo_ref",
+    "check_repo_url_form",
     "check_worktree_parent_dir",
     "clipyard_home",
     "stack_roots",
@@ -103,6 +110,7 @@ def check_host_source(cwd: str | None, repo_url: str | None, grant: HostGrant) -
                 field="cwd",
             )
     url = (repo_url or "").strip()
+    check_repo_url_form(url)
     local = url.removeprefix("file://") if url.startswith(("/", "file://", "~")) else None
     if local:
         try:
@@ -119,6 +127,51 @@ def check_host_source(cwd: str | None, repo_url: str | None, grant: HostGrant) -
                 "give a repository outside it.",
                 field="repoUrl",
             )
+
+
+_SCP_LIKE: Final = re.compile(r"^(?:[A-Za-z0-9._~+-]+@)?[A-Za-z0-9][A-Za-z0-9.-]*:(?!//)\S+$")
+_SAFE_TEXT: Final = re.compile(r"^[^\s\x00-\x1f\x7f]+$")
+
+
+def check_repo_url_form(url: str) -> None:
+    """Refuse a ``repoUrl`` git would read as anything but a repository: only ``https://``,
+    ``ssh://``, scp-like ``user@host:path``, ``file://`` and local paths (whose use the host
+    grant decides). No ``ext::`` (it runs a command), no leading ``-`` (an option).
+
+    Raises:
+        InvalidInputError: Naming ``repoUrl`` and the forms that work.
+    """
+    if not url:
+        return
+    ok = _SAFE_TEXT.match(url) is not None and not url.startswith("-") and (
+        url.startswith(("https://", "ssh://", "file://", "/", "~"))
+        or (_SCP_LIKE.match(url) is not None and "::" not in url)
+    )  # fmt: skip
+    if not ok:
+        shown = url if len(url) <= 80 else url[:80] + "…"
+        raise InvalidInputError(
+            f"repoUrl {shown!r} is not a repository URL git may fetch from; give "
+            "https://host/path, ssh://host/path, user@host:path, or a local path.",
+            field="repoUrl",
+        )
+
+
+def check_repo_ref(ref: object, field: str = "repoRef") -> None:
+    """Refuse a ref git would read as an option or that no ref can be (blank inside, leading
+    ``-``, control characters, longer than 255).
+
+    Raises:
+        InvalidInputError: Naming the field.
+    """
+    if ref is None or ref == "":
+        return
+    text = str(ref)
+    if len(text) > 255 or text.startswith("-") or not _SAFE_TEXT.match(text) or ".." in text:
+        shown = text if len(text) <= 80 else text[:80] + "…"
+        raise InvalidInputError(
+            f"{field} {shown!r} is not a git ref; give a branch, tag or commit such as main.",
+            field=field,
+        )
 
 
 def check_worktree_parent_dir(
