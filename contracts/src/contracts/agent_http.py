@@ -16,7 +16,7 @@ import msgspec
 from contracts.agents import AdapterType, HeartbeatInterval, RunView, TrustLevel, WakeSource
 from contracts.base import Struct
 from contracts.execution_views import RuntimeServiceBrief
-from contracts.http import StrictBody
+from contracts.http import EntityId, StrictBody
 from contracts.workspace_views import Issue
 
 __all__ = [
@@ -59,7 +59,7 @@ class WakeBody(StrictBody, frozen=True, kw_only=True):
 
     source: WakeSource = "on_demand"
     reason: Annotated[str, msgspec.Meta(max_length=2000)] | None = None
-    issue_id: str | None = None
+    issue_id: EntityId | None = None
     payload: dict[str, Any] | None = None
     idempotency_key: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -18,8 +18,10 @@ __all__ = [
     "ComponentHealth",
     "CreateApiKey",
     "CreateCompany",
+    "EntityId",
     "ErrorBody",
     "Health",
+    "Name",
     "ServiceHealth",
     "SetCompanyHostAccess",
     "SignIn",
@@ -33,11 +35,33 @@ class StrictBody(
     """An inbound HTTP body: unknown fields are refused with 400."""
 
 
+EntityId = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+        description="The id of a record: a UUID.",
+        examples=["3e8c3f41-7d76-4f1b-8f41-4f5a6b7c8d9e"],
+    ),
+]
+"""A body's reference to a record (an agent, an issue, a workspace): a UUID, or 400."""
+
+Name = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1, max_length=200,
+        pattern=r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$",
+        description="A name: 1 to 200 characters, not only blanks, no control characters.",
+    ),
+]  # fmt: skip
+"""The name of a company or a key (the gateway strips it and refuses it empty or too long)."""
+
+
 class CreateCompany(StrictBody, frozen=True, kw_only=True):
     """``POST /api/companies``."""
 
-    name: str
-    issue_prefix: str | None = None
+    name: Name
+    issue_prefix: Annotated[str, msgspec.Meta(pattern="^[A-Z]{1,10}$")] | None = None
+    """1-10 upper-case letters; derived from the name's ASCII letters when absent."""
 
 
 class Company(Struct, frozen=True, kw_only=True):
@@ -54,20 +78,29 @@ class Company(Struct, frozen=True, kw_only=True):
     """Host folders its project workspaces may name (set with the admin key)."""
 
 
+_SEGMENT = r"([^/.\x00-\x1f\x7f][^/\x00-\x1f\x7f]*|\.[^/.\x00-\x1f\x7f][^/\x00-\x1f\x7f]*|\.\.[^/\x00-\x1f\x7f]+)"
+HostFolder = Annotated[
+    str,
+    msgspec.Meta(pattern=f"^(/{_SEGMENT})+$", max_length=4096,
+                 description="A normalized absolute folder of the host, not / itself."),
+]  # fmt: skip
+"""A folder an admin lets a company name: absolute and normalized (``/home/me/src``)."""
+
+
 class SetCompanyHostAccess(StrictBody, frozen=True, kw_only=True):
     """``PUT /api/companies/{companyId}/host-access`` (admin key): ``allowedRoots`` are absolute
     folders of the host (no ``..``, not ``/``); the whole setting is replaced."""
 
     host_trusted: bool = False
-    allowed_roots: list[str] = msgspec.field(default_factory=list)
+    allowed_roots: list[HostFolder] = msgspec.field(default_factory=list)
 
 
 class CreateApiKey(StrictBody, frozen=True, kw_only=True):
     """``POST /api/companies/{companyId}/api-keys``."""
 
-    name: str
+    name: Name
     kind: ApiKeyKind
-    agent_id: str | None = None
+    agent_id: EntityId | None = None
 
 
 class ApiKey(Struct, frozen=True, kw_only=True):

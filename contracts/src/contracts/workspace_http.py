@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import msgspec
 
 from contracts.execution_views import ReconcileMode, WorkspaceStatus
-from contracts.http import StrictBody
+from contracts.http import EntityId, StrictBody
 from contracts.workspace_config import IssueWorkspaceMode
 from contracts.workspace_inputs import (
     ExecutionWorkspaceConfigPatchIn,
@@ -87,12 +87,12 @@ class CreateIssueBody(StrictBody, frozen=True, kw_only=True):
     ``comment`` are taken too; the comment is recorded as an event on the issue)."""
 
     title: str
-    project_id: str
+    project_id: EntityId
     identifier: str | None = None
     status: IssueStatus = "backlog"
-    parent_id: str | None = None
-    assignee_agent_id: str | None = None
-    project_workspace_id: str | None = None
+    parent_id: EntityId | None = None
+    assignee_agent_id: EntityId | None = None
+    project_workspace_id: EntityId | None = None
     execution_workspace_settings: ExecutionWorkspaceSettingsIn | None = None
     description: str | None = None
     priority: IssuePriority | None = None
@@ -104,9 +104,9 @@ class UpdateIssueBody(StrictBody, frozen=True, kw_only=True):
 
     title: str | msgspec.UnsetType = msgspec.UNSET
     status: IssueStatus | msgspec.UnsetType = msgspec.UNSET
-    parent_id: str | msgspec.UnsetType | None = msgspec.UNSET
-    assignee_agent_id: str | msgspec.UnsetType | None = msgspec.UNSET
-    project_workspace_id: str | msgspec.UnsetType | None = msgspec.UNSET
+    parent_id: EntityId | msgspec.UnsetType | None = msgspec.UNSET
+    assignee_agent_id: EntityId | msgspec.UnsetType | None = msgspec.UNSET
+    project_workspace_id: EntityId | msgspec.UnsetType | None = msgspec.UNSET
     execution_workspace_settings: ExecutionWorkspaceSettingsIn | msgspec.UnsetType | None = (
         msgspec.UNSET
     )
@@ -129,7 +129,7 @@ class RealizeIssueWorkspaceBody(StrictBody, frozen=True, kw_only=True):
     """``POST /api/issues/{issueId}/execution-workspace``: realize (or reuse) it now."""
 
     mode: IssueWorkspaceMode | None = None
-    execution_workspace_id: str | None = None
+    execution_workspace_id: EntityId | None = None
     """The workspace to bind to with ``reuse_existing``."""
 
 

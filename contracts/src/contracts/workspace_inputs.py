@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
+from contracts.http import EntityId
 from contracts.workspace_config import (
     ExecutionWorkspaceConfigPatch,
     ExecutionWorkspacePolicy,
@@ -52,6 +53,7 @@ class ExecutionWorkspacePolicyIn(
 ):
     """Strict :class:`ExecutionWorkspacePolicy`."""
 
+    default_project_workspace_id: EntityId | None = None
     workspace_strategy: WorkspaceStrategyIn = msgspec.field(default_factory=WorkspaceStrategyIn)
 
 
@@ -60,6 +62,7 @@ class ExecutionWorkspaceSettingsIn(
 ):
     """Strict :class:`ExecutionWorkspaceSettings`."""
 
+    execution_workspace_id: EntityId | None = None
     workspace_strategy: WorkspaceStrategyIn | None = None
 
 

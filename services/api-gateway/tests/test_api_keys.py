@@ -68,7 +68,7 @@ def test_agent_keys_need_the_controller_and_a_board_key(
     key = _bearer(make_board_key(company["id"]))
     before = application.last_notification_id()
     url = f"/api/companies/{company['id']}/api-keys"
-    body = {"name": "bot", "kind": "agent", "agentId": "agent-1"}
+    body = {"name": "bot", "kind": "agent", "agentId": "4a1b2c3d-0e9f-4a8b-9c7d-6e5f4a3b2c1d"}
     # No heartbeat controller answers (the fake bus has none): nothing is issued.
     by_board = client.post(url, json=body, headers=key)
     assert by_board.status_code == 503
@@ -78,7 +78,7 @@ def test_agent_keys_need_the_controller_and_a_board_key(
     assert missing.json()["code"] == "key_kind_not_allowed"
     assert missing.json()["details"] == {"field": "agentId"}
     by_admin = client.post(url, json=body, headers=admin)
-    assert by_admin.status_code == 422
+    assert by_admin.status_code == 403
     assert "board keys only" in by_admin.json()["error"]
     assert application.last_notification_id() == before
 
@@ -89,7 +89,7 @@ def test_board_key_with_an_agent_id_is_422(
     company = make_company()
     response = client.post(
         f"/api/companies/{company['id']}/api-keys",
-        json={"name": "ci", "kind": "board", "agentId": "a"},
+        json={"name": "ci", "kind": "board", "agentId": "4a1b2c3d-0e9f-4a8b-9c7d-6e5f4a3b2c1d"},
         headers=admin,
     )
     assert response.status_code == 422

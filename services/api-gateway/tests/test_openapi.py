@@ -134,3 +134,21 @@ def test_every_documented_error_is_the_catalogue_s_code_status_and_description(
                 assert description == expected, (path, method, status)
                 documented.update(codes)
     assert {"unauthenticated", "validation_failed", "not_found", "state_conflict"} <= documented
+
+
+def test_the_document_is_as_strict_as_the_behaviour(client: Client) -> None:
+    doc = client.get("/api/openapi.json").json()
+    schemas = doc["components"]["schemas"]
+    # Every request body refuses unknown fields, and says so (nested inputs too).
+    for name in ("CreateProjectBody", "UpdateIssueBody", "WakeBody", "ExecutionWorkspacePolicyIn",
+                 "RuntimeConfigIn", "ServiceSpecIn"):  # fmt: skip
+        assert schemas[name]["additionalProperties"] is False, name
+    # A reference to a record is a UUID.
+    assert "pattern" in schemas["CreateIssueBody"]["properties"]["projectId"]
+    # A 204 has no body; the event stream is text/event-stream.
+    for path in doc["paths"].values():
+        for operation in path.values():
+            no_content = operation.get("responses", {}).get("204")
+            assert no_content is None or "content" not in no_content, operation["operationId"]
+    stream = doc["paths"]["/api/companies/{company_id}/events/stream"]["get"]["responses"]["200"]
+    assert list(stream["content"]) == ["text/event-stream"]

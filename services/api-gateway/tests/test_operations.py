@@ -22,7 +22,7 @@ Client = TestClient[Any]
 REALIZER = "ws.qry.realizer.operation"
 SUPERVISOR = "ws.qry.supervisor.operation"
 OPERATION = {
-    "id": "op-1",
+    "id": "0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f6",
     "kind": "workspace.realize",
     "status": "succeeded",
     "result": {"workspaceId": "w1"},
@@ -40,7 +40,7 @@ def test_the_owner_answers_and_the_principal_travels(
 ) -> None:
     bus.replies[REALIZER] = _not_found
     bus.replies[SUPERVISOR] = Ok(result=OPERATION)
-    response = client.get("/api/operations/op-1", headers=admin)
+    response = client.get("/api/operations/0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f6", headers=admin)
     assert response.status_code == 200
     body = response.json()
     assert {k: body[k] for k in OPERATION} == OPERATION
@@ -48,7 +48,7 @@ def test_the_owner_answers_and_the_principal_travels(
     assert sorted(s.subject for s in bus.sent) == [REALIZER, SUPERVISOR]
     for sent in bus.sent:
         assert isinstance(sent.message, GetOperation)
-        assert sent.message.operation_id == "op-1"
+        assert sent.message.operation_id == "0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f6"
         assert sent.message.principal.actor.type == "admin"
 
 
@@ -61,14 +61,14 @@ def test_the_first_ok_wins_without_waiting_for_a_slow_owner(
 
     bus.replies[REALIZER] = Ok(result=OPERATION)
     bus.replies[SUPERVISOR] = never
-    response = client.get("/api/operations/op-1", headers=admin)
+    response = client.get("/api/operations/0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f6", headers=admin)
     assert response.status_code == 200
 
 
 def test_nobody_knows_it_is_404(client: Client, admin: dict[str, str], bus: Any) -> None:
     bus.replies[REALIZER] = _not_found
     bus.replies[SUPERVISOR] = _not_found
-    response = client.get("/api/operations/op-9", headers=admin)
+    response = client.get("/api/operations/0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f9", headers=admin)
     assert (response.status_code, response.json()["code"]) == (404, "not_found")
 
 
@@ -78,15 +78,18 @@ def test_an_owner_that_is_down_makes_it_503_not_404(
     # The realizer is not running (no responders) and the supervisor does not know it: the
     # operation may well be the realizer's, so "not found" would be wrong.
     bus.replies[SUPERVISOR] = _not_found
-    response = client.get("/api/operations/op-9", headers=admin)
+    response = client.get("/api/operations/0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f9", headers=admin)
     assert response.status_code == 503
     assert response.json() == {
         "error": (
-            "Operation op-9 may belong to workspace-realizer, which is not answering; "
+            "Operation 0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f9 may belong to workspace-realizer, which is not answering; "
             "check `clipyard status` and retry."
         ),
         "code": "service_unavailable",
-        "details": {"operationId": "op-9", "services": ["workspace-realizer"]},
+        "details": {
+            "operationId": "0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f9",
+            "services": ["workspace-realizer"],
+        },
     }
 
 
@@ -95,7 +98,7 @@ def test_an_owner_that_times_out_is_504(client: Client, admin: dict[str, str], b
     bus.replies[SUPERVISOR] = ErrorReply(
         code="timeout", message="no reply from ws.qry.supervisor.operation within 0.5 s", status=504
     )
-    response = client.get("/api/operations/op-1", headers=admin)
+    response = client.get("/api/operations/0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f6", headers=admin)
     assert response.status_code == 504
     assert response.json() == {
         "error": "no reply from ws.qry.supervisor.operation within 0.5 s",
@@ -105,7 +108,7 @@ def test_an_owner_that_times_out_is_504(client: Client, admin: dict[str, str], b
 
 
 def test_operations_need_a_key(client: Client) -> None:
-    assert client.get("/api/operations/op-1").status_code == 401
+    assert client.get("/api/operations/0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f6").status_code == 401
 
 
 @get("/api/test-only/ask/{subject:str}", opt=access(Resource.OPERATION, Action.READ))

@@ -253,7 +253,9 @@ def test_an_unknown_operation_while_the_supervisor_is_down_is_503_not_a_guess(
     bus.replies["ws.qry.realizer.workspace_operation"] = ErrorReply(
         code="not_found", message="There is no workspace operation x.", status=404
     )
-    response = client.get("/api/workspace-operations/x", headers=board)
+    response = client.get(
+        "/api/workspace-operations/00000000-0000-4000-8000-00000000000a", headers=board
+    )
     assert response.status_code == 503
     body = response.json()
     assert body["code"] == "service_unavailable"
@@ -263,7 +265,12 @@ def test_an_unknown_operation_while_the_supervisor_is_down_is_503_not_a_guess(
     bus.replies["ws.qry.supervisor.workspace_operation"] = ErrorReply(
         code="timeout", message="No answer.", status=504
     )
-    assert client.get("/api/workspace-operations/x", headers=board).status_code == 504
+    assert (
+        client.get(
+            "/api/workspace-operations/00000000-0000-4000-8000-00000000000a", headers=board
+        ).status_code
+        == 504
+    )
 
 
 def test_events_of_both_services_are_merged_by_time(

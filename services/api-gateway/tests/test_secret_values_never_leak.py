@@ -87,7 +87,9 @@ def test_a_bad_create_body_names_the_field_never_the_value(
 def test_a_bad_rotate_body_names_the_field_never_the_value(
     client: Client, bus: Any, board: dict[str, str], body: dict[str, Any], field: str
 ) -> None:
-    response = client.put("/api/secrets/s-1", json=body, headers=board)
+    response = client.put(
+        "/api/secrets/5ec0e7a1-1b2c-4d3e-8f4a-5b6c7d8e9f00", json=body, headers=board
+    )
     assert response.status_code == 400, response.text
     error = response.json()
     assert error["code"] == "validation_failed"
@@ -104,7 +106,9 @@ def test_malformed_json_never_shows_the_value(
     for response in (
         client.post(f"/api/companies/{company}/secrets", content=raw, headers=headers),
         client.put(
-            "/api/secrets/s-1", content=raw.replace('"name": "GITHUB_TOKEN", ', ""), headers=headers
+            "/api/secrets/5ec0e7a1-1b2c-4d3e-8f4a-5b6c7d8e9f00",
+            content=raw.replace('"name": "GITHUB_TOKEN", ', ""),
+            headers=headers,
         ),
     ):
         assert response.status_code == 400, response.text
@@ -122,7 +126,11 @@ def test_a_body_over_the_limit_is_413_without_the_value(
             json={"name": "GITHUB_TOKEN", "value": OVER_THE_BODY_LIMIT},
             headers=board,
         ),
-        client.put("/api/secrets/s-1", json={"value": OVER_THE_BODY_LIMIT}, headers=board),
+        client.put(
+            "/api/secrets/5ec0e7a1-1b2c-4d3e-8f4a-5b6c7d8e9f00",
+            json={"value": OVER_THE_BODY_LIMIT},
+            headers=board,
+        ),
     ):
         assert response.status_code == 413
         assert response.json()["code"] == "payload_too_large"
@@ -163,7 +171,13 @@ def test_the_canary_reaches_git_credentials_and_nothing_else(
     assert send("PUT", rotate, json={"value": f"v2-{CANARY}"}, headers=board).status_code == 200
     assert send("PUT", rotate, json={"value": f"v3-{CANARY}"}, headers=admin).status_code == 200
     assert (
-        send("PUT", "/api/secrets/nope", json={"value": CANARY}, headers=board).status_code == 404
+        send(
+            "PUT",
+            "/api/secrets/00000000-0000-4000-8000-000000000000",
+            json={"value": CANARY},
+            headers=board,
+        ).status_code
+        == 404
     )
     assert send("GET", url, headers=board).status_code == 200
     for body, _ in BAD_BODIES:

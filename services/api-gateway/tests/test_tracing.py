@@ -28,7 +28,7 @@ def test_the_http_trace_continues_into_the_bus(
 ) -> None:
     _nobody_knows_it(bus)
     headers = {**admin, "traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01"}
-    response = client.get("/api/operations/op-1", headers=headers)
+    response = client.get("/api/operations/0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f6", headers=headers)
     assert response.status_code == 404
     # The bus requests were sent inside the caller's trace.
     assert {f"{sent.trace_id:032x}" for sent in bus.sent} == {TRACE_ID}
@@ -44,7 +44,7 @@ def test_the_http_trace_continues_into_the_bus(
 def test_without_traceparent_a_new_trace_starts(
     client: Client, admin: dict[str, str], bus: Any, span_recorder: Any
 ) -> None:
-    client.get("/api/operations/op-1", headers=admin)
+    client.get("/api/operations/0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f6", headers=admin)
     (span,) = [s for s in span_recorder.finished() if s.kind == SpanKind.SERVER]
     assert span.parent is None
     assert {sent.trace_id for sent in bus.sent} == {span.context.trace_id}
@@ -70,7 +70,7 @@ def test_incoming_baggage_is_dropped_but_the_trace_continues(
         "traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01",
         "baggage": "tenant=evil,clipyard.actor=admin",
     }
-    response = client.get("/api/operations/op-1", headers=headers)
+    response = client.get("/api/operations/0c0e1f2a-5b6c-4d7e-8f90-a1b2c3d4e5f6", headers=headers)
     assert response.status_code == 404
     assert seen
     assert all(one == {} for one in seen)

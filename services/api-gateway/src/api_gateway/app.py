@@ -19,9 +19,10 @@ from litestar import Litestar, Request, Router, get
 from litestar.datastructures import State
 from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme, Tag
+from litestar.types import Message, Scope
 
+from api_gateway.allow_header import AllowIndex
 from api_gateway.api_headers import add_api_headers
 from api_gateway.application import GatewayApplication
 from api_gateway.bus import NatsBus
@@ -29,6 +30,13 @@ from api_gateway.controllers import CONTROLLERS
 from api_gateway.dependencies import Bus, Gateway, dependencies
 from api_gateway.errors import exception_handlers
 from api_gateway.handlers import AppHolder, controller_inbox, register_bus_endpoints
+from api_gateway.input_guard import input_guard
+from api_gateway.openapi_strict import (
+    DOC_STATE,
+    StrictJsonRenderPlugin,
+    StrictSwaggerRenderPlugin,
+    tighten,
+)
 from api_gateway.publishing import to_contract
 from api_gateway.security import (
     PUBLIC_OPT,
@@ -67,8 +75,9 @@ _DESCRIPTION = (
     sync_to_thread=False,
 )
 def openapi_json(request: Request[Any, Any, Any]) -> dict[str, Any]:
-    """The OpenAPI document (no key needed)."""
-    return request.app.openapi_schema.to_schema()
+    """The OpenAPI document (no key needed), as :mod:`api_gateway.openapi_strict` corrects it."""
+    doc: dict[str, Any] = request.app.state.get(DOC_STATE) or request.app.openapi_schema.to_schema()
+    return doc
 
 
 def _openapi() -> OpenAPIConfig:
@@ -82,7 +91,10 @@ def _openapi() -> OpenAPIConfig:
             include_in_schema=False,
             opt={"exclude_from_auth": True},
         ),
-        render_plugins=[SwaggerRenderPlugin(path="/"), JsonRenderPlugin(path="/openapi.json")],
+        render_plugins=[
+            StrictSwaggerRenderPlugin(path="/"),
+            StrictJsonRenderPlugin(path="/openapi.json"),
+        ],
         use_handler_docstrings=True,
         components=Components(
             security_schemes={
@@ -152,17 +164,33 @@ def create_app(
                 exclude_http_methods=tuple(UNAUTHENTICATED_METHODS),
             ),
         ],
-        guards=[access_guard],  # each /api route's (resource, action), asked of the access model
+        # Each /api route's (resource, action), asked of the access model; then what the
+        # client sent: ids that are ids, text without control characters.
+        guards=[access_guard, input_guard],
         exception_handlers=exception_handlers(),  # type: ignore[arg-type]
-        before_send=[add_api_headers],  # nosniff on /api, and sandbox on its text/plain
+        # nosniff on /api, and sandbox on its text/plain; Allow with every documented method
+        before_send=[add_api_headers, _allow_header],
         request_max_body_size=settings.max_body_bytes,
         openapi_config=_openapi(),
         template_config=ui_template_config(),
         logging_config=None,  # the service's JSON logging (telemetry.logs) stays in charge
         state=State({"gateway": gateway}),
+        on_startup=[_tighten_openapi],
         on_shutdown=[partial(_shut_down, gateway, owned)],
         debug=debug,
     )
+
+
+def _tighten_openapi(app: Litestar) -> None:
+    doc = tighten(app.openapi_schema.to_schema())  # once; /api/openapi.json and /api/docs serve it
+    app.state[DOC_STATE] = doc
+    app.state["allow"] = AllowIndex.of(doc)
+
+
+async def _allow_header(message: Message, scope: Scope) -> None:
+    index = scope["app"].state.get("allow")
+    if index is not None:
+        await index.hook(message, scope)
 
 
 def _shut_down(gateway: Gateway, close_store: bool) -> None:

@@ -173,7 +173,9 @@ def _from_http_exception(exc: HTTPException) -> Problem:
     if code is ErrorCode.NOT_FOUND:
         return _problem(code, "There is no such path; see /api/docs for the API.")
     if code is ErrorCode.METHOD_NOT_ALLOWED:
-        return _problem(code, f"{exc.detail}; see /api/docs for the API.")
+        allowed = dict(exc.headers or {})  # Litestar's ``Allow``
+        return Problem(status_of(code), code.value, f"{exc.detail}; see /api/docs for the API.",
+                       {}, allowed)  # fmt: skip
     if code is None:
         code = ErrorCode.INTERNAL if status >= 500 else ErrorCode.BAD_REQUEST
     return Problem(status, code.value, exc.detail)

@@ -18,7 +18,7 @@ from api_gateway.controllers.common import (
     provide_page,
 )
 from api_gateway.dependencies import Gateway
-from api_gateway.domain import KeyKindNotAllowedError
+from api_gateway.domain import ForbiddenError
 from api_gateway.security import access, check_company
 from contracts.base import Principal
 from contracts.http import ApiKey, ApiKeyIssued, CreateApiKey
@@ -72,15 +72,16 @@ class ApiKeyController(Controller):
         The admin key creates board keys; a board key creates board keys and agent keys
         (``{kind: "agent", agentId}``): the heartbeat controller is asked first that the agent
         exists in the company. Errors: 400 ``validation_failed``/``invalid_json``; 401
-        ``unauthenticated``; 403 ``forbidden`` (an agent key or run token); 404 ``not_found``
+        ``unauthenticated``; 403 ``forbidden`` (an agent key or run token; an agent key asked of
+        the admin key); 404 ``not_found``
         (the company, or an ``agentId`` the controller does not know in this company, or one
-        whose delete the gateway has heard: ``details.agentId`` names it); 422 ``invalid_name``, ``key_kind_not_allowed`` (an agent
-        key from the admin key, ``agentId`` missing for an agent key or given for a board key);
+        whose delete the gateway has heard: ``details.agentId`` names it); 422 ``invalid_name``, ``key_kind_not_allowed`` (``agentId``
+        missing for an agent key or given for a board key);
         503/504 the controller did not answer.
         """
         check_company(principal, company_id)
         if principal.actor.type == "admin" and data.kind != "board":
-            raise KeyKindNotAllowedError(
+            raise ForbiddenError(
                 "The admin key creates board keys only; create agent keys with a board key.",
                 field="kind",
             )
