@@ -19,6 +19,7 @@ when it is read here.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Final
 
 import msgspec
@@ -43,42 +44,37 @@ def _camel(name: str) -> str:
     return first + "".join(part.capitalize() for part in rest)
 
 
-def control_character_at(value: Any, where: str = "") -> tuple[str, str] | None:
-    """The first field of ``value`` (plain JSON data) holding a control character, and the
-    character as ``U+0000``; None when there is none."""
-    if isinstance(value, str):
-        found = _CONTROL.search(value)
-        return (where or "body", f"U+{ord(found.group()):04X}") if found else None
+def _fields(value: Any, where: str = "") -> Iterator[tuple[str, str | None, Any]]:
+    """Every value of plain JSON data with its field path and the key that holds it (keys are
+    yielded too, as strings of their own path, with no key)."""
+    yield where, None, value
     if isinstance(value, dict):
         for key, item in value.items():
             name = f"{where}.{key}" if where else str(key)
-            hit = control_character_at(str(key), name) or control_character_at(item, name)
-            if hit is not None:
-                return hit
+            yield name, None, str(key)
+            for found in _fields(item, name):
+                yield found if found[0] != name else (name, str(key), item)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            hit = control_character_at(item, f"{where}[{index}]")
-            if hit is not None:
-                return hit
+            yield from _fields(item, f"{where}[{index}]")
+
+
+def control_character_at(value: Any, where: str = "") -> tuple[str, str] | None:
+    """The first field of ``value`` (plain JSON data) holding a control character (in a string
+    or a key), and the character as ``U+0000``; None when there is none."""
+    for name, _key, item in _fields(value, where):
+        found = _CONTROL.search(item) if isinstance(item, str) else None
+        if found:
+            return name or "body", f"U+{ord(found.group()):04X}"
     return None
 
 
 def number_time_at(value: Any, where: str = "") -> str | None:
     """The first field of a JSON body named as a time (``…At``) that holds a number: a time is
     an ISO 8601 string, and a number would be read as seconds since 1970."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            name = f"{where}.{key}" if where else str(key)
-            if str(key).endswith("At") and isinstance(item, int | float):
-                return name
-            hit = number_time_at(item, name)
-            if hit is not None:
-                return hit
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            hit = number_time_at(item, f"{where}[{index}]")
-            if hit is not None:
-                return hit
+    for name, key, item in _fields(value, where):
+        if key is not None and key.endswith("At") and isinstance(item, int | float):
+            return name
     return None
 
 
