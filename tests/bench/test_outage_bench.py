@@ -1,0 +1,96 @@
+"""How fast a request fails when it cannot be answered (issue 15: "503 well before the request
+timeout"), measured on a real nats-server, in one run:
+
+- bus down: ``BusClient.request`` while the connection is down (ours) against a raw nats-py
+  request to a subject with no responders on a live connection (the fastest failure NATS gives);
+- server gone mid-request: a request whose only server unsubscribes 0.2 s after taking it: the
+  time from that moment to the 503 (ours) against the 1 s probe interval (the limit the design
+  allows: the loss is noticed at the next probe).
+
+Medians of several rounds; the request timeout is 60 s throughout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import nats
+import nats.errors
+import pytest
+
+from contracts.base import ErrorReply
+from natsbus import BusClient, connect
+from natsbus.client import WATCH_EVERY
+from natsbus.context import PROBE_HEADER
+from testkit.nats_server import start_nats_server
+
+pytestmark = pytest.mark.bench
+
+ROUNDS = 5
+
+
+async def test_requests_fail_fast_when_nothing_can_answer(
+    bench_report: Any, tmp_path: Path
+) -> None:
+    harness = __import__("bench_harness")
+    server = start_nats_server(store_dir=tmp_path / "nats")
+    try:
+        nc = await connect(server.url, name="bench-outage")
+        raw: list[float] = []
+        for _ in range(ROUNDS):
+            began = time.perf_counter()
+            with pytest.raises(nats.errors.NoRespondersError):
+                await nc.request(f"ws.qry.realizer.{uuid.uuid4().hex}", b"{}", timeout=60)
+            raw.append(time.perf_counter() - began)
+        gone: list[float] = []
+        for _ in range(ROUNDS):
+            subject = f"ws.cmd.issue.{uuid.uuid4().hex}"
+
+            async def hangs(msg: Any) -> None:
+                if msg.headers and PROBE_HEADER in msg.headers:
+                    await msg.respond(b"")
+
+            sub = await nc.subscribe(subject, queue="q", cb=hangs)
+            pending = asyncio.ensure_future(BusClient(nc).request(subject, b"{}", timeout=60))
+            await asyncio.sleep(0.2)
+            await sub.unsubscribe()
+            began = time.perf_counter()
+            reply = await pending
+            gone.append(time.perf_counter() - began)
+            assert isinstance(reply, ErrorReply)
+            assert reply.status == 503
+        await nc.close()
+        down_client = await connect(server.url, name="bench-outage-down")
+        server.stop()
+        for _ in range(200):  # the client notices the closed socket within moments
+            if not down_client.is_connected:
+                break
+            await asyncio.sleep(0.05)
+        down: list[float] = []
+        for _ in range(ROUNDS):
+            began = time.perf_counter()
+            reply = await BusClient(down_client).request("ws.qry.realizer.x", b"{}", timeout=60)
+            down.append(time.perf_counter() - began)
+            assert isinstance(reply, ErrorReply)
+            assert reply.status == 503
+        await down_client.close()
+    finally:
+        server.stop()
+
+    def median(values: list[float]) -> float:
+        return sorted(values)[len(values) // 2] * 1e6
+
+    bench_report.add(harness.Comparison(
+        name="request while the bus is down", ours="BusClient.request, connection down",
+        limit="raw request, no responders", ours_us=median(down), limit_us=median(raw),
+        rounds=ROUNDS, ops_per_round=1, notes="the request timeout is 60 s",
+    ))  # fmt: skip
+    bench_report.add(harness.Comparison(
+        name="server gone mid-request", ours="503 after the server went away",
+        limit="one probe interval", ours_us=median(gone), limit_us=WATCH_EVERY * 1e6,
+        rounds=ROUNDS, ops_per_round=1, notes="the request timeout is 60 s",
+    ))  # fmt: skip
