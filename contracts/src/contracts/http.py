@@ -38,7 +38,7 @@ class StrictBody(
 EntityId = Annotated[
     str,
     msgspec.Meta(
-        pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+        pattern=r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?!\n)$",
         description="The id of a record: a UUID.",
         examples=["3e8c3f41-7d76-4f1b-8f41-4f5a6b7c8d9e"],
     ),
@@ -49,7 +49,7 @@ Name = Annotated[
     str,
     msgspec.Meta(
         min_length=1, max_length=200,
-        pattern=r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$",
+        pattern=r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*(?!\n)$",
         description="A name: 1 to 200 characters, not only blanks, no control characters.",
     ),
 ]  # fmt: skip
@@ -60,7 +60,7 @@ class CreateCompany(StrictBody, frozen=True, kw_only=True):
     """``POST /api/companies``."""
 
     name: Name
-    issue_prefix: Annotated[str, msgspec.Meta(pattern="^[A-Z]{1,10}$")] | None = None
+    issue_prefix: Annotated[str, msgspec.Meta(pattern="^[A-Z]{1,10}(?!\n)$")] | None = None
     """1-10 upper-case letters; derived from the name's ASCII letters when absent."""
 
 
@@ -81,7 +81,7 @@ class Company(Struct, frozen=True, kw_only=True):
 _SEGMENT = r"([^/.\x00-\x1f\x7f][^/\x00-\x1f\x7f]*|\.[^/.\x00-\x1f\x7f][^/\x00-\x1f\x7f]*|\.\.[^/\x00-\x1f\x7f]+)"
 HostFolder = Annotated[
     str,
-    msgspec.Meta(pattern=f"^(/{_SEGMENT})+$", max_length=4096,
+    msgspec.Meta(pattern=f"^(/{_SEGMENT})+(?!\\n)$", max_length=4096,
                  description="A normalized absolute folder of the host, not / itself."),
 ]  # fmt: skip
 """A folder an admin lets a company name: absolute and normalized (``/home/me/src``)."""

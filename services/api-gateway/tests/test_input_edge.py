@@ -78,3 +78,24 @@ def test_a_time_given_as_a_number_is_refused_naming_the_field(
     assert answer.json()["details"]["fields"][0]["field"] == "cleanupEligibleAt"
     assert "ISO 8601" in answer.json()["error"]
     assert bus.sent == [], "nothing was asked of a service"
+
+
+def test_the_checks_hold_whatever_the_body_claims_to_be_and_however_deep_it_nests(
+    client: TestClient[Any], board: dict[str, str], company: str, bus: Any
+) -> None:
+    projects = f"/api/companies/{company}/projects"
+    for content_type in ("text/plain", "application/x-www-form-urlencoded", "APPLICATION/JSON"):
+        answer = client.post(projects, headers={**board, "Content-Type": content_type},
+                             content='{"name": "a\\u0000b"}')  # fmt: skip
+        assert answer.status_code == 400, (content_type, answer.text)
+    deep = "[" * 900 + "]" * 900
+    answer = client.post(projects, headers={**board, "Content-Type": "application/json"},
+                         content=f'{{"name": "x", "tags": {deep}}}')  # fmt: skip
+    assert answer.status_code == 400, answer.text
+    assert "nests deeper" in answer.json()["error"]
+    answer = client.patch(f"/api/execution-workspaces/{ISSUE}", headers=board,
+                          json={"cleanupEligibleAt": "1700000000"})  # fmt: skip
+    assert answer.status_code == 400, answer.text
+    answer = client.get(f"/api/issues/{ISSUE}%0A", headers=board)
+    assert answer.status_code == 404, answer.text
+    assert bus.sent == [], "nothing was asked of a service"

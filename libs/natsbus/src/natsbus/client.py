@@ -10,8 +10,9 @@ never the subject, which is in ``details``.
 
 Failures are answered fast: a request is not sent while the connection is down (it would wait in
 the reconnect buffer until its timeout), and a pending one is answered 503 within about a second
-of its connection dropping or of the subject losing its last server (checked, while it waits,
-with a probe request that every endpoint answers at once), rather than at its timeout.
+of its connection dropping, or some seconds after the subject lost its last server (checked every
+second, while it waits, with a probe request that every endpoint answers at once), rather than at
+its timeout.
 """
 
 from __future__ import annotations
@@ -44,10 +45,20 @@ from natsbus.limits import check_size
 from natsbus.tracing import annotate_reply
 from telemetry.spans import producer_span
 
-__all__ = ["WATCH_EVERY", "BusClient", "BusRequestError", "OperationAccepted", "service_of"]
+__all__ = [
+    "UNSERVED_FOR",
+    "WATCH_EVERY",
+    "BusClient",
+    "BusRequestError",
+    "OperationAccepted",
+    "service_of",
+]
 
 WATCH_EVERY: Final = 1.0
 """Seconds between the checks that a pending request can still be answered."""
+UNSERVED_FOR: Final = 6.0
+"""Seconds a subject must go unserved before its pending requests answer 503 (a graceful stop
+waits up to 5 s for the handlers it still runs)."""
 
 logger = logging.getLogger(__name__)
 
@@ -194,11 +205,14 @@ class BusClient:
         pending = asyncio.ensure_future(
             self._nc.request(subject, data, timeout=timeout, headers=headers)
         )
-        lost = await self._watch(subject, pending)
+        try:
+            lost = await self._watch(subject, pending)
+        finally:
+            if not pending.done():  # lost, or this caller was cancelled: nobody waits for it
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await pending
         if lost is not None:
-            pending.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await pending
             return lost
         try:
             msg = pending.result()
@@ -224,18 +238,26 @@ class BusClient:
 
     async def _watch(self, subject: str, pending: asyncio.Future[Any]) -> ErrorReply | None:
         """Wait for ``pending``; while it is not answered, look every :data:`WATCH_EVERY`
-        seconds whether the answer can still come: the bus connection is up, and someone still
-        serves ``subject`` (a request with :data:`PROBE_HEADER` has responders). Return the 503
-        to answer when it cannot, else None once ``pending`` is done."""
+        seconds whether the answer can still come: the bus connection is up, and something has
+        served ``subject`` (a request with :data:`PROBE_HEADER` has responders) within the last
+        :data:`UNSERVED_FOR` seconds (longer than a service's graceful stop, whose last handlers
+        still answer). Return the 503 to answer when it cannot, else None once ``pending`` is
+        done."""
+        loop = asyncio.get_running_loop()
+        served_at = loop.time()
         while not pending.done():
             await asyncio.wait({pending}, timeout=WATCH_EVERY)
             if pending.done():
                 break
             if not self._nc.is_connected:
-                return _unavailable(subject, "cannot be reached (the bus connection was lost)")
-            if not await self._served(subject):
-                return _unavailable(subject, "stopped while handling this request (nothing "
-                                    "serves it now)")  # fmt: skip
+                return _unavailable(subject, "cannot be reached (the bus connection was lost; "
+                                    "the request may still have completed)")  # fmt: skip
+            if await self._served(subject):
+                served_at = loop.time()
+            elif loop.time() - served_at >= UNSERVED_FOR:
+                return _unavailable(subject, "stopped while handling this request (nothing has "
+                                    "served it for a while; it may still have completed, so "
+                                    "look at the result before retrying)")  # fmt: skip
         return None
 
     async def _served(self, subject: str) -> bool:

@@ -157,7 +157,9 @@ class BusService:
         async def on_request(request: Request) -> None:
             # Never await the work here: micro awaits this inside the subscription loop.
             if request.headers and PROBE_HEADER in request.headers:
-                await request.respond(b"")  # "someone serves this subject": no work done
+                reply_to = getattr(getattr(request, "_msg", None), "reply", "") or ""
+                if reply_to.startswith(REPLY_PREFIX):  # as any reply: to an inbox only
+                    await request.respond(b"")  # "someone serves this subject": no work done
                 return
             if self._stopping:  # only while the connection drains under a stopped service
                 await self._respond(request, _stopping_reply(request.subject))

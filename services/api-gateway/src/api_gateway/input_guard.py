@@ -32,7 +32,7 @@ from api_gateway.domain import NotFoundError
 __all__ = ["UUID_PATTERN", "control_character_at", "input_guard", "number_time_at"]
 
 UUID_PATTERN: Final = re.compile(
-    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?!\n)$"
 )
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
@@ -44,19 +44,36 @@ def _camel(name: str) -> str:
     return first + "".join(part.capitalize() for part in rest)
 
 
+_MAX_DEPTH: Final = 64
+"""How deep a body may nest (deeper is 400: no request needs more)."""
+
+
+class _TooDeepError(Exception):
+    """A body nests deeper than :data:`_MAX_DEPTH`."""
+
+
 def _fields(value: Any, where: str = "") -> Iterator[tuple[str, str | None, Any]]:
     """Every value of plain JSON data with its field path and the key that holds it (keys are
-    yielded too, as strings of their own path, with no key)."""
-    yield where, None, value
-    if isinstance(value, dict):
-        for key, item in value.items():
-            name = f"{where}.{key}" if where else str(key)
-            yield name, None, str(key)
-            for found in _fields(item, name):
-                yield found if found[0] != name else (name, str(key), item)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _fields(item, f"{where}[{index}]")
+    yielded too, as strings of their own path, with no key); iterative, so a deep body costs
+    no more than a flat one.
+
+    Raises:
+        _TooDeepError: It nests deeper than :data:`_MAX_DEPTH`.
+    """
+    stack: list[tuple[str, str | None, Any, int]] = [(where, None, value, 0)]
+    while stack:
+        name, key, item, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise _TooDeepError(name)
+        yield name, key, item
+        if isinstance(item, dict):
+            for child_key, child in reversed(list(item.items())):
+                path = f"{name}.{child_key}" if name else str(child_key)
+                stack.append((path, str(child_key), child, depth + 1))
+                stack.append((path, None, str(child_key), depth + 1))
+        elif isinstance(item, list):
+            for index in range(len(item) - 1, -1, -1):
+                stack.append((f"{name}[{index}]", None, item[index], depth + 1))
 
 
 def control_character_at(value: Any, where: str = "") -> tuple[str, str] | None:
@@ -73,8 +90,10 @@ def number_time_at(value: Any, where: str = "") -> str | None:
     """The first field of a JSON body named as a time (``…At``) that holds a number: a time is
     an ISO 8601 string, and a number would be read as seconds since 1970."""
     for name, key, item in _fields(value, where):
-        if key is not None and key.endswith("At") and isinstance(item, int | float):
-            return name
+        if key is None or not key.endswith("At"):
+            continue
+        if isinstance(item, int | float) or (isinstance(item, str) and item.strip().isdigit()):
+            return name  # a number, a boolean, or digits the lenient decoder would take as seconds
     return None
 
 
@@ -110,7 +129,7 @@ async def input_guard(
         if hit is not None:
             raise _refuse(hit[0], hit[1], "path")
         api = str(connection.scope.get("path", "")).startswith("/api/")
-        if api and name.endswith("_id") and not UUID_PATTERN.match(text):
+        if api and name.endswith("_id") and not UUID_PATTERN.fullmatch(text):
             shown = text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
             raise NotFoundError(
                 f"There is no {name.removesuffix('_id').replace('_', ' ')} {shown!r}: ids are "
@@ -123,19 +142,22 @@ async def input_guard(
             raise _refuse(hit[0], hit[1], "query")
     if connection.scope.get("method") not in _BODY_METHODS:
         return
-    if "json" not in (connection.headers.get("content-type") or "json"):
-        return
+    # Whatever its content type says: a JSON body parameter decodes any body as JSON.
     body = await connection.body()  # type: ignore[attr-defined]
     if not body:
         return
     try:
         data = msgspec.json.decode(body)
-    except (msgspec.DecodeError, RecursionError):
-        return  # the handler answers invalid_json
-    hit = control_character_at(data)
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        return  # not JSON: the handler answers invalid_json, or reads it as what it is
+    try:
+        hit = control_character_at(data)
+        timed = number_time_at(data)
+    except _TooDeepError as exc:
+        raise _invalid(str(exc) or "body", f"nests deeper than {_MAX_DEPTH} levels; send a "
+                       "flatter JSON object", "body") from None  # fmt: skip
     if hit is not None:
         raise _refuse(hit[0], hit[1], "body")
-    timed = number_time_at(data)
     if timed is not None:
-        raise _invalid(timed, "is a number; give an ISO 8601 time with its zone, such as "
+        raise _invalid(timed, "is not an ISO 8601 time; give one with its zone, such as "
                        "2026-12-01T12:00:00Z", "body")  # fmt: skip

@@ -123,7 +123,7 @@ def _text_only(schema: Any) -> None:
 def _required_when(field: str, value: str, needed: str) -> dict[str, Any]:
     return {"if": {"properties": {field: {"const": value}}, "required": [field]},
             "then": {"required": [needed],
-                     "properties": {needed: {"type": "string", "minLength": 1}}}}  # fmt: skip
+                     "properties": {needed: {"type": "string", "pattern": "\\S"}}}}  # fmt: skip
 
 
 _CROSS_FIELD: Final[dict[str, dict[str, Any]]] = {
@@ -142,8 +142,8 @@ _CROSS_FIELD: Final[dict[str, dict[str, Any]]] = {
          "then": {"properties": {"agentId": {"type": "null"}}}},
     ]},
     "CreateProjectWorkspaceBody": {"anyOf": [
-        {"required": ["cwd"], "properties": {"cwd": {"type": "string", "minLength": 1}}},
-        {"required": ["repoUrl"], "properties": {"repoUrl": {"type": "string", "minLength": 1}}},
+        {"required": ["cwd"], "properties": {"cwd": {"type": "string", "pattern": "\\S"}}},
+        {"required": ["repoUrl"], "properties": {"repoUrl": {"type": "string", "pattern": "\\S"}}},
     ]},
 }  # fmt: skip
 """Rules between fields that the answer enforces and the document now states."""

@@ -130,7 +130,9 @@ def check_host_source(cwd: str | None, repo_url: str | None, grant: HostGrant) -
 
 
 _SCP_LIKE: Final = re.compile(r"^(?:[A-Za-z0-9._~+-]+@)?[A-Za-z0-9][A-Za-z0-9.-]*:(?!//)\S+$")
-_SAFE_TEXT: Final = re.compile(r"^[^\s\x00-\x1f\x7f]+$")
+_SAFE_TEXT: Final = re.compile(r"[^\s\x00-\x1f\x7f]+")
+_NOT_IN_REFS: Final = re.compile(r"[:*?\[\\^~]")
+"""What ``git check-ref-format`` refuses (a ``:`` or ``*`` would also change a refspec)."""
 
 
 def check_repo_url_form(url: str) -> None:
@@ -143,9 +145,9 @@ def check_repo_url_form(url: str) -> None:
     """
     if not url:
         return
-    ok = _SAFE_TEXT.match(url) is not None and not url.startswith("-") and (
+    ok = _SAFE_TEXT.fullmatch(url) is not None and not url.startswith("-") and (
         url.startswith(("https://", "ssh://", "file://", "/", "~"))
-        or (_SCP_LIKE.match(url) is not None and "::" not in url)
+        or (_SCP_LIKE.fullmatch(url) is not None and "::" not in url)
     )  # fmt: skip
     if not ok:
         shown = url if len(url) <= 80 else url[:80] + "…"
@@ -158,7 +160,7 @@ def check_repo_url_form(url: str) -> None:
 
 def check_repo_ref(ref: object, field: str = "repoRef") -> None:
     """Refuse a ref git would read as an option or that no ref can be (blank inside, leading
-    ``-``, control characters, longer than 255).
+    ``-``, control characters, ``..``, ``@{``, any of ``: * ? [ \\ ^ ~``, longer than 255).
 
     Raises:
         InvalidInputError: Naming the field.
@@ -166,7 +168,8 @@ def check_repo_ref(ref: object, field: str = "repoRef") -> None:
     if ref is None or ref == "":
         return
     text = str(ref)
-    if len(text) > 255 or text.startswith("-") or not _SAFE_TEXT.match(text) or ".." in text:
+    if (len(text) > 255 or text.startswith("-") or not _SAFE_TEXT.fullmatch(text)
+            or ".." in text or "@{" in text or _NOT_IN_REFS.search(text)):  # fmt: skip
         shown = text if len(text) <= 80 else text[:80] + "…"
         raise InvalidInputError(
             f"{field} {shown!r} is not a git ref; give a branch, tag or commit such as main.",
