@@ -63,12 +63,16 @@ async def test_bad_requests_get_clear_errors_and_write_nothing(
         unknown = await admin.post("/api/companies", json={"name": "X", "colour": "red"})
         assert unknown.status_code == 400
         assert "colour" in unknown.text
-        # Well-formed but not allowed: 422 with a sentence saying what to do.
+        # Not for this key: 403 with a sentence saying what to do.
         agent_key = await admin.post(
             f"/api/companies/{company['id']}/api-keys", json={"name": "bot", "kind": "agent"}
         )
-        assert agent_key.status_code == 422
-        assert agent_key.json()["error"]
+        assert agent_key.status_code == 403
+        assert "board key" in agent_key.json()["error"]
+        # Well-formed but not allowed: 422 with a sentence saying what to do.
+        no_prefix = await admin.post("/api/companies", json={"name": "1234"})
+        assert no_prefix.status_code == 422
+        assert "issuePrefix" in no_prefix.json()["error"]
         # Unknown company: 404.
         missing = await admin.get("/api/companies/7d1c1f4e-0000-4000-8000-000000000000")
         assert missing.status_code == 404
