@@ -30,6 +30,7 @@ from runtime_supervisor.containment.egress import (
     write_json,
 )
 from runtime_supervisor.containment.netns import NETNS_DIR
+from runtime_supervisor.containment.relays import GATE_RECORD
 from runtime_supervisor.context import as_system
 from runtime_supervisor.domain import target_key
 from runtime_supervisor.usecases.egress import EgressOwner, EgressPeriod, Seen
@@ -44,7 +45,6 @@ __all__ = ["hold", "let_go", "open_namespace", "owner_of", "watch_egress"]
 log = logging.getLogger(__name__)
 
 _EVERY: Final = 1.0
-_GATE_RECORD: Final = "gate.json"
 
 
 def owner_of(app: RuntimeSupervisorApplication, key: str, company_id: str) -> EgressOwner:
@@ -191,7 +191,7 @@ async def _namespace(sup: Supervisor, state: _Watch, folder: Path) -> None:
                 with as_system(f"the egress gate of {folder.name} counted it", period.run_id):
                     await sup.store(sup.app.note_egress, folder.name, owner, period)
         state.tallies[folder] = mark
-    if gone and not (folder / _GATE_RECORD).exists():
+    if gone and not (folder / GATE_RECORD).exists():
         state.tallies.pop(folder, None)
         await asyncio.to_thread(shutil.rmtree, folder, True)
 

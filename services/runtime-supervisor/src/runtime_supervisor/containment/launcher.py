@@ -32,7 +32,12 @@ from runtime_supervisor.containment.identities import (
     IdentityError,
     claim_range,
 )
-from runtime_supervisor.containment.relays import ensure_gate, gate_of, stop_relays_into
+from runtime_supervisor.containment.relays import (
+    GATE_RECORD,
+    ensure_gate,
+    gate_of,
+    stop_relays_into,
+)
 from runtime_supervisor.containment.sandbox import Tools, sandbox_argv
 from runtime_supervisor.slots.ownership import chown_tree, own_pointer
 
@@ -221,7 +226,7 @@ class Launcher:
         started = 0
         for path in sorted(netns.NETNS_DIR.glob(f"cy{self.identities.stack}-*")):
             folder = self.home / "netns" / path.name
-            if not (folder / "gate.json").exists():
+            if not (folder / GATE_RECORD).exists():
                 continue
             try:
                 before = gate_of(self.home, path.name)

@@ -30,6 +30,7 @@ from typing import Any, Final
 from runtime_supervisor.process.inspect import proc_stat
 
 __all__ = [
+    "GATE_RECORD",
     "Relay",
     "ensure_api_relay",
     "ensure_forward",
@@ -202,7 +203,7 @@ def stop_relays_into(home: Path, name: str) -> None:
     its gate."""
     folder = home / "netns" / name
     _stop(_api_record(home, name))
-    _stop(folder / _GATE_RECORD)
+    _stop(folder / GATE_RECORD)
     if folder.is_dir():
         for record in folder.glob("fwd-*.json"):
             _stop(record)
@@ -216,14 +217,15 @@ def ensure_forward(home: Path, name: str, netns: Path, port: int, source: Path) 
                    {"port": port, "netns": str(netns), "source": str(source)})  # fmt: skip
 
 
-_GATE_RECORD: Final = "gate.json"
+GATE_RECORD: Final = "gate.json"
+"""The record of a namespace's gate, in its folder."""
 
 
 def ensure_gate(home: Path, name: str, netns: Path, opened: str) -> Relay:
     """The egress gate of namespace ``name`` (started when missing or dead); ``opened`` the
     operator's host networks a rule may name (``CLIPYARD_EGRESS_HOST_NETWORKS``)."""
     folder = home / "netns" / name
-    record = folder / _GATE_RECORD
+    record = folder / GATE_RECORD
     argv = [_GATE, str(netns), str(folder), str(home), f"--open={opened}"]
     return _keep(record, {"netns": str(netns), "open": opened},
                  lambda: _start(argv, record.with_suffix(".log"), f"the gate of {name}"))  # fmt: skip
@@ -231,6 +233,6 @@ def ensure_gate(home: Path, name: str, netns: Path, opened: str) -> Relay:
 
 def gate_of(home: Path, name: str) -> int | None:
     """The pid recorded for namespace ``name``'s gate (None: none recorded)."""
-    found = _read(home / "netns" / name / _GATE_RECORD)
+    found = _read(home / "netns" / name / GATE_RECORD)
     pid = found.get("pid") if found is not None else None
     return pid if isinstance(pid, int) else None
