@@ -195,12 +195,20 @@ def reap(home: Path | str) -> list[int]:
     Services outlive the supervisor by design (DECISIONS 7), so a test that fails midway would
     leave them behind. Each runs under a wrapper whose command line names its run directory under
     ``home``; the wrapper leads the service's session and process group. A command whose wrapper
-    is gone is found by the pid its wrapper wrote. Returns the groups killed.
+    is gone is found by the pid its wrapper wrote. The detached relays and gates of the home's
+    network namespaces (each leads its own session; its command line names the namespace) go
+    too. Returns the groups killed.
     """
     marker = str(home)
     groups = _recorded_groups(Path(home))
+    folder = Path(home) / "netns"
+    namespaces = [f"/{ns.name}" for ns in folder.iterdir()] if folder.is_dir() else []
     for pid in _pids():
-        if pid != os.getpid() and any(arg.startswith(marker) for arg in _cmdline(pid)[1:]):
+        args = _cmdline(pid)[1:]
+        ours = any(arg.startswith(marker) for arg in args) or any(
+            ns in arg for arg in args for ns in namespaces
+        )
+        if pid != os.getpid() and ours:
             with contextlib.suppress(ProcessLookupError):
                 if os.getpgid(pid) == pid:
                     groups.add(pid)

@@ -13,11 +13,10 @@ import asyncio
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,85 +27,22 @@ from clipyard_cli.runstate import read_processes
 from tests.e2e.hostfacts import (
     alive,
     find_server_pid,
-    free_port,
     group_members,
     port_free,
     processes_mentioning,
-    reap,
     start_time,
     wait_until,
 )
 from tests.e2e.runtimeutil import http_service, rows_of, runtime_board, status_of
+from tests.upstack import SERVICES, Up, UpStack, running_up
 
 pytestmark = pytest.mark.e2e
 
-SERVICES = {
-    "api-gateway",
-    "workspace-realizer",
-    "runtime-supervisor",
-    "heartbeat-controller",
-    "git-credentials",
-}
-
 
 @pytest.fixture
-def up(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str, str], str]]:
-    home = tmp_path / "home"
-    env = {
-        **os.environ,
-        "CLIPYARD_HOME": str(home),
-        "CLIPYARD_NATS_URL": f"nats://127.0.0.1:{free_port()}",
-        "CLIPYARD_HTTP_PORT": str(free_port()),
-    }
-    env.pop("CLIPYARD_ADMIN_KEY", None)
-    log = (tmp_path / "up.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "clipyard_cli", "up"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    api = f"http://127.0.0.1:{env['CLIPYARD_HTTP_PORT']}/api"
-    try:
-        yield proc, env, api
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
-        reap(home)  # runtime services outlive the supervisor: none may outlive a failed test
-
-
-def _wait_healthy(api: str, proc: subprocess.Popen[str], log: Path) -> dict[str, Any]:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"clipyard up exited early:\n{log.read_text()}"
-        try:
-            health = httpx.get(f"{api}/health", timeout=2)
-            if health.status_code == 200:
-                return dict(health.json())
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"the stack never became healthy:\n{log.read_text()}")
-
-
-@dataclass
-class _UpStack:
-    """The API of the running `clipyard up`, as :func:`runtime_board` uses a stack."""
-
-    api: str
-    admin_key: str
-
-    def client(self, key: str | None = None) -> httpx.AsyncClient:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return httpx.AsyncClient(base_url=self.api, headers=headers, timeout=30)
-
-    @property
-    def admin(self) -> httpx.AsyncClient:
-        return self.client(self.admin_key)
+def up(tmp_path: Path) -> Iterator[Up]:
+    with running_up(tmp_path) as running:
+        yield running
 
 
 @dataclass(frozen=True)
@@ -118,7 +54,7 @@ class _Served:
     group: int
 
 
-async def _serve_in_a_workspace(stack: _UpStack, tmp_path: Path) -> _Served:
+async def _serve_in_a_workspace(stack: UpStack, tmp_path: Path) -> _Served:
     """An issue's git-worktree workspace on a local repository, the project workspace's runtime
     config (the README's ``python3 -m http.server``), and its start through HTTP."""
     async with runtime_board(stack, tmp_path, name="Up Runtime") as board:
@@ -134,24 +70,11 @@ async def _serve_in_a_workspace(stack: _UpStack, tmp_path: Path) -> _Served:
     return _Served(row=row, server=server, group=os.getpgid(server))
 
 
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clipyard_cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def test_up_serves_all_five_then_ctrl_c_leaves_nothing(
-    up: tuple[subprocess.Popen[str], dict[str, str], str], tmp_path: Path
-) -> None:
-    proc, env, api = up
-    home = env["CLIPYARD_HOME"]
+def test_up_serves_all_five_then_ctrl_c_leaves_nothing(up: Up, tmp_path: Path) -> None:
+    proc, api, home = up.proc, up.api, str(up.home)
     # `clipyard up` brings NATS and all five services up: health lists each of them ok.
-    health = _wait_healthy(api, proc, tmp_path / "up.log")
-    assert set(health["services"]) == SERVICES
+    health = up.wait_healthy()
+    assert set(health["services"]) == set(SERVICES)
     assert all(s["status"] == "ok" for s in health["services"].values())
     # The admin key was created once, readable only by its owner.
     key_file = Path(home) / "admin.key"
@@ -161,27 +84,27 @@ def test_up_serves_all_five_then_ctrl_c_leaves_nothing(
 
     # The CLI, as user `cli`, sees the event the gateway published through its own NATS user.
     for _ in range(50):
-        tail = _cli(env, "events", "tail", "--from-start", "--no-follow")
+        tail = up.cli("events", "tail", "--from-start", "--no-follow")
         if "company.created.v1" in tail.stdout:
             break
         time.sleep(0.1)
     assert tail.returncode == 0, tail.stderr
     assert "company.created.v1" in tail.stdout
     assert company["id"] in tail.stdout
-    audit = _cli(env, "audit", company["id"])
+    audit = up.cli("audit", company["id"])
     assert audit.returncode == 0, audit.stderr
     assert "api-gateway" in audit.stdout or "gateway" in audit.stdout
-    status = _cli(env, "status")
+    status = up.cli("status")
     assert status.returncode == 0, status.stderr
     for service in SERVICES:
         assert service in status.stdout
     for service in ("gateway", "realizer", "supervisor", "controller", "credentials"):
-        replay = _cli(env, "replay", service, "--verify")
+        replay = up.cli("replay", service, "--verify")
         assert replay.returncode == 0, replay.stdout + replay.stderr
 
     # A runtime service runs in an issue's workspace, in its own session (it outlives the
     # supervisor by design): only the stop-all of Ctrl-C ends it.
-    stack = _UpStack(api=api.removesuffix("/api"), admin_key=key_file.read_text().strip())
+    stack = up.stack
     served = asyncio.run(_serve_in_a_workspace(stack, tmp_path))
     port = served.row["port"]
     assert httpx.get(served.row["url"], timeout=5).status_code == 200
@@ -226,15 +149,11 @@ _ROW = re.compile(r"^(?P<name>\S+) .*?(?P<restarts>\d+)  (?P<last>-|\d\d:\d\d:\d
 
 
 async def test_up_restarts_nats_and_services_that_die_and_runtime_services_live_on(
-    up: tuple[subprocess.Popen[str], dict[str, str], str], tmp_path: Path
+    up: Up, tmp_path: Path
 ) -> None:
-    proc, env, api = up
-    home = Path(env["CLIPYARD_HOME"])
-    log = tmp_path / "up.log"
-    _wait_healthy(api, proc, log)
-    stack = _UpStack(
-        api=api.removesuffix("/api"), admin_key=(home / "admin.key").read_text().strip()
-    )
+    proc, api, home, log = up.proc, up.api, up.home, up.log
+    up.wait_healthy()
+    stack = up.stack
     async with runtime_board(stack, tmp_path, name="Crash Co") as board:
         _, ws = await board.realize("Serve through crashes")
         await board.set_project_runtime({"services": [http_service("web")]})
@@ -258,7 +177,7 @@ async def test_up_restarts_nats_and_services_that_die_and_runtime_services_live_
         assert find_server_pid(row["port"]) == server
         assert httpx.get(row["url"], timeout=5).status_code == 200
         # WS_EVENTS is file-backed under the home: the events from before the kill are still there.
-        tail = _cli(env, "events", "tail", "--from-start", "--no-follow")
+        tail = up.cli("events", "tail", "--from-start", "--no-follow")
         assert tail.returncode == 0, tail.stderr
         assert board.company["id"] in tail.stdout
 
@@ -267,7 +186,8 @@ async def test_up_restarts_nats_and_services_that_die_and_runtime_services_live_
         for name in ("runtime-supervisor", "workspace-realizer"):
             os.kill(before[name], signal.SIGKILL)
         for name in ("runtime-supervisor", "workspace-realizer"):
-            await wait_until(lambda n=name: _restarted(home, n, before[n]), 20, f"a new {name}")
+            old = before[name]
+            await wait_until(partial(_restarted, home, name, old), 20, f"a new {name}")
         await wait_until(lambda: _healthy(api), 30, "GET /api/health 200 after the restarts")
         adopted = await board.wait_row(
             ws["id"], row["id"], lambda r: r["status"] == "running", "the service adopted", 30
@@ -283,7 +203,7 @@ async def test_up_restarts_nats_and_services_that_die_and_runtime_services_live_
     assert "nats-server is back" in text, text
     assert "workspace-realizer is back" in text, text
     assert "clipyard: stopping" not in text, text  # no stop-all, nothing stopped
-    status = _cli(env, "status")
+    status = up.cli("status")
     assert status.returncode == 0, status.stdout + status.stderr
     restarts = _restarts(status.stdout)
     for name in ("nats-server", "runtime-supervisor", "workspace-realizer"):

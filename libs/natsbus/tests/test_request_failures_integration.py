@@ -196,3 +196,48 @@ async def test_a_probe_is_answered_on_a_reply_inbox_only(nc: Client, token: str)
     finally:
         await trap.unsubscribe()
         await service.stop()
+
+
+async def test_a_request_lost_with_an_instance_that_restarted_at_once_is_503_within_seconds(
+    nats_server: Any, token: str
+) -> None:
+    subject = f"ws.cmd.issue.{token}"
+    took = asyncio.Event()
+
+    async def hangs(job: Job, ctx: RequestContext) -> Ok:
+        took.set()
+        await asyncio.Event().wait()  # never answers: its instance dies with the request
+        raise AssertionError("unreachable")
+
+    async def answers(job: Job, ctx: RequestContext) -> Ok:
+        return Ok(result=job.name)
+
+    first_nc = await connect(nats_server.url, name="natsbus-first")
+    requester = await connect(nats_server.url, name="natsbus-requester")
+    first = await BusService.start(first_nc, name="restarts", version="1.0.0")
+    await first.add_endpoint("work", subject, hangs, Job)
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    client = BusClient(requester)
+    pending = asyncio.ensure_future(client.request(subject, Job(name="lost"), timeout=60))
+    second_nc: Client | None = None
+    try:
+        await asyncio.wait_for(took.wait(), 5)
+        await asyncio.sleep(1.5)
+        assert not pending.done(), "a request its live instance holds is not cut short"
+        await first_nc.close()  # the instance dies, the request with it; no reply is ever sent
+        second_nc = await connect(nats_server.url, name="natsbus-second")
+        second = await BusService.start(second_nc, name="restarts", version="1.0.0")
+        await second.add_endpoint("work", subject, answers, Job)  # back at once, served again
+        reply = await asyncio.wait_for(pending, 10)
+        assert isinstance(reply, ErrorReply)
+        assert (reply.code, reply.status) == ("service_unavailable", 503)
+        assert "restarted while handling this request" in reply.message
+        assert loop.time() - began < 8, "answered soon after the restart, not at the timeout"
+        # The restarted instance serves new requests.
+        assert await client.request(subject, Job(name="next"), timeout=5) == Ok(result="next")
+    finally:
+        pending.cancel()
+        for conn in (first_nc, second_nc, requester):
+            if conn is not None and not conn.is_closed:
+                await conn.close()

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
 
@@ -37,7 +38,10 @@ from natsbus.codec import decode, decode_reply, encode
 from natsbus.context import (
     DEADLINE_HEADER,
     DEFAULT_REQUEST_TIMEOUT,
+    HELD_HEADER,
+    INSTANCE_STARTED_HEADER,
     PROBE_HEADER,
+    REQUEST_ID_HEADER,
     deadline_header,
 )
 from natsbus.errors import error_reply
@@ -190,6 +194,7 @@ class BusClient:
         with producer_span(subject, operation="send") as trace_headers:
             sent = {**(headers or {}), **trace_headers}
             sent[DEADLINE_HEADER] = deadline_header(time.time() + timeout)
+            sent[REQUEST_ID_HEADER] = uuid.uuid4().hex
             check_size(subject, data, sent)
             answer = await self._send(subject, data, sent, timeout)
             reply = answer if isinstance(answer, ErrorReply) else decode_as(subject, answer)
@@ -206,7 +211,7 @@ class BusClient:
             self._nc.request(subject, data, timeout=timeout, headers=headers)
         )
         try:
-            lost = await self._watch(subject, pending)
+            lost = await self._watch(subject, headers[REQUEST_ID_HEADER], pending)
         finally:
             if not pending.done():  # lost, or this caller was cancelled: nobody waits for it
                 pending.cancel()
@@ -236,14 +241,17 @@ class BusClient:
             return _bad_reply(subject, f"service error {code}: {msg.headers[ERROR_HEADER]}")
         return msg.data
 
-    async def _watch(self, subject: str, pending: asyncio.Future[Any]) -> ErrorReply | None:
+    async def _watch(
+        self, subject: str, request_id: str, pending: asyncio.Future[Any]
+    ) -> ErrorReply | None:
         """Wait for ``pending``; while it is not answered, look every :data:`WATCH_EVERY`
-        seconds whether the answer can still come: the bus connection is up, and something has
-        served ``subject`` (a request with :data:`PROBE_HEADER` has responders) within the last
-        :data:`UNSERVED_FOR` seconds (longer than a service's graceful stop, whose last handlers
-        still answer). Return the 503 to answer when it cannot, else None once ``pending`` is
-        done."""
+        seconds whether the answer can still come: the bus connection is up, the instance that
+        answers a probe (:data:`PROBE_HEADER`) is not a restart that never received the request,
+        and something has served ``subject`` within the last :data:`UNSERVED_FOR` seconds
+        (longer than a service's graceful stop, whose last handlers still answer). Return the
+        503 to answer when it cannot, else None once ``pending`` is done."""
         loop = asyncio.get_running_loop()
+        sent = deadline_header(time.time())
         served_at = loop.time()
         while not pending.done():
             await asyncio.wait({pending}, timeout=WATCH_EVERY)
@@ -252,24 +260,33 @@ class BusClient:
             if not self._nc.is_connected:
                 return _unavailable(subject, "cannot be reached (the bus connection was lost; "
                                     "the request may still have completed)")  # fmt: skip
-            if await self._served(subject):
-                served_at = loop.time()
-            elif loop.time() - served_at >= UNSERVED_FOR:
-                return _unavailable(subject, "stopped while handling this request (nothing has "
-                                    "served it for a while; it may still have completed, so "
-                                    "look at the result before retrying)")  # fmt: skip
+            match await self._probe(subject, request_id, sent):
+                case "lost":
+                    return _unavailable(subject, "restarted while handling this request (it "
+                                        "may have completed, so look at the result before "
+                                        "retrying)")  # fmt: skip
+                case "served":
+                    served_at = loop.time()
+                case "unserved" if loop.time() - served_at >= UNSERVED_FOR:
+                    return _unavailable(subject, "stopped while handling this request (nothing "
+                                        "has served it for a while; it may still have completed, "
+                                        "so look at the result before retrying)")  # fmt: skip
         return None
 
-    async def _served(self, subject: str) -> bool:
-        """Whether a live instance still serves ``subject`` (when it cannot tell: yes)."""
+    async def _probe(self, subject: str, request_id: str, sent: str) -> str:
+        """``served`` (or cannot tell), ``unserved`` (no responders), or ``lost``: the instance
+        that answers started after the request was sent and does not hold it."""
         try:
-            await self._nc.request(subject, b"", timeout=WATCH_EVERY,
-                                   headers={PROBE_HEADER: "1"})  # fmt: skip
+            answer = await self._nc.request(subject, b"", timeout=WATCH_EVERY,
+                                            headers={PROBE_HEADER: request_id})  # fmt: skip
         except nats.errors.NoRespondersError:
-            return False
+            return "unserved"
         except (TimeoutError, nats.errors.Error):
-            return True  # busy, or not ours to ask: the request's own timeout decides
-        return True
+            return "served"  # busy, or not ours to ask: the request's own timeout decides
+        facts = answer.headers or {}
+        started = facts.get(INSTANCE_STARTED_HEADER, "")
+        restarted = started.isdigit() and int(started) > int(sent)
+        return "lost" if restarted and facts.get(HELD_HEADER) == "0" else "served"
 
 
 def service_of(subject: str) -> str | None:

@@ -11,7 +11,10 @@ from typing import Final
 __all__ = [
     "DEADLINE_HEADER",
     "DEFAULT_REQUEST_TIMEOUT",
+    "HELD_HEADER",
+    "INSTANCE_STARTED_HEADER",
     "PROBE_HEADER",
+    "REQUEST_ID_HEADER",
     "RequestContext",
     "deadline_header",
     "parse_deadline",
@@ -22,7 +25,21 @@ DEADLINE_HEADER: Final = "Clipyard-Deadline"
 
 PROBE_HEADER: Final = "Clipyard-Probe"
 """A request carrying it is not handled: any live instance of the endpoint answers it at once
-(an empty body), so a requester can tell whether anyone still serves a subject."""
+(an empty body), so a requester can tell whether anyone still serves a subject. Its value is the
+:data:`REQUEST_ID_HEADER` of the request the requester waits for; the answer says in
+:data:`HELD_HEADER` whether the answering instance is handling that request, and in
+:data:`INSTANCE_STARTED_HEADER` when that instance started."""
+
+REQUEST_ID_HEADER: Final = "Clipyard-Request-Id"
+"""A request's own id, so that a probe can ask about it."""
+
+HELD_HEADER: Final = "Clipyard-Held"
+"""In a probe's answer: ``1`` when the instance is handling the probed request, else ``0``."""
+
+INSTANCE_STARTED_HEADER: Final = "Clipyard-Instance-Started"
+"""In a probe's answer: when the answering instance started, in epoch milliseconds. An instance
+that started after a request was sent, and does not hold it, is a restart that never received it:
+the request was lost with the instance that had it."""
 
 DEFAULT_REQUEST_TIMEOUT: Final = 110.0
 """Seconds a request may take by default: below the gateway's 120 s (ARCHITECTURE §2)."""

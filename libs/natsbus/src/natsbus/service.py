@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import UnionType
 from typing import Any, Generic, TypeVar
@@ -27,7 +29,14 @@ from opentelemetry.trace import Span
 from contracts.base import ErrorReply, Ok, Reply
 from contracts.errors import ErrorCode
 from natsbus.codec import decoder, encode
-from natsbus.context import PROBE_HEADER, RequestContext
+from natsbus.context import (
+    HELD_HEADER,
+    INSTANCE_STARTED_HEADER,
+    PROBE_HEADER,
+    REQUEST_ID_HEADER,
+    RequestContext,
+    deadline_header,
+)
 from natsbus.errors import ErrorMapper, default_error_mapper, error_reply, internal_error
 from natsbus.limits import MessageTooLargeError, check_size
 from natsbus.tracing import annotate_reply
@@ -70,6 +79,9 @@ class BusService:
         self._error_mapper = error_mapper
         self._endpoints: dict[str, _Endpoint[Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._held: Counter[str] = Counter()
+        """The request ids of the requests being handled (a probe asks about one)."""
+        self._started = deadline_header(time.time())
         self._stopping = False
 
     @classmethod
@@ -159,7 +171,8 @@ class BusService:
             if request.headers and PROBE_HEADER in request.headers:
                 reply_to = getattr(getattr(request, "_msg", None), "reply", "") or ""
                 if reply_to.startswith(REPLY_PREFIX):  # as any reply: to an inbox only
-                    await request.respond(b"")  # "someone serves this subject": no work done
+                    # "someone serves this subject", and whether it is handling that request
+                    await request.respond(b"", headers=self._probe_answer(request.headers))
                 return
             if self._stopping:  # only while the connection drains under a stopped service
                 await self._respond(request, _stopping_reply(request.subject))
@@ -168,10 +181,23 @@ class BusService:
 
         await self._micro.add_endpoint(name=name, subject=subject, handler=on_request)
 
+    def _probe_answer(self, headers: Mapping[str, str]) -> dict[str, str]:
+        held = headers[PROBE_HEADER] in self._held
+        return {HELD_HEADER: "1" if held else "0", INSTANCE_STARTED_HEADER: self._started}
+
     def _spawn(self, endpoint: _Endpoint[Any], request: Request) -> None:
         task = asyncio.create_task(self._serve(endpoint, request), name=f"bus:{endpoint.name}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        request_id = (request.headers or {}).get(REQUEST_ID_HEADER)
+        if request_id:  # held from now (a probe sent after the request comes after it) to done
+            self._held[request_id] += 1
+            task.add_done_callback(lambda _: self._let_go(request_id))
+
+    def _let_go(self, request_id: str) -> None:
+        self._held[request_id] -= 1
+        if self._held[request_id] <= 0:
+            del self._held[request_id]
 
     async def _serve(self, endpoint: _Endpoint[Any], request: Request) -> None:
         ctx = RequestContext.from_message(request.subject, request.headers)

@@ -20,17 +20,12 @@ from contextlib import AsyncExitStack
 from functools import partial
 from typing import TYPE_CHECKING
 
-from eventstore import (
-    Inbox,
-    OutboxRelay,
-    StoreExecutor,
-    build_application,
-    rejection_to_contract,
-)
+from eventstore import Inbox, OutboxRelay, StoreExecutor, build_application
 from natsbus import BusClient, BusService, connect
 from natsbus.jetstream import ensure_event_stream
 from servicekit.endpoints import register_common_endpoints
-from servicekit.operations import OperationRunner, operation_to_contract
+from servicekit.operations import OperationRunner
+from servicekit.outbox import published_contract
 from servicekit.settings import ServiceSettings
 from servicekit.shutdown import EXIT_RESERVE, TELEMETRY_SHARE, ShutdownBudget
 from servicekit.spec import ServiceRuntime, ServiceSpec
@@ -38,7 +33,6 @@ from telemetry import configure_telemetry, shutdown_telemetry
 from telemetry.logs import configure_logging
 
 if TYPE_CHECKING:
-    from contracts.base import Event
     from eventstore import ServiceApplication
 
 __all__ = ["run_service", "start_service"]
@@ -128,18 +122,11 @@ async def start_service(
     if interrupted:
         log.warning("operations cut short by the last stop", extra={"count": interrupted})
 
-    def to_contract(domain_event: object) -> Event | None:
-        # Operations and inbox rejections are every service's; the rest is the service's own.
-        shared = operation_to_contract(domain_event, service=spec.name)
-        if shared is None:
-            shared = rejection_to_contract(domain_event, spec.name)
-        return shared if shared is not None else spec.to_contract(domain_event)
-
     relay = OutboxRelay(
         app,
         js,
         service=spec.token,
-        to_contract=to_contract,
+        to_contract=published_contract(spec.name, spec.to_contract),
         executor=executor,
         duplicate_window=settings.event_duplicate_window,
         max_age=settings.event_retention_days * 86400,

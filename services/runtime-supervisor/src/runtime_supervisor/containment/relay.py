@@ -80,10 +80,15 @@ def detach() -> None:
 
 
 def announce() -> None:
-    """Tell the starter (waiting on stdout) that it listens, and with which pid."""
-    sys.stdout.write(f"listening {os.getpid()}\n")
-    sys.stdout.flush()
-    sys.stdout.close()
+    """Tell the starter (waiting on stdout) that it listens, and with which pid. A starter gone
+    meanwhile (the supervisor was killed) never recorded this relay: it ends, quietly, and the
+    next supervisor starts another from the record it left (``relays._keep``)."""
+    try:
+        sys.stdout.write(f"listening {os.getpid()}\n")
+        sys.stdout.flush()
+        sys.stdout.close()
+    except BrokenPipeError:
+        os._exit(0)
 
 
 def entered(ns: str | None) -> ThreadPoolExecutor:

@@ -146,7 +146,14 @@ def _keep(record: Path, key: dict[str, object], start: Callable[[], Relay]) -> R
             if relay.alive():
                 return relay
         _stop_locked(record)
-        relay = start()
+        # Recorded before it starts: a supervisor killed while it starts leaves the key behind,
+        # and its successor's adoption starts the relay again from it.
+        record.write_text(json.dumps({**key, "pid": None, "startTime": None}))
+        try:
+            relay = start()
+        except BaseException:
+            record.unlink(missing_ok=True)
+            raise
         record.write_text(json.dumps({**key, "pid": relay.pid, "startTime": relay.start_time}))
         return relay
 
