@@ -47,7 +47,8 @@ class Ledger:
     workspaces: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Acknowledged execution workspaces by id, as their realize answered."""
     services: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Acknowledged service starts: workspace id -> the running row the start answered."""
+    """Acknowledged service starts: workspace id -> the running row the start answered (empty
+    when the answer could not show the rows and said so in ``X-Clipyard-Warning``)."""
     jobs: dict[str, str] = field(default_factory=dict)
     """Acknowledged job runs: operation id -> workspace id."""
     pending: dict[str, str] = field(default_factory=dict)
@@ -118,6 +119,11 @@ def _note(ledger: Ledger, workspace_id: str, answer: httpx.Response, *, service:
     elif service:
         rows = body["workspace"]["runtimeServices"]
         web = [r for r in rows if r["workspaceCommandId"] == "service:web"]
+        if not web:  # started, but the supervisor could not be asked for its rows afterwards
+            assert answer.headers.get("X-Clipyard-Warning"), body
+            assert body["operation"]["status"] == "succeeded", body
+            ledger.services[workspace_id] = {}
+            return
         assert [r["status"] for r in web] == ["running"], body
         ledger.services[workspace_id] = web[0]
     else:

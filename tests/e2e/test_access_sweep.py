@@ -1,11 +1,16 @@
-"""Every route that takes an id, read from ``GET /api/openapi.json``, called by those who must not
-reach the thing it names (ARCHITECTURE §5.1), against the running stack:
+"""Every route of ``GET /api/openapi.json`` but the public ones (health, sign-in and -out), called
+by those who must not reach it or the thing it names (ARCHITECTURE §5.1), against the running
+stack. A route that takes an id is called on company A's things by:
 
 * company B's board key, on company A's things;
 * X's agent key, on Y's things (another agent of its company; ``X-Run-Id`` naming X's own run
   where the route takes it);
 * X's run token, on Y's run's things;
 * no key, and a revoked board key of A, on A's things.
+
+A route without an id (the company list, a company's creation) is called by those refused by
+kind: no key and the revoked key (401), and any key whose kind ``servicekit.access.POLICY`` does
+not let use it (403: only the admin's key may list or create companies).
 
 Not one answer may be a 2xx; each must be the refusal itself (404 for company B, whose key must not
 learn that A's things exist; 403 or 404 for the agents; 401 without a valid key), so that a state check answering first (a 409 on a delete, say) cannot hide an access check
@@ -162,12 +167,12 @@ def table(answers: list[Answer]) -> str:
 
 
 def operations(document: dict[str, Any]) -> list[Operation]:
-    """Every operation of the document whose path takes a parameter."""
+    """Every operation of the document that needs a credential."""
     found = [
         Operation(spec["operationId"], method.upper(), path, spec)
         for path, item in document["paths"].items()
         for method, spec in item.items()
-        if "{" in path
+        if spec["operationId"] not in PUBLIC_OPERATIONS
     ]
     return sorted(found, key=lambda o: o.danger)
 
@@ -276,8 +281,14 @@ def concerns(caller: Caller, operation: Operation) -> bool:
     The board key of B, no key and a revoked key: always. An agent key or run token: when an id
     names a thing an agent may own (Y's), or when POLICY refuses the kind, or when its reach is
     ``own`` over a project-level thing (no run of X holds A's project workspace); a route whose
-    ids name only the company or its projects, and that the kind reaches, is not a refusal.
+    ids name only the company or its projects, and that the kind reaches, is not a refusal. On a
+    route without an id, only those refused by kind (no key, a revoked key, a kind POLICY keeps
+    out).
     """
+    if caller.kind is None:
+        return True
+    if not operation.path_names:  # no id: refused by kind or not at all
+        return expected_reach(caller.kind, operation.operation_id) is None
     if caller.kind not in (ActorKind.AGENT_KEY, ActorKind.RUN_TOKEN):
         return True
     names = set(operation.path_names) - {"action"}
@@ -395,7 +406,7 @@ def _kind_refused(answer: Answer) -> bool:
     )
 
 
-async def test_no_route_that_takes_an_id_answers_2xx_to_those_who_must_not_reach_it(
+async def test_no_route_answers_2xx_to_those_who_must_not_reach_it(
     stack: Any, tmp_path: Path, reaper: None
 ) -> None:
     async with open_world(stack, tmp_path) as world:
@@ -408,7 +419,7 @@ async def test_no_route_that_takes_an_id_answers_2xx_to_those_who_must_not_reach
         missing = sorted(named - set(ROUTES) - PUBLIC_OPERATIONS)
         assert not missing, f"add these operations to accessworld.ROUTES: {missing}"
         ops = operations(document)
-        assert ops, "the OpenAPI document has no route that takes an id"
+        assert any(not o.path_names for o in ops), "no route without an id was found"
         answers = await sweep(world, document, ops)
         invalid = await bodies_are_valid(world, document, ops)
         refusals = {c.name: c.refusals for c in callers(world)}

@@ -16,7 +16,7 @@ import msgspec
 from contracts.agents import AdapterType, HeartbeatInterval, RunView, TrustLevel, WakeSource
 from contracts.base import Struct
 from contracts.execution_views import RuntimeServiceBrief
-from contracts.http import EntityId, StrictBody
+from contracts.http import EntityId, Name, StrictBody
 from contracts.workspace_views import Issue
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
 class CreateAgentBody(StrictBody, frozen=True, kw_only=True):
     """``POST /api/companies/{companyId}/agents``."""
 
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    name: Name
     adapter_type: AdapterType
     adapter_config: dict[str, Any]
     trust_level: TrustLevel = "untrusted"
@@ -42,9 +42,7 @@ class CreateAgentBody(StrictBody, frozen=True, kw_only=True):
 class UpdateAgentBody(StrictBody, frozen=True, kw_only=True):
     """``PATCH /api/agents/{agentId}``: an absent field stays as it is."""
 
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | msgspec.UnsetType = (
-        msgspec.UNSET
-    )
+    name: Name | msgspec.UnsetType = msgspec.UNSET
     adapter_type: AdapterType | msgspec.UnsetType = msgspec.UNSET
     adapter_config: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
     trust_level: TrustLevel | msgspec.UnsetType = msgspec.UNSET

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import msgspec
 
 from contracts.execution_views import ReconcileMode, WorkspaceStatus
-from contracts.http import EntityId, StrictBody
+from contracts.http import EntityId, Name, StrictBody
 from contracts.workspace_config import IssueWorkspaceMode
 from contracts.workspace_inputs import (
     ExecutionWorkspaceConfigPatchIn,
@@ -44,7 +44,7 @@ __all__ = [
 class CreateProjectBody(StrictBody, frozen=True, kw_only=True):
     """``POST /api/companies/{companyId}/projects``."""
 
-    name: str
+    name: Name
     execution_workspace_policy: ExecutionWorkspacePolicyIn | None = None
     """Absent: ``{enabled: true, defaultMode: shared_workspace, allowIssueOverride: true}``."""
 
@@ -52,14 +52,14 @@ class CreateProjectBody(StrictBody, frozen=True, kw_only=True):
 class UpdateProjectBody(StrictBody, frozen=True, kw_only=True):
     """``PATCH /api/projects/{projectId}``; the policy is replaced as a whole."""
 
-    name: str | msgspec.UnsetType = msgspec.UNSET
+    name: Name | msgspec.UnsetType = msgspec.UNSET
     execution_workspace_policy: ExecutionWorkspacePolicyIn | msgspec.UnsetType = msgspec.UNSET
 
 
 class CreateProjectWorkspaceBody(StrictBody, frozen=True, kw_only=True):
     """``POST /api/projects/{projectId}/workspaces``: ``cwd`` or ``repoUrl`` (else 422)."""
 
-    name: str
+    name: Name
     cwd: str | None = None
     repo_url: str | None = None
     repo_ref: str | None = None
@@ -72,7 +72,7 @@ class CreateProjectWorkspaceBody(StrictBody, frozen=True, kw_only=True):
 class UpdateProjectWorkspaceBody(StrictBody, frozen=True, kw_only=True):
     """``PATCH /api/projects/{projectId}/workspaces/{workspaceId}``."""
 
-    name: str | msgspec.UnsetType = msgspec.UNSET
+    name: Name | msgspec.UnsetType = msgspec.UNSET
     cwd: str | msgspec.UnsetType | None = msgspec.UNSET
     repo_url: str | msgspec.UnsetType | None = msgspec.UNSET
     repo_ref: str | msgspec.UnsetType | None = msgspec.UNSET
@@ -86,7 +86,7 @@ class CreateIssueBody(StrictBody, frozen=True, kw_only=True):
     """``POST /api/companies/{companyId}/issues`` (Paperclip's ``description``, ``priority`` and
     ``comment`` are taken too; the comment is recorded as an event on the issue)."""
 
-    title: str
+    title: Name
     project_id: EntityId
     identifier: str | None = None
     status: IssueStatus = "backlog"
@@ -102,7 +102,7 @@ class CreateIssueBody(StrictBody, frozen=True, kw_only=True):
 class UpdateIssueBody(StrictBody, frozen=True, kw_only=True):
     """``PATCH /api/issues/{issueId}``."""
 
-    title: str | msgspec.UnsetType = msgspec.UNSET
+    title: Name | msgspec.UnsetType = msgspec.UNSET
     status: IssueStatus | msgspec.UnsetType = msgspec.UNSET
     parent_id: EntityId | msgspec.UnsetType | None = msgspec.UNSET
     assignee_agent_id: EntityId | msgspec.UnsetType | None = msgspec.UNSET
@@ -137,7 +137,7 @@ class UpdateExecutionWorkspaceBody(StrictBody, frozen=True, kw_only=True):
     """``PATCH /api/execution-workspaces/{id}``: ``status: archived`` archives; a closed workspace
     patched to ``active`` reopens; ``config`` is board-only and merged key by key."""
 
-    name: str | msgspec.UnsetType = msgspec.UNSET
+    name: Name | msgspec.UnsetType = msgspec.UNSET
     status: WorkspaceStatus | msgspec.UnsetType = msgspec.UNSET
     config: ExecutionWorkspaceConfigPatchIn | msgspec.UnsetType = msgspec.UNSET
     cleanup_eligible_at: AwareDatetime | msgspec.UnsetType | None = msgspec.UNSET

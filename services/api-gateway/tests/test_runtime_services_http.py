@@ -302,6 +302,23 @@ def test_when_the_read_again_fails_the_action_is_still_answered(
     assert body["workspace"]["nodeId"] == NODE
     # The services the supervisor answered with the action.
     assert [s["id"] for s in body["workspace"]["runtimeServices"]] == [rt.SERVICE]
+    assert "could not be read again" in response.headers["X-Clipyard-Warning"]
+
+
+def test_when_the_supervisor_is_not_there_to_read_again_its_answer_gives_the_rows(
+    client: Client, scripted: Any, company: str, board: dict[str, str]
+) -> None:
+    # The supervisor acted, then died: the state read after the action finds nobody.
+    gone = ErrorReply(code="service_unavailable", message="runtime-supervisor is gone.", status=503)
+    scripted.replies[STATE] = lambda _: gone
+    response = client.post(f"{WS_URL}/runtime-services/start", headers=board)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["operation"]["id"] == rt.SUP_OP
+    # Not an empty list that reads as "nothing runs": the rows of the action's own answer, and
+    # the warning that the workspace could not be read whole.
+    assert [s["id"] for s in body["workspace"]["runtimeServices"]] == [rt.SERVICE]
+    assert response.headers["X-Clipyard-Warning"]
 
 
 @pytest.mark.parametrize(

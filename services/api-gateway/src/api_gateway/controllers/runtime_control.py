@@ -28,7 +28,7 @@ from api_gateway.controllers.realizer import (
     node_of,
     request_result,
 )
-from api_gateway.controllers.runtime_facts import workspace_detail
+from api_gateway.controllers.runtime_facts import warned, workspace_detail
 from api_gateway.dependencies import Gateway
 from api_gateway.domain import ForbiddenError, NotFoundError
 from api_gateway.errors import BusReplyError
@@ -248,11 +248,15 @@ async def control_execution_workspace(
     if isinstance(result, Accepted):
         return accepted(result)
     try:
-        workspace, _ = await workspace_detail(gateway, principal, workspace_id, probe_health=False)
+        again, warning = await workspace_detail(
+            gateway, principal, workspace_id, probe_health=False
+        )
     except BusReplyError as exc:  # the action happened: answer it with what is known
         log.warning("re-reading workspace %s after %s: %s", workspace_id, action, exc)
-        workspace = msgspec.structs.replace(workspace, runtime_services=result.runtime_services)
-    return Response(RuntimeControlAnswer(workspace=workspace, operation=result.operation))
+        again, warning = workspace, f"the workspace could not be read again: {exc}"
+    if warning is not None:  # the rows as the supervisor's answer to the action gave them
+        again = msgspec.structs.replace(again, runtime_services=result.runtime_services)
+    return warned(RuntimeControlAnswer(workspace=again, operation=result.operation), warning)
 
 
 async def control_project_workspace(

@@ -26,6 +26,7 @@ from api_gateway.controllers.runtime_control import (
     control_project_workspace,
     known_action,
 )
+from api_gateway.controllers.runtime_facts import WARNING_HEADERS
 from api_gateway.dependencies import Gateway
 from api_gateway.security import access
 from contracts.base import Principal
@@ -97,6 +98,7 @@ class RuntimeServiceController(Controller):
         guards=[known_action],
         status_code=200,
         responses=_CONTROL_RESPONSES,
+        response_headers=WARNING_HEADERS,
         description="Start, stop or restart an execution workspace's runtime services, or run "
         "one of its jobs (``action``: start, stop, restart, run; any case); answers "
         "``{workspace, operation}`` with the workspace read again." + _CONTROL_DOC,
@@ -119,6 +121,7 @@ class RuntimeServiceController(Controller):
         guards=[known_action],
         status_code=200,
         responses=_CONTROL_RESPONSES,
+        response_headers=WARNING_HEADERS,
         description="The same as ``.../runtime-services/{action}`` (the reference's alias): "
         "start, stop or restart services, or run a job, of an execution workspace; answers "
         "``{workspace, operation}``." + _CONTROL_DOC,
