@@ -152,3 +152,13 @@ def test_the_document_is_as_strict_as_the_behaviour(client: Client) -> None:
             assert no_content is None or "content" not in no_content, operation["operationId"]
     stream = doc["paths"]["/api/companies/{company_id}/events/stream"]["get"]["responses"]["200"]
     assert list(stream["content"]) == ["text/event-stream"]
+    # Names and titles say what the domain checks: 1 to 200 characters, not only blanks.
+    for name, field in (("CreateProjectBody", "name"), ("CreateIssueBody", "title"),
+                        ("CreateAgentBody", "name"), ("UpdateExecutionWorkspaceBody", "name")):  # fmt: skip
+        prop = schemas[name]["properties"][field]
+        text = next(p for p in prop.get("anyOf", [prop]) if p.get("type") == "string")
+        assert (text["minLength"], text["maxLength"]) == (1, 200), (name, text)
+        assert "pattern" in text, name
+    # A project workspace patched to neither a checkout nor a repository is outside the schema.
+    rule = schemas["UpdateProjectWorkspaceBody"]["not"]
+    assert rule["required"] == ["cwd", "repoUrl"]

@@ -141,6 +141,10 @@ _CROSS_FIELD: Final[dict[str, dict[str, Any]]] = {
         {"if": {"properties": {"kind": {"const": "board"}}, "required": ["kind"]},
          "then": {"properties": {"agentId": {"type": "null"}}}},
     ]},
+    "UpdateProjectWorkspaceBody": {"not": {
+        "required": ["cwd", "repoUrl"],
+        "properties": {"cwd": {"type": "null"}, "repoUrl": {"type": "null"}},
+    }},
     "CreateProjectWorkspaceBody": {"anyOf": [
         {"required": ["cwd"], "properties": {"cwd": {"type": "string", "pattern": "\\S"}}},
         {"required": ["repoUrl"], "properties": {"repoUrl": {"type": "string", "pattern": "\\S"}}},
