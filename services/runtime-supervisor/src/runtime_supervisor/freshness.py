@@ -7,7 +7,8 @@ can overtake its own events. So a request that carries :class:`RealizerFacts` (o
 workspace the realizer has just realized) waits, up to :data:`COPY_WAIT` seconds and within the
 request's deadline, for the copies to catch up: a workspace realized a moment ago is found, and a
 configuration saved a moment ago is the one used. Still behind after that: ``service_unavailable``
-(503, retry); still unknown: ``not_found``.
+(503, retry); still unknown: ``not_found``, unless the caller has just read it from the realizer
+(it sent :class:`RealizerFacts`): then the copies are behind, 503 too.
 
 What is an agent's own (ARCHITECTURE §5.1) is read from the same copies: an issue's assignee, an
 issue's workspace, a run's agent and workspace. An agent may ask right after the change that made
@@ -175,8 +176,9 @@ async def fresh_target(
         wait: Seconds to wait at most (see :func:`wait_for`).
 
     Raises:
-        NotFoundError: Still unknown (or another company's) after ``wait``.
-        CopiesBehindError: Known, but still behind ``facts`` after ``wait``.
+        NotFoundError: Still unknown (or another company's) after ``wait``, and no ``facts``.
+        CopiesBehindError: Known, but still behind ``facts`` after ``wait``; or still unknown
+            although ``facts`` (the realizer's word) say it exists.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + max(wait, 0.0)
@@ -187,8 +189,17 @@ async def fresh_target(
             )
             target, differ = looked
         except NotFoundError:
-            if loop.time() >= deadline:
+            if loop.time() >= deadline and facts is None:
                 raise
+            if loop.time() >= deadline:  # the caller has just read it from the realizer
+                what = "execution workspace" if workspace_id else "project workspace"
+                raise CopiesBehindError(
+                    f"The runtime-supervisor has not yet heard of {what} "
+                    f"{workspace_id or project_workspace_id} from the workspace-realizer; "
+                    "retry in a moment.",
+                    workspaceId=workspace_id or project_workspace_id,
+                    behind=["workspace"],
+                ) from None
         else:
             if not differ:
                 return target

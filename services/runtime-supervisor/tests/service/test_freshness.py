@@ -125,6 +125,27 @@ async def test_copies_that_never_catch_up_answer_503_within_the_callers_time(
     assert await _started_names(await sup.request(runtime_control(sup.node), plain)) == ["old"]
 
 
+async def test_a_workspace_the_caller_read_but_the_copies_never_heard_of_is_503_not_404(
+    start_supervisor: Any, sup: Sup
+) -> None:
+    # The realizer answered the caller (the gateway sends its facts), its event has not come:
+    # the workspace exists, the copies are behind (NATS was down, say). "Not found" would be false.
+    await start_supervisor()
+    ws = str(uuid.uuid4())
+    command = ControlRuntime(principal=BOARD, workspace_id=ws, action="start",
+                             realizer_facts=RealizerFacts(workspace_config=None))  # fmt: skip
+    reply = await sup.request(runtime_control(sup.node), command, timeout=3.0)
+    assert isinstance(reply, ErrorReply), reply
+    assert (reply.code, reply.status) == ("service_unavailable", 503), reply
+    assert "has not yet heard of execution workspace" in reply.message
+    assert "retry" in reply.message
+    # Without facts nobody said it exists: 404.
+    plain = ControlRuntime(principal=BOARD, workspace_id=ws, action="start")
+    answer = await sup.request(runtime_control(sup.node), plain, timeout=3.0)
+    assert isinstance(answer, ErrorReply), answer
+    assert answer.status == 404, answer
+
+
 async def test_copies_that_moved_on_past_what_the_caller_read_act_at_once_on_the_newer(
     start_supervisor: Any, upstream: Upstream, sup: Sup, workdir: Path
 ) -> None:
