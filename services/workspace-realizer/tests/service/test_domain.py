@@ -111,6 +111,13 @@ def test_a_project_workspace_needs_a_path_or_a_repository() -> None:
         repo.start_checkout("/h/checkouts/y", None)
     with pytest.raises(PathRequiredError):
         repo.revise({"cwd": None, "repo_url": None})
+    # Clearing the only source it has conflicts with what it is (the same body would do on a
+    # workspace that has the other): 409, naming what to set.
+    assert repo.revise({"repo_url": None}) == ["repoUrl"]
+    with pytest.raises(StateConflictError, match="it has no repoUrl") as conflict:
+        repo.revise({"cwd": None})
+    assert conflict.value.details == {"field": "cwd"}
+    assert repo.cwd == "/src/b"
 
 
 def test_an_issue_narrative() -> None:

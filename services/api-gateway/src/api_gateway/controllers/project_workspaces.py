@@ -141,7 +141,8 @@ class ProjectWorkspaceController(Controller):
         operation_id="updateProjectWorkspace",
         opt=access(Resource.PROJECT_WORKSPACE, Action.WRITE),
         responses={
-            **error_responses(*_ERRORS, "workspace_path_required", "managed_checkout_failed"),
+            **error_responses(*_ERRORS, "workspace_path_required", "managed_checkout_failed",
+                              "state_conflict"),  # fmt: skip
             **ACCEPTED,
         },
     )
@@ -157,8 +158,8 @@ class ProjectWorkspaceController(Controller):
         clears it on the siblings; a new ``repoUrl`` is cloned (202 past the request deadline,
         110 s).
 
-        Errors: 400; 401; 403; 404; 422 ``workspace_path_required`` (no ``cwd`` and no
-        ``repoUrl`` left).
+        Errors: 400; 401; 403; 404; 409 ``state_conflict`` (clearing the only one of ``cwd`` and
+        ``repoUrl`` the workspace has); 422 ``workspace_path_required`` (the body clears both).
         """
         if data.cwd is None and data.repo_url is None:
             raise _path_required()

@@ -181,11 +181,24 @@ class ProjectWorkspace(CompanyScoped):
         (camelCase). One event carries the whole record after the change; none if nothing moved.
 
         Raises:
-            PathRequiredError: The change leaves neither cwd nor repoUrl.
+            PathRequiredError: The change itself clears both cwd and repoUrl.
+            StateConflictError: It clears one, and the workspace has not the other.
             InvalidInputError: A relative cwd or a bad name.
         """
         after = {**self.record(), **changes}
-        after["cwd"], after["repo_url"] = check_source(after["cwd"], after["repo_url"])
+        try:
+            after["cwd"], after["repo_url"] = check_source(after["cwd"], after["repo_url"])
+        except PathRequiredError:
+            if {"cwd", "repo_url"} <= changes.keys():
+                raise
+            cleared = "cwd" if "cwd" in changes else "repoUrl"
+            other = "repoUrl" if cleared == "cwd" else "cwd"
+            raise StateConflictError(
+                f"Clearing {cleared} would leave project workspace {self.id} with neither a "
+                f"local checkout nor a repository: it has no {other}. Set {other} in the same "
+                "request, or keep this one.",
+                field=cleared,
+            ) from None
         after["repo_ref"] = _blank_to_none(after["repo_ref"])
         after["name"] = check_name(str(after["name"] or ""), what="project workspace")
         after["is_primary"] = bool(after["is_primary"])
