@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,9 +21,10 @@ from typing import Any
 
 import httpx
 
+from tests.conftest import Stack
 from tests.e2e.hostfacts import free_port, reap
 
-__all__ = ["SERVICES", "Up", "UpStack", "running_up"]
+__all__ = ["SERVICES", "Up", "UpStack", "restarts_shown", "running_up"]
 
 SERVICES = (
     "api-gateway",
@@ -34,21 +36,27 @@ SERVICES = (
 """The five services `clipyard up` starts next to nats-server."""
 
 
+_ROW = re.compile(r"^(?P<name>\S+) .*?(?P<restarts>\d+)  (?P<last>-|\d\d:\d\d:\d\d .*)$")
+"""A process line: name, state, pid, uptime, restarts, then ``-`` or ``HH:MM:SS (...)``."""
+
+
+def restarts_shown(status: str) -> dict[str, tuple[int, str]]:
+    """``clipyard status``'s process table: name -> (restarts, the last restart column)."""
+    table = status.split("runs:\n", 1)[1].splitlines()[1:]
+    rows = (_ROW.match(line) for line in table)
+    return {m["name"]: (int(m["restarts"]), m["last"]) for m in rows if m is not None}
+
+
 @dataclass
 class UpStack:
     """The API of a running `clipyard up`, as ``tests.e2e.runtimeutil.runtime_board`` uses a
-    stack."""
+    stack (the clients of ``tests.conftest.Stack``)."""
 
     api: str
     admin_key: str
 
-    def client(self, key: str | None = None) -> httpx.AsyncClient:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return httpx.AsyncClient(base_url=self.api, headers=headers, timeout=30)
-
-    @property
-    def admin(self) -> httpx.AsyncClient:
-        return self.client(self.admin_key)
+    client = Stack.client
+    admin = Stack.admin
 
 
 @dataclass

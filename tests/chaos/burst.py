@@ -1,5 +1,6 @@
 """The load of the kill suite: workers creating issues, realizing their workspaces, starting a
-runtime service and running a job in each, through HTTP, each answer written down.
+runtime service and running a job in each, then running jobs (and starting what did not start) in
+those workspaces until the killing ends, through HTTP, each answer written down.
 
 Nothing is retried: a request that got no 2xx (a 503 while a service or NATS was down, a dropped
 connection while the gateway was) is recorded as unacknowledged, and the worker goes on with its
@@ -19,7 +20,7 @@ import httpx
 
 from tests.e2e.runtimeutil import Board
 
-__all__ = ["Answer", "Ledger", "work"]
+__all__ = ["Answer", "Ledger", "wake", "work"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class Ledger:
     when the answer could not show the rows and said so in ``X-Clipyard-Warning``)."""
     jobs: dict[str, str] = field(default_factory=dict)
     """Acknowledged job runs: operation id -> workspace id."""
+    job_asks: Counter[str] = field(default_factory=Counter)
+    """How many job runs were asked of each workspace (acknowledged or not)."""
     pending: dict[str, str] = field(default_factory=dict)
     """Controls answered 202: operation id -> workspace id (followed to their end)."""
     runs: list[str] = field(default_factory=list)
@@ -81,35 +84,41 @@ async def _send(
     return answer if answer.is_success else None
 
 
-async def _round(board: Board, ledger: Ledger, title: str) -> bool:
-    """One issue, its workspace, a service start and a job: whether the workspace was realized."""
+async def _round(board: Board, ledger: Ledger, title: str) -> str | None:
+    """One issue, its workspace, a service start and a job: the workspace, if realized."""
     company = board.company["id"]
     body = {"title": title, "projectId": board.project["id"], "status": "in_progress"}
     issue = await _send(
         ledger, "issue", board.http, "POST", f"/api/companies/{company}/issues", body
     )
     if issue is None:
-        return False
+        return None
     issue_id = issue.json()["id"]
     ledger.issues[issue_id] = title
     url = f"/api/issues/{issue_id}/execution-workspace"
     realized = await _send(ledger, "realize", board.http, "POST", url, {})
     if realized is None:
-        return False
+        return None
     ws = realized.json()["workspace"]
     ledger.workspaces[ws["id"]] = ws
-    base = f"/api/execution-workspaces/{ws['id']}"
-    start = {"workspaceCommandId": "service:web"}
-    started = await _send(
-        ledger, "start", board.http, "POST", f"{base}/runtime-services/start", start
-    )
-    if started is not None:
-        _note(ledger, ws["id"], started, service=True)
+    await _use(board, ledger, ws["id"])
+    return str(ws["id"])
+
+
+async def _use(board: Board, ledger: Ledger, workspace_id: str) -> None:
+    """Start its service unless a start was acknowledged, then run its job."""
+    base = f"/api/execution-workspaces/{workspace_id}"
+    if workspace_id not in ledger.services:
+        start = {"workspaceCommandId": "service:web"}
+        url = f"{base}/runtime-services/start"
+        started = await _send(ledger, "start", board.http, "POST", url, start)
+        if started is not None:
+            _note(ledger, workspace_id, started, service=True)
+    ledger.job_asks[workspace_id] += 1
     job = {"workspaceCommandId": "job:note"}
     ran = await _send(ledger, "job", board.http, "POST", f"{base}/runtime-commands/run", job)
     if ran is not None:
-        _note(ledger, ws["id"], ran, service=False)
-    return True
+        _note(ledger, workspace_id, ran, service=False)
 
 
 def _note(ledger: Ledger, workspace_id: str, answer: httpx.Response, *, service: bool) -> None:
@@ -130,15 +139,32 @@ def _note(ledger: Ledger, workspace_id: str, answer: httpx.Response, *, service:
         ledger.jobs[body["operation"]["id"]] = workspace_id
 
 
+async def wake(board: Board, ledger: Ledger, agent_id: str, key: str) -> None:
+    """Wake the agent (``idempotencyKey`` ``key``); an acknowledged run is followed."""
+    body = {"reason": "chaos", "idempotencyKey": key}
+    woken = await _send(ledger, "wake", board.http, "POST", f"/api/agents/{agent_id}/wakeup", body)
+    if woken is not None:
+        ledger.runs.append(woken.json()["runId"])
+
+
 async def work(
     board: Board, ledger: Ledger, worker: int, stop: asyncio.Event, workspaces: int
 ) -> None:
-    """Rounds of issue, realize, service start and job until ``stop`` is set or ``workspaces``
-    were realized (a round that failed is followed by a short pause)."""
-    realized = attempt = 0
-    while not stop.is_set() and realized < workspaces:
+    """Rounds of issue, realize, service start and job until ``workspaces`` were realized, then
+    starts and jobs in those workspaces, one after the other, until ``stop`` is set (a request
+    that failed is followed by a short pause)."""
+    mine: list[str] = []
+    attempt = 0
+    while not stop.is_set():
         attempt += 1
-        if await _round(board, ledger, f"Chaos w{worker} a{attempt}"):
-            realized += 1
+        if len(mine) < workspaces:
+            realized = await _round(board, ledger, f"Chaos w{worker} a{attempt}")
+            if realized is not None:
+                mine.append(realized)
+                continue
         else:
-            await asyncio.sleep(0.3)
+            answered = len(ledger.answers)
+            await _use(board, ledger, mine[attempt % len(mine)])
+            if all(a.acknowledged for a in ledger.answers[answered:]):
+                continue
+        await asyncio.sleep(0.3)

@@ -34,7 +34,7 @@ from tests.e2e.hostfacts import (
     wait_until,
 )
 from tests.e2e.runtimeutil import http_service, rows_of, runtime_board, status_of
-from tests.upstack import SERVICES, Up, UpStack, running_up
+from tests.upstack import SERVICES, Up, UpStack, restarts_shown, running_up
 
 pytestmark = pytest.mark.e2e
 
@@ -137,17 +137,6 @@ async def _healthy(api: str) -> bool:
             return False
 
 
-def _restarts(status: str) -> dict[str, tuple[int, str]]:
-    """``clipyard status``'s process table: name -> (restarts, the last restart column)."""
-    table = status.split("runs:\n", 1)[1].splitlines()[1:]
-    rows = (_ROW.match(line) for line in table)
-    return {m["name"]: (int(m["restarts"]), m["last"]) for m in rows if m is not None}
-
-
-_ROW = re.compile(r"^(?P<name>\S+) .*?(?P<restarts>\d+)  (?P<last>-|\d\d:\d\d:\d\d .*)$")
-"""A process line: name, state, pid, uptime, restarts, then ``-`` or ``HH:MM:SS (...)``."""
-
-
 async def test_up_restarts_nats_and_services_that_die_and_runtime_services_live_on(
     up: Up, tmp_path: Path
 ) -> None:
@@ -205,7 +194,7 @@ async def test_up_restarts_nats_and_services_that_die_and_runtime_services_live_
     assert "clipyard: stopping" not in text, text  # no stop-all, nothing stopped
     status = up.cli("status")
     assert status.returncode == 0, status.stdout + status.stderr
-    restarts = _restarts(status.stdout)
+    restarts = restarts_shown(status.stdout)
     for name in ("nats-server", "runtime-supervisor", "workspace-realizer"):
         assert restarts[name][0] == 1, status.stdout
         assert "after signal 9" in restarts[name][1], status.stdout

@@ -5,11 +5,6 @@ files is kept and no line is torn."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,17 +12,9 @@ import pytest
 
 from telemetry import span_files, spans_path
 from telemetry.rotation import backup_path, kept_files
-from tests.e2e.hostfacts import free_port, reap
+from tests.upstack import SERVICES, running_up
 
 pytestmark = pytest.mark.e2e
-
-SERVICES = (
-    "api-gateway",
-    "workspace-realizer",
-    "runtime-supervisor",
-    "heartbeat-controller",
-    "git-credentials",
-)
 
 
 def _whole_lines(files: list[Path]) -> list[str]:
@@ -44,49 +31,18 @@ def _whole_lines(files: list[Path]) -> list[str]:
 
 
 def test_logs_and_spans_rotate_under_up(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    port = free_port()
-    env = {
-        **os.environ,
-        "CLIPYARD_HOME": str(home),
-        "CLIPYARD_NATS_URL": f"nats://127.0.0.1:{free_port()}",
-        "CLIPYARD_HTTP_PORT": str(port),
+    tiny = {
         "CLIPYARD_LOG_MAX_BYTES": "600",
         "CLIPYARD_LOG_BACKUPS": "2",
         "CLIPYARD_SPANS_MAX_BYTES": "3000",
         "CLIPYARD_SPANS_BACKUPS": "3",
     }
-    env.pop("CLIPYARD_ADMIN_KEY", None)
-    out = tmp_path / "up.log"
-    with out.open("w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "clipyard_cli", "up"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + 90
-        healthy = 0
-        while healthy < 20:  # a few requests more: spans from every service
-            assert time.monotonic() < deadline, (
-                f"the stack never became healthy:\n{out.read_text()}"
-            )
-            assert proc.poll() is None, f"clipyard up exited early:\n{out.read_text()}"
-            try:
-                answer = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2)
-                healthy += answer.status_code == 200
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05 if healthy else 0.2)
-        os.killpg(proc.pid, signal.SIGINT)
-        assert proc.wait(60) == 0, out.read_text()
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        reap(home)
+    with running_up(tmp_path, **tiny) as up:
+        up.wait_healthy()
+        for _ in range(20):  # a few requests more: spans from every service
+            assert httpx.get(f"{up.api}/health", timeout=5).status_code == 200
+        assert up.interrupt() == 0, up.log.read_text()
+    home = up.home
 
     logs = home / "logs"
     for service in SERVICES:
