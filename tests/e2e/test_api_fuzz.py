@@ -35,7 +35,11 @@ def _run(
         "--max-examples", "5", "--request-timeout", "20", "--generation-deterministic",
         "--phases", phases, *filters, "--report", "json", "--report-json-path", str(report), "--no-color",
     ]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    # Run in the report's folder: schemathesis keeps a cache of past failures in its working
+    # directory (`.schemathesis/`) and replays them first; each run starts clean.
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=600, check=False, cwd=report.parent
+    )
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     found: dict[str, Any] = json.loads(report.read_text())
     failures = done.stdout.find("FAILURES")
