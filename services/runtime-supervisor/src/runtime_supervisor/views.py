@@ -3,9 +3,10 @@ runtime provisioning state, and workspace operation rows and details."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from contracts import execution_views as ev
+from servicekit import workspace_audit
 
 if TYPE_CHECKING:
     from runtime_supervisor.domain import (
@@ -90,38 +91,11 @@ def provisioning_view(
     return ev.RuntimeProvisioning(state="deferred")
 
 
-def _operation_fields(operation: SupervisorOperation) -> dict[str, Any]:
-    return {
-        "id": str(operation.id),
-        "company_id": operation.company_id,
-        "execution_workspace_id": operation.execution_workspace_id,
-        "phase": operation.phase,
-        "command": operation.command,
-        "cwd": operation.cwd,
-        "status": operation.status,
-        "exit_code": operation.exit_code,
-        "started_at": operation.started_at,
-        "finished_at": operation.finished_at,
-        "run_id": operation.run_id,
-        "issue_id": operation.issue_id,
-        "operation_id": operation.operation_id,
-        "source": "supervisor",
-        "metadata": dict(operation.metadata),
-    }
-
-
 def operation_row(operation: SupervisorOperation) -> ev.WorkspaceOperation:
     """A list row: no excerpts."""
-    return ev.WorkspaceOperation(**_operation_fields(operation))
+    return workspace_audit.operation_row(operation, "supervisor")
 
 
 def operation_detail(operation: SupervisorOperation) -> ev.WorkspaceOperationDetail:
     """The row plus the last 64 KiB of each stream."""
-    return ev.WorkspaceOperationDetail(
-        **_operation_fields(operation),
-        stdout_excerpt=operation.stdout_excerpt,
-        stderr_excerpt=operation.stderr_excerpt,
-        truncated=operation.truncated,
-        stdout_bytes=operation.stdout_bytes,
-        stderr_bytes=operation.stderr_bytes,
-    )
+    return workspace_audit.operation_detail(operation, "supervisor")

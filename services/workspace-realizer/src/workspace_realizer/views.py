@@ -21,6 +21,7 @@ from contracts.workspace_config import (
     RuntimeConfig,
     ServiceSpec,
 )
+from servicekit import workspace_audit
 
 if TYPE_CHECKING:
     from workspace_realizer.domain import (
@@ -284,41 +285,14 @@ def summary_view(ws: ExecutionWorkspace) -> ev.ExecutionWorkspaceSummary:
     )
 
 
-def _operation_fields(operation: WorkspaceOperation) -> dict[str, Any]:
-    return {
-        "id": str(operation.id),
-        "company_id": operation.company_id,
-        "execution_workspace_id": operation.execution_workspace_id,
-        "phase": operation.phase,
-        "command": operation.command,
-        "cwd": operation.cwd,
-        "status": operation.status,
-        "exit_code": operation.exit_code,
-        "started_at": operation.started_at,
-        "finished_at": operation.finished_at,
-        "run_id": operation.run_id,
-        "issue_id": operation.issue_id,
-        "operation_id": operation.operation_id,
-        "source": "realizer",
-        "metadata": dict(operation.metadata),
-    }
-
-
 def operation_row(operation: WorkspaceOperation) -> ev.WorkspaceOperation:
     """A list row: no excerpts."""
-    return ev.WorkspaceOperation(**_operation_fields(operation))
+    return workspace_audit.operation_row(operation, "realizer")
 
 
 def operation_detail(operation: WorkspaceOperation) -> ev.WorkspaceOperationDetail:
     """The row plus the last 64 KiB of each stream."""
-    return ev.WorkspaceOperationDetail(
-        **_operation_fields(operation),
-        stdout_excerpt=operation.stdout_excerpt,
-        stderr_excerpt=operation.stderr_excerpt,
-        truncated=operation.truncated,
-        stdout_bytes=operation.stdout_bytes,
-        stderr_bytes=operation.stderr_bytes,
-    )
+    return workspace_audit.operation_detail(operation, "realizer")
 
 
 def readiness_view(

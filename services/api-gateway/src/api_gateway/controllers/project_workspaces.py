@@ -141,8 +141,9 @@ class ProjectWorkspaceController(Controller):
         operation_id="updateProjectWorkspace",
         opt=access(Resource.PROJECT_WORKSPACE, Action.WRITE),
         responses={
-            **error_responses(*_ERRORS, "workspace_path_required", "managed_checkout_failed",
-                              "state_conflict"),  # fmt: skip
+            **error_responses(
+                *_ERRORS, "workspace_path_required", "managed_checkout_failed", "state_conflict"
+            ),
             **ACCEPTED,
         },
     )

@@ -13,18 +13,11 @@ from eventsourcing.domain import event
 
 from runtime_supervisor.domain.base import CompanyScoped
 from runtime_supervisor.domain.errors import StateConflictError
+from servicekit.workspace_audit import EXCERPT_BYTES, excerpt
 
 __all__ = ["EXCERPT_BYTES", "OPERATION_STATUSES", "SupervisorOperation", "excerpt"]
 
-EXCERPT_BYTES: Final = 64 * 1024
-"""Output kept per stream in the stored event and in replies (ARCHITECTURE §2)."""
 OPERATION_STATUSES: Final = ("running", "succeeded", "failed", "skipped")
-
-
-def excerpt(data: bytes) -> tuple[str, bool]:
-    """The last 64 KiB of ``data`` as text, and whether anything was cut."""
-    cut = len(data) > EXCERPT_BYTES
-    return data[-EXCERPT_BYTES:].decode("utf-8", errors="replace"), cut
 
 
 class SupervisorOperation(CompanyScoped):

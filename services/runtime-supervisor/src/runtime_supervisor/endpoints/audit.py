@@ -9,12 +9,10 @@ audit trail leave out what is not its own."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import contracts.workspace_subjects as subjects
-from contracts.base import Actor
 from contracts.execution_commands import (
     GetWorkspaceEvents,
     GetWorkspaceOperation,
@@ -23,14 +21,13 @@ from contracts.execution_commands import (
 )
 from contracts.execution_views import WorkspaceEventRow, WorkspaceOperationOutput
 from contracts.workspace_views import Page
-from eventstore import stored_event_view
 from runtime_supervisor.domain import InvalidInputError
 from runtime_supervisor.freshness import OWN_WAIT, owned, wait_for
 from runtime_supervisor.outputs import MAX_OUTPUT_RANGE, read_output
 from runtime_supervisor.publishing import to_contract
 from runtime_supervisor.views import operation_detail
 from servicekit.access import Access, Action, Resource
-from servicekit.publishing import EVENT_ID_NAMESPACE
+from servicekit.workspace_audit import audit_row
 
 if TYPE_CHECKING:
     from contracts.base import Principal
@@ -44,24 +41,8 @@ T = TypeVar("T")
 
 
 def event_row(domain_event: Any) -> WorkspaceEventRow:
-    """One stored event of the supervisor as an audit row (its public type when it has one)."""
-    stored = stored_event_view(domain_event)
-    public = to_contract(domain_event)
-    event_type = type(public).__struct_config__.tag if public is not None else stored.type
-    return WorkspaceEventRow(
-        event_id=str(
-            uuid.uuid5(EVENT_ID_NAMESPACE, f"{stored.aggregate_id}:{stored.aggregate_version}")
-        ),
-        type=str(event_type),
-        source="supervisor",
-        aggregate_id=stored.aggregate_id,
-        aggregate_version=stored.aggregate_version,
-        occurred_at=stored.occurred_at,
-        actor=Actor(**stored.actor) if stored.actor else None,
-        run_id=stored.run_id,
-        reason=stored.reason,
-        data={k: v for k, v in stored.data.items() if k != "tenant_id"},
-    )
+    """One stored event of the supervisor as a row of a workspace's audit trail."""
+    return audit_row(domain_event, to_contract, "supervisor")
 
 
 async def register_audit(e: Endpoints) -> None:

@@ -4,23 +4,15 @@ with the tail of its output. The full (capped) output lives in files the byte-ra
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import event
 
+from servicekit.workspace_audit import EXCERPT_BYTES, excerpt
 from workspace_realizer.domain.base import CompanyScoped
 
 __all__ = ["EXCERPT_BYTES", "WorkspaceOperation", "excerpt"]
-
-EXCERPT_BYTES: Final = 64 * 1024
-"""Output kept per stream in events and replies (ARCHITECTURE §2)."""
-
-
-def excerpt(data: bytes) -> tuple[str, bool]:
-    """The last 64 KiB of ``data`` as text, and whether anything was cut."""
-    cut = len(data) > EXCERPT_BYTES
-    return data[-EXCERPT_BYTES:].decode("utf-8", errors="replace"), cut
 
 
 class WorkspaceOperation(CompanyScoped):

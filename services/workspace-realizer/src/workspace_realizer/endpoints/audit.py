@@ -7,13 +7,11 @@ token reads them only for a workspace it reaches (ARCHITECTURE §5.1), 403 other
 from __future__ import annotations
 
 import asyncio
-import uuid
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import contracts.workspace_subjects as subjects
-from contracts.base import Actor
 from contracts.execution_commands import (
     GetWorkspaceEvents,
     GetWorkspaceHistory,
@@ -27,9 +25,8 @@ from contracts.execution_views import (
     WorkspaceOperationOutput,
 )
 from contracts.workspace_views import Page
-from eventstore import stored_event_view
 from servicekit.access import Resource
-from servicekit.publishing import EVENT_ID_NAMESPACE
+from servicekit.workspace_audit import audit_row
 from workspace_realizer.domain.errors import InvalidInputError, NotFoundError
 from workspace_realizer.publishing import to_contract
 from workspace_realizer.steps import read_output
@@ -48,24 +45,8 @@ WORKSPACE = Resource.EXECUTION_WORKSPACE
 
 
 def event_row(domain_event: Any) -> WorkspaceEventRow:
-    """One stored event of a workspace as an audit row (its public type when it has one)."""
-    stored = stored_event_view(domain_event)
-    public = to_contract(domain_event)
-    event_type = type(public).__struct_config__.tag if public is not None else stored.type
-    return WorkspaceEventRow(
-        event_id=str(
-            uuid.uuid5(EVENT_ID_NAMESPACE, f"{stored.aggregate_id}:{stored.aggregate_version}")
-        ),
-        type=str(event_type),
-        source="realizer",
-        aggregate_id=stored.aggregate_id,
-        aggregate_version=stored.aggregate_version,
-        occurred_at=stored.occurred_at,
-        actor=Actor(**stored.actor) if stored.actor else None,
-        run_id=stored.run_id,
-        reason=stored.reason,
-        data={k: v for k, v in stored.data.items() if k != "tenant_id"},
-    )
+    """One stored event of the realizer as a row of a workspace's audit trail."""
+    return audit_row(domain_event, to_contract, "realizer")
 
 
 async def register_audit(e: Endpoints) -> None:
