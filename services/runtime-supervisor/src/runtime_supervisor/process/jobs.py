@@ -20,13 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+
+from servicekit.pipes import follow_pipe
 
 __all__ = ["JOB_OUTPUT_CAP", "JobResult", "run_job"]
 
 JOB_OUTPUT_CAP = 256 * 1024
-_CHUNK = 64 * 1024
-_READS_PER_WAKEUP = 16
 _KILL_GRACE = 2.0
 _DRAIN = 2.0
 """How long output may keep coming once the group is gone (a process that left the group)."""
@@ -66,37 +65,6 @@ class _Tail:
 
     def text(self) -> str:
         return self.data.decode("utf-8", errors="replace")
-
-
-def _follow(
-    loop: asyncio.AbstractEventLoop, pipe: IO[bytes], tail: _Tail
-) -> tuple[asyncio.Future[None], Callable[[], None]]:
-    """Feed ``tail`` from ``pipe`` until its end; returns the end and the (idempotent) cleanup."""
-    fd, done = pipe.fileno(), loop.create_future()
-    os.set_blocking(fd, False)
-
-    def finish() -> None:
-        if done.done():  # once only: after the close the number may belong to another pipe
-            return
-        loop.remove_reader(fd)
-        pipe.close()
-        done.set_result(None)
-
-    def readable() -> None:
-        for _ in range(_READS_PER_WAKEUP):  # a chatty job must not starve the loop
-            try:
-                chunk = os.read(fd, _CHUNK)
-            except BlockingIOError:
-                return
-            except OSError:
-                chunk = b""
-            if not chunk:
-                finish()
-                return
-            tail.feed(chunk)
-
-    loop.add_reader(fd, readable)
-    return done, finish
 
 
 def _ended(
@@ -211,7 +179,7 @@ async def run_job(
     loop = asyncio.get_running_loop()
     assert proc.stdout is not None
     assert proc.stderr is not None
-    watchers = [_follow(loop, proc.stdout, out), _follow(loop, proc.stderr, err)]
+    watchers = [follow_pipe(loop, proc.stdout, out), follow_pipe(loop, proc.stderr, err)]
     exited, unwatch = _ended(loop, proc.pid)
     timed_out = False
     try:

@@ -13,19 +13,11 @@ import os
 import subprocess
 import threading
 from collections.abc import Callable
-from typing import IO, Protocol
+from typing import IO
+
+from servicekit.pipes import CHUNK, OutputSink, follow_pipe
 
 __all__ = ["CHUNK", "ChildWatch", "OutputSink"]
-
-CHUNK = 64 * 1024
-_READS_PER_WAKEUP = 16
-
-
-class OutputSink(Protocol):
-    """Receives what a pipe delivers."""
-
-    def feed(self, chunk: bytes) -> None:
-        """Take one chunk."""
 
 
 class ChildWatch:
@@ -46,31 +38,8 @@ class ChildWatch:
         """Feed ``sink`` from ``pipe`` until its end (a future in :attr:`waits`)."""
         if pipe is None:
             return
-        fd, done = pipe.fileno(), self._future()
-        os.set_blocking(fd, False)
-
-        def finish() -> None:
-            # Once only: after the close, the descriptor number may belong to another child.
-            if done.done():
-                return
-            self.loop.remove_reader(fd)
-            pipe.close()
-            done.set_result(None)
-
-        def readable() -> None:
-            for _ in range(_READS_PER_WAKEUP):  # a chatty child must not starve the loop
-                try:
-                    chunk = os.read(fd, CHUNK)
-                except BlockingIOError:
-                    return
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    finish()
-                    return
-                sink.feed(chunk)
-
-        self.loop.add_reader(fd, readable)
+        done, finish = follow_pipe(self.loop, pipe, sink)
+        self.waits.append(done)
         self._cleanups.append(finish)
 
     def write(self, pipe: IO[bytes] | None, data: bytes) -> None:
