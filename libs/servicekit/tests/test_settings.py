@@ -103,3 +103,23 @@ def test_log_file_and_rotation_are_read(tmp_path: Path) -> None:
 def test_a_bad_log_or_span_setting_names_the_variable(name: str, value: str) -> None:
     with pytest.raises(SettingsError, match=name):
         ServiceSettings.from_env("api-gateway", {name: value})
+
+
+def test_numbers_from_the_environment_say_what_is_wrong_and_the_default() -> None:
+    from servicekit.settings import SettingsError, env_count, env_positive, env_seconds
+
+    assert env_seconds({}, "X", 5.0) == 5.0
+    assert env_seconds({"X": "  "}, "X", 5.0) == 5.0
+    assert env_seconds({"X": "2.5"}, "X", 5.0) == 2.5
+    assert env_seconds({"X": "30s"}, "X", 5.0) == 30.0
+    for bad in ("0", "-1", "nan", "inf", "ten", "30m"):
+        wrong = r"X=.* is not a positive number of seconds; unset it for 5"
+        with pytest.raises(SettingsError, match=wrong):
+            env_seconds({"X": bad}, "X", 5.0)
+    assert env_positive({"X": "7"}, "X", 30.0, unit="days") == 7.0
+    with pytest.raises(SettingsError, match="positive number of days"):
+        env_positive({"X": "7s"}, "X", 30.0, unit="days")
+    assert env_count({"X": " 12 "}, "X", 4) == 12
+    for bad in ("0", "1.5", "-3", "\uff14"):  # a full-width digit is not ASCII
+        with pytest.raises(SettingsError, match="is not a positive whole number; unset it for 4"):
+            env_count({"X": bad}, "X", 4)

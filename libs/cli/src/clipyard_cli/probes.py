@@ -15,7 +15,7 @@ from clipyard_cli.home import resolve_home
 from clipyard_cli.stack import StackError, resolve_service
 from contracts.subjects import SERVICE_NAMES
 from servicekit import settings as service_settings
-from servicekit.settings import Rotation
+from servicekit.settings import Rotation, env_seconds
 
 __all__ = [
     "StackSettings",
@@ -73,7 +73,7 @@ class StackSettings:
             http_host=env.get("CLIPYARD_HTTP_HOST") or "127.0.0.1",
             http_port=_port(env, "CLIPYARD_HTTP_PORT", 8080),
             node_id=env.get("CLIPYARD_NODE_ID") or "local",
-            ready_timeout=_seconds(env, "CLIPYARD_READY_TIMEOUT", 60.0),
+            ready_timeout=env_seconds(env, "CLIPYARD_READY_TIMEOUT", 60.0),
             skip=frozenset(SERVICE_NAMES[resolve_service(name)] for name in skip),
             log_rotation=service_settings.log_rotation(env),
             spans_rotation=service_settings.spans_rotation(env),
@@ -101,23 +101,6 @@ def _port(env: Mapping[str, str], name: str, default: int) -> int:
             f"{name}={raw!r} is not a TCP port: set it to 1-65535 (or unset it for {default})"
         )
     return port
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    """A positive number of seconds from ``env[name]`` (``default`` when unset or empty)."""
-    raw = env.get(name) or ""
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise ValueError(
-            f"{name}={raw!r} is not a positive number of seconds: set it to, say, {default:g} "
-            "(or unset it)"
-        )
-    return value
 
 
 def reachable(host: str) -> str:

@@ -22,6 +22,9 @@ __all__ = [
     "Rotation",
     "ServiceSettings",
     "SettingsError",
+    "env_count",
+    "env_positive",
+    "env_seconds",
     "log_rotation",
     "spans_rotation",
 ]
@@ -119,8 +122,10 @@ class ServiceSettings:
             http_host=env.get("CLIPYARD_HTTP_HOST", "127.0.0.1"),
             http_port=_port(env.get("CLIPYARD_HTTP_PORT", "8080")),
             admin_key=env.get("CLIPYARD_ADMIN_KEY") or None,
-            event_duplicate_window=_positive(env, "CLIPYARD_EVENT_DUPLICATE_WINDOW", 600.0),
-            event_retention_days=_positive(env, "CLIPYARD_EVENT_RETENTION_DAYS", 30.0),
+            event_duplicate_window=env_seconds(env, "CLIPYARD_EVENT_DUPLICATE_WINDOW", 600.0),
+            event_retention_days=env_positive(
+                env, "CLIPYARD_EVENT_RETENTION_DAYS", 30.0, unit="days"
+            ),
             log_file=_log_file(env.get("CLIPYARD_LOG_FILE") or ""),
             log_rotation=log_rotation(env),
             spans_rotation=spans_rotation(env),
@@ -164,17 +169,56 @@ def _log_file(raw: str) -> Path | None:
     return path
 
 
-def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+def env_positive(env: Mapping[str, str], name: str, default: float, *, unit: str = "") -> float:
+    """A positive, finite number from ``env[name]``: ``default`` when unset or blank.
+
+    Args:
+        env: The environment.
+        name: The variable.
+        default: Its value when unset.
+        unit: What it counts, for the message (``seconds``, ``days``).
+
+    Raises:
+        SettingsError: Anything else; the message names the variable and the default.
+    """
     raw = env.get(name)
-    if raw is None or raw == "":
+    if raw is None or not raw.strip():
         return default
     try:
-        value = float(raw)
+        value = float(raw.strip().removesuffix("s") if unit == "seconds" else raw.strip())
     except ValueError:
         value = -1.0
-    if value <= 0:
-        raise SettingsError(f"{name}={raw!r} is not a positive number; unset it for {default:g}")
+    if not 0 < value < float("inf"):
+        what = f"a positive number of {unit}" if unit else "a positive number"
+        raise SettingsError(f"{name}={raw!r} is not {what}; unset it for {default:g}")
     return value
+
+
+def env_seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    """A positive number of seconds from ``env[name]`` (``30`` or ``30s``); ``default`` when
+    unset or blank.
+
+    Raises:
+        SettingsError: Anything else.
+    """
+    return env_positive(env, name, default, unit="seconds")
+
+
+def env_count(env: Mapping[str, str], name: str, default: int) -> int:
+    """A positive whole number from ``env[name]``; ``default`` when unset or blank.
+
+    Raises:
+        SettingsError: Anything else.
+    """
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    text = raw.strip()
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise SettingsError(
+            f"{name}={raw!r} is not a positive whole number; unset it for {default}"
+        )
+    return int(text)
 
 
 def _port(value: str) -> int:

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field, replace
 from typing import Final
 
 from api_gateway.domain import hash_secret
-from servicekit import ServiceSettings, SettingsError
+from servicekit import ServiceSettings
 from servicekit.keys import ADMIN_KEY_FILE, ensure_admin_key_file
+from servicekit.settings import env_seconds
 
 __all__ = ["ADMIN_KEY_FILE", "SERVICE_NAME", "SERVICE_VERSION", "GatewaySettings"]
 
@@ -66,13 +67,13 @@ class GatewaySettings:
             service = replace(service, admin_key=ensure_admin_key_file(service.home))
         return cls.build(
             service,
-            request_timeout=_positive(env, "CLIPYARD_REQUEST_TIMEOUT", 110.0),
-            query_timeout=_positive(env, "CLIPYARD_QUERY_TIMEOUT", 10.0),
-            health_timeout=_positive(env, "CLIPYARD_HEALTH_TIMEOUT", 1.0),
-            session_ttl=_positive(env, "CLIPYARD_SESSION_TTL", 12 * 3600.0),
+            request_timeout=env_seconds(env, "CLIPYARD_REQUEST_TIMEOUT", 110.0),
+            query_timeout=env_seconds(env, "CLIPYARD_QUERY_TIMEOUT", 10.0),
+            health_timeout=env_seconds(env, "CLIPYARD_HEALTH_TIMEOUT", 1.0),
+            session_ttl=env_seconds(env, "CLIPYARD_SESSION_TTL", 12 * 3600.0),
             session_cookie_secure=env.get("CLIPYARD_SESSION_COOKIE_SECURE", "").lower()
             in ("1", "true", "yes"),
-            sse_keepalive=_positive(env, "CLIPYARD_SSE_KEEPALIVE", 15.0),
+            sse_keepalive=env_seconds(env, "CLIPYARD_SSE_KEEPALIVE", 15.0),
         )
 
     @classmethod
@@ -88,16 +89,3 @@ class GatewaySettings:
         """
         admin_hash = hash_secret(service.admin_key) if service.admin_key else None
         return cls(service=service, admin_key_hash=admin_hash, **overrides)  # type: ignore[arg-type]
-
-
-def _positive(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise SettingsError(f"{name}={raw!r} is not a positive number of seconds")
-    return value

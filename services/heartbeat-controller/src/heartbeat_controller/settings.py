@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from servicekit import ServiceSettings, SettingsError
+from servicekit.settings import env_seconds
 
 __all__ = ["SERVICE_NAME", "ControllerSettings", "load_controller_settings", "load_settings"]
 
@@ -39,21 +40,6 @@ def load_settings(env: Mapping[str, str] | None = None) -> ServiceSettings:
     return ServiceSettings.from_env(SERVICE_NAME, env)
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw.strip().removesuffix("s"))
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise SettingsError(
-            f"{name}={raw!r} is not a positive number of seconds; unset it for {default:g}"
-        )
-    return value
-
-
 def load_controller_settings(env: Mapping[str, str] | None = None) -> ControllerSettings:
     """All of the controller's settings from ``env`` (default: the process environment).
 
@@ -70,9 +56,9 @@ def load_controller_settings(env: Mapping[str, str] | None = None) -> Controller
     return ControllerSettings(
         service=service,
         api_url=api_url.rstrip("/"),
-        kill_grace=_seconds(source, "CLIPYARD_RUN_KILL_GRACE", 15.0),
-        end_wait=_seconds(source, "CLIPYARD_RUN_END_WAIT", 10.0),
-        slot_retry_max=_seconds(source, "CLIPYARD_SLOT_RETRY_MAX", 5.0),
-        tick=_seconds(source, "CLIPYARD_DISPATCH_TICK", 1.0),
-        prepare_timeout=_seconds(source, "CLIPYARD_RUN_PREPARE_TIMEOUT", 1800.0),
+        kill_grace=env_seconds(source, "CLIPYARD_RUN_KILL_GRACE", 15.0),
+        end_wait=env_seconds(source, "CLIPYARD_RUN_END_WAIT", 10.0),
+        slot_retry_max=env_seconds(source, "CLIPYARD_SLOT_RETRY_MAX", 5.0),
+        tick=env_seconds(source, "CLIPYARD_DISPATCH_TICK", 1.0),
+        prepare_timeout=env_seconds(source, "CLIPYARD_RUN_PREPARE_TIMEOUT", 1800.0),
     )

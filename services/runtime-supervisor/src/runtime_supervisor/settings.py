@@ -10,6 +10,7 @@ from pathlib import Path
 
 from runtime_supervisor.process import parse_port_range
 from servicekit import ServiceSettings, SettingsError
+from servicekit.settings import env_count, env_seconds
 
 __all__ = ["SERVICE_NAME", "SupervisorSettings", "load_settings", "load_supervisor_settings"]
 
@@ -71,31 +72,6 @@ def load_settings(env: Mapping[str, str] | None = None) -> ServiceSettings:
     return ServiceSettings.from_env(SERVICE_NAME, env)
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw.strip().removesuffix("s"))
-    except ValueError:
-        value = -1.0
-    if value <= 0:
-        raise SettingsError(f"{name}={raw!r} is not a positive number of seconds; unset it for "
-                            f"{default:g}")  # fmt: skip
-    return value
-
-
-def _count(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or not raw.strip():
-        return default
-    if not raw.strip().isdigit() or int(raw) < 1:
-        raise SettingsError(
-            f"{name}={raw!r} is not a positive whole number; unset it for {default}"
-        )
-    return int(raw)
-
-
 def load_supervisor_settings(env: Mapping[str, str] | None = None) -> SupervisorSettings:
     """All of the supervisor's settings from ``env`` (default: the process environment).
 
@@ -116,12 +92,12 @@ def load_supervisor_settings(env: Mapping[str, str] | None = None) -> Supervisor
         sandbox_paths=_sandbox_paths(source.get("CLIPYARD_SANDBOX_PATHS", ""), service.home),
         egress_host_networks=_networks(source.get("CLIPYARD_EGRESS_HOST_NETWORKS", "")),
         port_range=port_range,
-        stop_grace=_seconds(source, "CLIPYARD_RUNTIME_STOP_GRACE", 10.0),
-        ready_timeout=_seconds(source, "CLIPYARD_RUNTIME_READY_TIMEOUT", 30.0),
-        job_timeout=_seconds(source, "CLIPYARD_JOB_TIMEOUT", 600.0),
-        slots=_count(source, "CLIPYARD_SLOTS", 4),
-        slot_grant_ttl=_seconds(source, "CLIPYARD_SLOT_GRANT_TTL", 120.0),
-        run_log_max_bytes=_count(source, "CLIPYARD_RUN_LOG_MAX_BYTES", 64 * 1024 * 1024),
+        stop_grace=env_seconds(source, "CLIPYARD_RUNTIME_STOP_GRACE", 10.0),
+        ready_timeout=env_seconds(source, "CLIPYARD_RUNTIME_READY_TIMEOUT", 30.0),
+        job_timeout=env_seconds(source, "CLIPYARD_JOB_TIMEOUT", 600.0),
+        slots=env_count(source, "CLIPYARD_SLOTS", 4),
+        slot_grant_ttl=env_seconds(source, "CLIPYARD_SLOT_GRANT_TTL", 120.0),
+        run_log_max_bytes=env_count(source, "CLIPYARD_RUN_LOG_MAX_BYTES", 64 * 1024 * 1024),
     )
 
 
