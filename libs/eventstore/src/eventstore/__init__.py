@@ -5,7 +5,12 @@ See ``docs/design/platform.md`` (eventstore) for how the parts fit together.
 
 from __future__ import annotations
 
-from eventstore.aggregate import ENVELOPE_FIELDS, METADATA_FIELDS, ClipyardAggregate
+from eventstore.aggregate import (
+    ENVELOPE_FIELDS,
+    METADATA_FIELDS,
+    ClipyardAggregate,
+    aggregate_state,
+)
 from eventstore.application import ServiceApplication, build_application
 from eventstore.audit import audit_trail, stored_event_view
 from eventstore.cause import Cause, acting, current_cause, system_cause
@@ -56,6 +61,7 @@ __all__ = [
     "ToContract",
     "UnpublishableEventError",
     "acting",
+    "aggregate_state",
     "audit_trail",
     "build_application",
     "current_cause",

@@ -32,7 +32,13 @@ from telemetry.propagation import inject
 if TYPE_CHECKING:
     from typing import Self
 
-__all__ = ["ENVELOPE_FIELDS", "METADATA_FIELDS", "ClipyardAggregate", "event_metadata"]
+__all__ = [
+    "ENVELOPE_FIELDS",
+    "METADATA_FIELDS",
+    "ClipyardAggregate",
+    "aggregate_state",
+    "event_metadata",
+]
 
 METADATA_FIELDS: Final = ("actor", "run_id", "reason", "trace")
 """The cause and trace fields every Clipyard stored event carries."""
@@ -41,6 +47,19 @@ ENVELOPE_FIELDS: Final = frozenset(
     {"originator_id", "originator_version", "timestamp", "originator_topic", *METADATA_FIELDS}
 )
 """Fields of a stored event that are bookkeeping rather than the event's own data."""
+
+
+def aggregate_state(aggregate: Any) -> dict[str, Any]:
+    """An aggregate's state as plain data: its public attributes, plus its id (text), version and
+    times (``created_on``, ``modified_on``), as read models and replay comparisons keep it."""
+    state = {key: value for key, value in vars(aggregate).items() if not key.startswith("_")}
+    return {
+        "id": str(aggregate.id),
+        "version": aggregate.version,
+        "created_on": aggregate.created_on,
+        "modified_on": aggregate.modified_on,
+        **state,
+    }
 
 
 def event_metadata() -> dict[str, Any]:

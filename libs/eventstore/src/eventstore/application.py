@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from uuid import UUID
 
@@ -83,6 +84,10 @@ class ServiceApplication(Application[UUID]):
         self.rebuild_read_models()
 
     # -- configuration -------------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        """The current time (UTC): one place, so that a test may pin it."""
+        return datetime.now(UTC)
 
     def construct_env(self, name: str, env: EnvType | None = None) -> Environment:
         """Build the library's settings from the class defaults and ``env`` only."""

@@ -9,34 +9,22 @@ aggregates from the repository.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, ClassVar
 from uuid import UUID
 
 from contracts.agents import AgentView, RunFilters, RunView
 from contracts.base import Principal
 from contracts.workspace_views import Page
-from eventstore import ServiceApplication
+from eventstore import ServiceApplication, aggregate_state
 from eventstore.privacy import DEFAULT_PRIVATE_FIELDS
 from heartbeat_controller.domain import Agent, IssueCopy, NotFoundError, Run, WakeupRequest
 from servicekit.access import Access, Action, Resource
 
-__all__ = ["HeartbeatReadModels", "aggregate_state", "idempotency_key", "target_key"]
+__all__ = ["HeartbeatReadModels", "idempotency_key", "target_key"]
 
 _OWN_EVENTS = (Agent.Event, WakeupRequest.Event, Run.Event, IssueCopy.Event)
 MAX_PAGE = 500
-
-
-def aggregate_state(aggregate: Any) -> dict[str, Any]:
-    """An aggregate's state as plain data (its attributes plus id, version and times)."""
-    state = {key: value for key, value in vars(aggregate).items() if not key.startswith("_")}
-    return {
-        "id": str(aggregate.id),
-        "version": aggregate.version,
-        "created_on": aggregate.created_on,
-        "modified_on": aggregate.modified_on,
-        **state,
-    }
 
 
 def idempotency_key(agent_id: str, key: str) -> str:
@@ -94,10 +82,6 @@ class HeartbeatReadModels(ServiceApplication):
         self.idempotency, self.queued_by_target = {}, {}
         self.issues, self.last_timer_wake = {}, {}
         self._objects = {}
-
-    def now(self) -> datetime:
-        """The current time (UTC); one place so tests may pin it."""
-        return datetime.now(UTC)
 
     # -- projection ----------------------------------------------------------------------------
 

@@ -8,13 +8,12 @@ aggregates from the repository.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 import msgspec
 
-from eventstore import ServiceApplication
+from eventstore import ServiceApplication, aggregate_state
 from runtime_supervisor.domain import (
     COPY_KINDS,
     AdapterSlot,
@@ -27,7 +26,7 @@ from runtime_supervisor.domain import (
 )
 from runtime_supervisor.domain.configs_seen import CONFIG_FIELDS, config_fingerprint
 
-__all__ = ["SupervisorReadModels", "aggregate_state"]
+__all__ = ["SupervisorReadModels"]
 
 _OWN_EVENTS = (
     UpstreamCopy.Event,
@@ -37,18 +36,6 @@ _OWN_EVENTS = (
     AdapterSlot.Event,
     EgressSeen.Event,
 )
-
-
-def aggregate_state(aggregate: Any) -> dict[str, Any]:
-    """An aggregate's state as plain data (its attributes plus id, version and times)."""
-    state = {key: value for key, value in vars(aggregate).items() if not key.startswith("_")}
-    return {
-        "id": str(aggregate.id),
-        "version": aggregate.version,
-        "created_on": aggregate.created_on,
-        "modified_on": aggregate.modified_on,
-        **state,
-    }
 
 
 class SupervisorReadModels(ServiceApplication):
@@ -216,7 +203,3 @@ class SupervisorReadModels(ServiceApplication):
     def copy_of(self, kind: CopyKind, key: str | None) -> UpstreamCopy | None:
         """The copy of an upstream record, if its events arrived."""
         return self.copies[kind].get(key) if key else None
-
-    def now(self) -> datetime:
-        """The current time (UTC); one place so tests may pin it."""
-        return datetime.now(UTC)

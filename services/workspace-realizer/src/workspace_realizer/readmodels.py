@@ -7,10 +7,9 @@ queries read these copies on the store thread, use cases load aggregates from th
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from eventstore import ServiceApplication
+from eventstore import ServiceApplication, aggregate_state
 from workspace_realizer.domain import (
     AgentCopy,
     CompanyCopy,
@@ -23,7 +22,7 @@ from workspace_realizer.domain import (
 from workspace_realizer.domain.agents import agent_copy_id
 from workspace_realizer.domain.lifecycle import WorkspaceLifecycle
 
-__all__ = ["RealizerReadModels", "aggregate_state"]
+__all__ = ["RealizerReadModels"]
 
 A = TypeVar("A")
 
@@ -36,18 +35,6 @@ _KINDS: tuple[tuple[str, type[Any]], ...] = (
     ("workspaces", WorkspaceLifecycle),  # ExecutionWorkspace's events and its lifecycle's
     ("operations", WorkspaceOperation),
 )
-
-
-def aggregate_state(aggregate: Any) -> dict[str, Any]:
-    """An aggregate's state as plain data (its attributes plus id, version and times)."""
-    state = {key: value for key, value in vars(aggregate).items() if not key.startswith("_")}
-    return {
-        "id": str(aggregate.id),
-        "version": aggregate.version,
-        "created_on": aggregate.created_on,
-        "modified_on": aggregate.modified_on,
-        **state,
-    }
 
 
 class RealizerReadModels(ServiceApplication):
@@ -142,7 +129,3 @@ class RealizerReadModels(ServiceApplication):
                 str(issue.id) == workspace.source_issue_id or issue.execution_workspace_id == ws_id
             )
         ]
-
-    def now(self) -> datetime:
-        """The current time (UTC); one place so tests may pin it."""
-        return datetime.now(UTC)
