@@ -18,6 +18,7 @@ __all__ = [
     "SERVICE_NAMES",
     "SHARED_AGGREGATES",
     "ServiceToken",
+    "aggregate_events",
     "aggregates_of",
     "command",
     "event",
@@ -91,6 +92,11 @@ def event(aggregate: str, name: str) -> str:
     return f"ws.evt.{token(aggregate)}.{token(name)}"
 
 
+def aggregate_events(aggregate: str) -> str:
+    """``ws.evt.<aggregate>.>``: every event of that aggregate."""
+    return f"ws.evt.{token(aggregate)}.>"
+
+
 def event_subject(type_tag: str, service: ServiceToken) -> str:
     """The subject of an event from its versioned type tag (``company.created.v1``).
 
@@ -136,6 +142,6 @@ def aggregates_of(service: ServiceToken) -> tuple[str, ...]:
 
 def event_filters_of(service: ServiceToken) -> tuple[str, ...]:
     """Subject filters selecting every event a service publishes (for inbox consumers)."""
-    own = [f"ws.evt.{agg}.>" for agg in aggregates_of(service)]
+    own = [aggregate_events(agg) for agg in aggregates_of(service)]
     shared = [f"ws.evt.{agg}.*.{service}" for agg in SHARED_AGGREGATES]
     return (*own, *shared)

@@ -16,16 +16,22 @@ import asyncio
 import contextlib
 import signal
 import sys
-import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 import msgspec
 import nats.js.errors
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from clipyard_cli.bus import connect_cli, login_from_env
-from contracts.subjects import EVENT_STREAM, EVENT_STREAM_SUBJECTS, SHARED_AGGREGATES, token
+from contracts.subjects import (
+    EVENT_STREAM,
+    EVENT_STREAM_SUBJECTS,
+    SHARED_AGGREGATES,
+    aggregate_events,
+    event,
+    token,
+)
+from natsbus.tail import StreamTail
 
 __all__ = [
     "TAIL_CONSUMER_PREFIX",
@@ -41,9 +47,6 @@ TAIL_CONSUMER_PREFIX = "cli-tail-"
 """Names of the consumers ``events tail`` reads with (the only ones user ``cli`` may touch)."""
 _INACTIVE_THRESHOLD = 30.0
 """Seconds after which the server deletes a tail consumer nobody pulls from."""
-_PULL_WAIT = 0.5
-"""Seconds one pull waits before the tail looks at Ctrl-C again."""
-_PULL_BATCH = 256
 
 
 def type_filter(type_tag: str | None) -> str:
@@ -65,10 +68,9 @@ def type_filter(type_tag: str | None) -> str:
         )
     aggregate = token(parts[0])
     if len(parts) == 1:
-        return f"ws.evt.{aggregate}.>"
-    name = token(parts[1])
-    suffix = ".*" if aggregate in SHARED_AGGREGATES else ""
-    return f"ws.evt.{aggregate}.{name}{suffix}"
+        return aggregate_events(aggregate)
+    subject = event(aggregate, parts[1])
+    return f"{subject}.*" if aggregate in SHARED_AGGREGATES else subject
 
 
 def matches_type(type_tag: str | None, event: Mapping[str, Any]) -> bool:
@@ -131,63 +133,44 @@ async def run_tail(
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     subject = type_filter(type_tag)
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stopping.set)
     login = login_from_env(env)
     nc = await connect_cli(login)
-    js = nc.jetstream()
-    name = f"{TAIL_CONSUMER_PREFIX}{uuid.uuid4().hex}"
-    created = False
     try:
-        try:
-            info = await js.add_consumer(
-                EVENT_STREAM,
-                ConsumerConfig(
-                    name=name,
-                    deliver_policy=DeliverPolicy.ALL if from_start else DeliverPolicy.NEW,
-                    ack_policy=AckPolicy.NONE,
-                    filter_subject=subject,
-                    inactive_threshold=_INACTIVE_THRESHOLD,
-                    mem_storage=True,
-                    num_replicas=1,
-                ),
-            )
-        except nats.js.errors.NotFoundError:
-            print(no_stream_message(login.url), file=err, flush=True)
-            return 1
-        created = True
-        if not follow and not info.num_pending:
-            return 0
-        sub = await js.pull_subscribe_bind(name, stream=EVENT_STREAM)
-        delivered = 0
-        while not stopping.is_set():
-            try:
-                msgs = await sub.fetch(_PULL_BATCH, timeout=_PULL_WAIT)
-            except TimeoutError:
-                continue
-            for msg in msgs:
-                meta = msg.metadata
-                if meta.sequence.consumer != delivered + 1:
-                    raise RuntimeError(
-                        f"events were lost: consumer sequence {meta.sequence.consumer} "
-                        f"after {delivered}"
-                    )
-                delivered = meta.sequence.consumer
-                event = decode_event(msg.data)
-                seq = meta.sequence.stream
-                if event is None:
-                    print(f"{seq:>8}  (not a JSON event on {msg.subject})", file=out, flush=True)
-                elif matches_type(type_tag, event):
-                    print(format_event(seq, event), file=out, flush=True)
-                if not follow and meta.num_pending == 0:
-                    return 0
+        async with StreamTail(nc.jetstream(), prefix=TAIL_CONSUMER_PREFIX, filter_subject=subject,
+                              from_start=from_start,
+                              inactive_threshold=_INACTIVE_THRESHOLD) as tail:  # fmt: skip
+            if follow or tail.pending:
+                await _until_done_or_interrupted(
+                    asyncio.ensure_future(_print(tail, out, type_tag, follow=follow))
+                )
+    except nats.js.errors.NotFoundError:
+        print(no_stream_message(login.url), file=err, flush=True)
+        return 1
+    finally:
+        await nc.close()
+    return 0
+
+
+async def _print(tail: StreamTail, out: TextIO, type_tag: str | None, *, follow: bool) -> None:
+    async for message in tail:
+        envelope = decode_event(message.data)
+        if envelope is None:
+            line = f"{message.sequence:>8}  (not a JSON event on {message.subject})"
+            print(line, file=out, flush=True)
+        elif matches_type(type_tag, envelope):
+            print(format_event(message.sequence, envelope), file=out, flush=True)
+        if not follow and message.pending == 0:
+            return
+
+
+async def _until_done_or_interrupted(reading: asyncio.Future[None]) -> None:
+    """Wait for ``reading``; Ctrl-C or SIGTERM ends it (its error, if any, is raised)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, reading.cancel)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await reading
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-        if created:
-            with contextlib.suppress(Exception):  # inactivity removes it anyway
-                await js.delete_consumer(EVENT_STREAM, name)
-        await nc.close()
-    return 0

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
 from nats.aio.client import Client
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from api_gateway.dependencies import Ping, StreamedEvent
 from contracts.base import Accepted, ErrorReply, Ok
-from contracts.subjects import EVENT_STREAM, EVENT_STREAM_SUBJECTS
 from natsbus import BusClient
+from natsbus.tail import StreamTail
 
 __all__ = ["SSE_CONSUMER_PREFIX", "NatsBus"]
 
@@ -36,7 +33,6 @@ _INACTIVE_THRESHOLD = 30.0
 """Seconds after which the server deletes an SSE consumer nobody pulls from (a crashed gateway)."""
 _PULL_WAIT = 5.0
 """Seconds one pull request waits for new events before the next one is sent."""
-_PULL_BATCH = 256
 
 
 class NatsBus:
@@ -78,45 +74,16 @@ class NatsBus:
         ends (else the server drops it after ``_INACTIVE_THRESHOLD`` seconds without pulls).
 
         Raises:
-            RuntimeError: Events were lost on the way (a consumer sequence gap); the client
-                resumes with ``Last-Event-ID``.
+            natsbus.tail.StreamGapError: Events were lost on the way (a consumer sequence gap);
+                the client resumes with ``Last-Event-ID``.
         """
-        name = f"{SSE_CONSUMER_PREFIX}{uuid.uuid4().hex}"
-        if after_sequence is None:
-            start = ConsumerConfig(deliver_policy=DeliverPolicy.NEW)
-        else:
-            start = ConsumerConfig(
-                deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after_sequence + 1
-            )
-        config = start.evolve(
-            name=name,
-            ack_policy=AckPolicy.NONE,
-            filter_subject=EVENT_STREAM_SUBJECTS,
+        tail = StreamTail(
+            self._js,
+            prefix=SSE_CONSUMER_PREFIX,
+            after_sequence=after_sequence,
             inactive_threshold=_INACTIVE_THRESHOLD,
-            mem_storage=True,
-            num_replicas=1,
+            pull_wait=_PULL_WAIT,
         )
-        await self._js.add_consumer(EVENT_STREAM, config)
-        try:
-            sub = await self._js.pull_subscribe_bind(name, stream=EVENT_STREAM)
-            try:
-                delivered = 0
-                while True:
-                    try:
-                        msgs = await sub.fetch(_PULL_BATCH, timeout=_PULL_WAIT)
-                    except TimeoutError:
-                        continue
-                    for msg in msgs:
-                        meta = msg.metadata
-                        if meta.sequence.consumer != delivered + 1:
-                            raise RuntimeError(
-                                f"event stream gap: consumer sequence {meta.sequence.consumer} "
-                                f"after {delivered}"
-                            )
-                        delivered = meta.sequence.consumer
-                        yield StreamedEvent(meta.sequence.stream, msg.subject, msg.data)
-            finally:
-                await sub.unsubscribe()
-        finally:
-            with contextlib.suppress(Exception):  # gone already; inactivity removes it anyway
-                await self._js.delete_consumer(EVENT_STREAM, name)
+        async with tail:
+            async for message in tail:
+                yield StreamedEvent(message.sequence, message.subject, message.data)
