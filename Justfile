@@ -63,6 +63,10 @@ test-integration *args: install
 test-e2e *args: install
     cd "{{root}}" && "{{bin}}/pytest" -m "e2e and not bench" tests/e2e "$@"
 
+# The kill suite: `clipyard up` under load while each of its processes is SIGKILLed (CLIPYARD_CHAOS_SEED replays a run)
+test-chaos *args: install
+    cd "{{root}}" && "{{bin}}/pytest" -m "chaos and not bench" tests/chaos "$@"
+
 # Browser tests: the operator page in headless Debian chromium against the whole stack (screenshots in artifacts/screenshots)
 test-browser *args: install
     cd "{{root}}" && "{{bin}}/pytest" -m "browser and not bench" tests/browser "$@"

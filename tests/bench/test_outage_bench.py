@@ -67,6 +67,8 @@ async def _restarted_mid_request(url: str) -> float:
     took_s = time.perf_counter() - began
     assert isinstance(reply, ErrorReply), reply
     assert reply.status == 503, reply
+    await service.stop(timeout=0)
+    await again.stop(timeout=0)
     await second.close()
     await requester.close()
     return took_s

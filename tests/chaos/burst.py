@@ -48,8 +48,8 @@ class Ledger:
     workspaces: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Acknowledged execution workspaces by id, as their realize answered."""
     services: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Acknowledged service starts: workspace id -> the running row the start answered (empty
-    when the answer could not show the rows and said so in ``X-Clipyard-Warning``)."""
+    """Acknowledged service starts: workspace id -> the running row the start answered (empty for
+    a start answered 202: any one running row)."""
     jobs: dict[str, str] = field(default_factory=dict)
     """Acknowledged job runs: operation id -> workspace id."""
     job_asks: Counter[str] = field(default_factory=Counter)
@@ -105,20 +105,24 @@ async def _round(board: Board, ledger: Ledger, title: str) -> str | None:
     return str(ws["id"])
 
 
-async def _use(board: Board, ledger: Ledger, workspace_id: str) -> None:
-    """Start its service unless a start was acknowledged, then run its job."""
+async def _use(board: Board, ledger: Ledger, workspace_id: str) -> bool:
+    """Start its service unless a start was acknowledged, then run its job: whether every
+    request was acknowledged."""
     base = f"/api/execution-workspaces/{workspace_id}"
     if workspace_id not in ledger.services:
         start = {"workspaceCommandId": "service:web"}
         url = f"{base}/runtime-services/start"
         started = await _send(ledger, "start", board.http, "POST", url, start)
-        if started is not None:
-            _note(ledger, workspace_id, started, service=True)
+        if started is None:
+            return False
+        _note(ledger, workspace_id, started, service=True)
     ledger.job_asks[workspace_id] += 1
     job = {"workspaceCommandId": "job:note"}
     ran = await _send(ledger, "job", board.http, "POST", f"{base}/runtime-commands/run", job)
-    if ran is not None:
-        _note(ledger, workspace_id, ran, service=False)
+    if ran is None:
+        return False
+    _note(ledger, workspace_id, ran, service=False)
+    return True
 
 
 def _note(ledger: Ledger, workspace_id: str, answer: httpx.Response, *, service: bool) -> None:
@@ -128,12 +132,7 @@ def _note(ledger: Ledger, workspace_id: str, answer: httpx.Response, *, service:
     elif service:
         rows = body["workspace"]["runtimeServices"]
         web = [r for r in rows if r["workspaceCommandId"] == "service:web"]
-        if not web:  # started, but the supervisor could not be asked for its rows afterwards
-            assert answer.headers.get("X-Clipyard-Warning"), body
-            assert body["operation"]["status"] == "succeeded", body
-            ledger.services[workspace_id] = {}
-            return
-        assert [r["status"] for r in web] == ["running"], body
+        assert [r["status"] for r in web] == ["running"], (dict(answer.headers), body)
         ledger.services[workspace_id] = web[0]
     else:
         ledger.jobs[body["operation"]["id"]] = workspace_id
@@ -162,9 +161,6 @@ async def work(
             if realized is not None:
                 mine.append(realized)
                 continue
-        else:
-            answered = len(ledger.answers)
-            await _use(board, ledger, mine[attempt % len(mine)])
-            if all(a.acknowledged for a in ledger.answers[answered:]):
-                continue
+        elif await _use(board, ledger, mine[attempt % len(mine)]):
+            continue
         await asyncio.sleep(0.3)

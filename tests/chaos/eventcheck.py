@@ -1,8 +1,9 @@
 """Does the event stream hold every public event of every store exactly once?
 
-Each service's SQLite store is opened read-only in a fresh instance of its application (as
-``clipyard replay`` does in the service); every stored event its ``to_contract`` publishes is
-expected in ``WS_EVENTS`` under its ``eventId``. The stream is read whole by a pull consumer of the
+Each service's SQLite store is read through a fresh instance of its application beside the live
+one (SQLite lets both; the instance only reads, though opening it runs the schema's idempotent
+``CREATE TABLE IF NOT EXISTS``); every stored event its outbox publishes is expected in
+``WS_EVENTS`` under its ``eventId``. The stream is read whole by a pull consumer of the
 CLI's user, as ``clipyard events tail`` reads it.
 """
 

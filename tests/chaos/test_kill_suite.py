@@ -43,7 +43,7 @@ from tests.e2e.hostfacts import alive, answers, reap, wait_until
 from tests.e2e.runtimeutil import Board, finished, http_service, runtime_board, status_of
 from tests.upstack import SERVICES, Up, restarts_shown, running_up
 
-pytestmark = pytest.mark.chaos
+pytestmark = [pytest.mark.e2e, pytest.mark.chaos]
 
 VICTIMS = ("nats-server", *SERVICES)
 WORKERS = 4
@@ -113,7 +113,10 @@ async def _burst(up: Up, board: Board, agent: dict[str, Any], seed: int) -> tupl
         await _kill_in_turn(up, board, random.Random(seed), kills, second)
     finally:
         stop.set()
-        await asyncio.gather(*workers)
+        ended = await asyncio.gather(*workers, return_exceptions=True)
+    failed = [e for e in ended if isinstance(e, BaseException)]
+    if failed:
+        raise failed[0]
     return ledger, kills
 
 
@@ -139,8 +142,10 @@ async def _settle(board: Board, ledger: Ledger) -> None:
         accepted = httpx.Response(202, json={"operationId": operation_id})
         result = await finished(board, workspace_id, accepted, timeout=90)
         row = result["operation"]
-        if row.get("kind", "").startswith("job") or row.get("phase") == "job":
+        if (row.get("metadata") or {}).get("workspaceCommandKind") == "job":
             ledger.jobs[row["id"]] = workspace_id
+        else:  # a start answered 202, acknowledged once it succeeded
+            ledger.services.setdefault(workspace_id, {})
 
 
 async def _listed(board: Board, path: str) -> list[dict[str, Any]]:

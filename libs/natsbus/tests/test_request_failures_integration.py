@@ -7,6 +7,7 @@ the next step, keeps the subject in ``details``, and queued work past its deadli
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from nats.aio.client import Client
 from contracts.base import ErrorReply, Ok, Struct
 from natsbus import BusClient, BusService, RequestContext, connect
 from natsbus.client import service_of
-from natsbus.context import PROBE_HEADER
+from natsbus.context import PROBE_HEADER, epoch_ms
 from testkit.nats_server import start_nats_server
 
 pytestmark = pytest.mark.integration
@@ -238,6 +239,33 @@ async def test_a_request_lost_with_an_instance_that_restarted_at_once_is_503_wit
         assert await client.request(subject, Job(name="next"), timeout=5) == Ok(result="next")
     finally:
         pending.cancel()
+        await first.stop(timeout=0)
         for conn in (first_nc, second_nc, requester):
             if conn is not None and not conn.is_closed:
                 await conn.close()
+
+
+async def test_an_instance_that_holds_the_request_is_waited_for_whatever_its_start_time(
+    nats_server: Any, token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its clock is an hour ahead: by its start time alone it would look like a restart. It holds
+    # the request, so the request waits for its answer; and once answered it holds nothing.
+    subject = f"ws.cmd.issue.{token}"
+
+    async def slow(job: Job, ctx: RequestContext) -> str:
+        await asyncio.sleep(2.5)
+        return job.name
+
+    service_nc = await connect(nats_server.url, name="natsbus-held")
+    requester = await connect(nats_server.url, name="natsbus-held-requester")
+    service = await BusService.start(service_nc, name="held", version="1.0.0")
+    monkeypatch.setattr(service, "_started", str(epoch_ms(time.time() + 3600)))
+    try:
+        await service.add_endpoint("work", subject, slow, Job)
+        reply = await BusClient(requester).request(subject, Job(name="kept"), timeout=10)
+        assert reply == Ok(result="kept")
+        assert service.held == {}
+    finally:
+        await service.stop(timeout=0)
+        await service_nc.close()
+        await requester.close()

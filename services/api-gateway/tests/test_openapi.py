@@ -162,3 +162,6 @@ def test_the_document_is_as_strict_as_the_behaviour(client: Client) -> None:
     # A project workspace patched to neither a checkout nor a repository is outside the schema.
     rule = schemas["UpdateProjectWorkspaceBody"]["not"]
     assert rule["required"] == ["cwd", "repoUrl"]
+    cleared = rule["properties"]["cwd"]["anyOf"]
+    assert {"type": "null"} in cleared
+    assert {"type": "string", "pattern": "^\\s*$"} in cleared  # blanks clear it too

@@ -302,7 +302,7 @@ def test_when_the_read_again_fails_the_action_is_still_answered(
     assert body["workspace"]["nodeId"] == NODE
     # The services the supervisor answered with the action.
     assert [s["id"] for s in body["workspace"]["runtimeServices"]] == [rt.SERVICE]
-    assert "could not be read again" in response.headers["X-Clipyard-Warning"]
+    assert "could not be read whole after the start" in response.headers["X-Clipyard-Warning"]
 
 
 def test_when_the_supervisor_is_not_there_to_read_again_its_answer_gives_the_rows(
@@ -318,7 +318,10 @@ def test_when_the_supervisor_is_not_there_to_read_again_its_answer_gives_the_row
     # Not an empty list that reads as "nothing runs": the rows of the action's own answer, and
     # the warning that the workspace could not be read whole.
     assert [s["id"] for s in body["workspace"]["runtimeServices"]] == [rt.SERVICE]
-    assert response.headers["X-Clipyard-Warning"]
+    assert (
+        "runtimeServices are those the start answered with"
+        in (response.headers["X-Clipyard-Warning"])
+    )
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,10 @@ never the subject, which is in ``details``.
 
 Failures are answered fast: a request is not sent while the connection is down (it would wait in
 the reconnect buffer until its timeout), and a pending one is answered 503 within about a second
-of its connection dropping, or some seconds after the subject lost its last server (checked every
-second, while it waits, with a probe request that every endpoint answers at once), rather than at
-its timeout.
+of its connection dropping, some seconds after the subject lost its last server, or within about
+a second when the instance that had it was restarted (it carries ``Clipyard-Request-Id``; every
+second while it waits, a probe on its subject asks whether the answering instance holds it and
+when that instance started), rather than at its timeout.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 import nats.errors
@@ -43,6 +44,7 @@ from natsbus.context import (
     PROBE_HEADER,
     REQUEST_ID_HEADER,
     deadline_header,
+    epoch_ms,
 )
 from natsbus.errors import error_reply
 from natsbus.limits import check_size
@@ -63,6 +65,9 @@ WATCH_EVERY: Final = 1.0
 UNSERVED_FOR: Final = 6.0
 """Seconds a subject must go unserved before its pending requests answer 503 (a graceful stop
 waits up to 5 s for the handlers it still runs)."""
+
+_Probed = Literal["served", "unserved", "lost"]
+"""What a probe found: the subject is served (or it cannot tell), unserved, or the request lost."""
 
 logger = logging.getLogger(__name__)
 
@@ -251,7 +256,7 @@ class BusClient:
         (longer than a service's graceful stop, whose last handlers still answer). Return the
         503 to answer when it cannot, else None once ``pending`` is done."""
         loop = asyncio.get_running_loop()
-        sent = deadline_header(time.time())
+        sent = epoch_ms(time.time())
         served_at = loop.time()
         while not pending.done():
             await asyncio.wait({pending}, timeout=WATCH_EVERY)
@@ -260,7 +265,11 @@ class BusClient:
             if not self._nc.is_connected:
                 return _unavailable(subject, "cannot be reached (the bus connection was lost; "
                                     "the request may still have completed)")  # fmt: skip
-            match await self._probe(subject, request_id, sent):
+            found = await self._probe(subject, request_id, sent)
+            await asyncio.sleep(0)  # an answer that came with the probe's is taken first
+            if pending.done():
+                break
+            match found:
                 case "lost":
                     return _unavailable(subject, "restarted while handling this request (it "
                                         "may have completed, so look at the result before "
@@ -273,7 +282,7 @@ class BusClient:
                                         "so look at the result before retrying)")  # fmt: skip
         return None
 
-    async def _probe(self, subject: str, request_id: str, sent: str) -> str:
+    async def _probe(self, subject: str, request_id: str, sent: int) -> _Probed:
         """``served`` (or cannot tell), ``unserved`` (no responders), or ``lost``: the instance
         that answers started after the request was sent and does not hold it."""
         try:
@@ -285,7 +294,7 @@ class BusClient:
             return "served"  # busy, or not ours to ask: the request's own timeout decides
         facts = answer.headers or {}
         started = facts.get(INSTANCE_STARTED_HEADER, "")
-        restarted = started.isdigit() and int(started) > int(sent)
+        restarted = started.isdigit() and int(started) > sent
         return "lost" if restarted and facts.get(HELD_HEADER) == "0" else "served"
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "REQUEST_ID_HEADER",
     "RequestContext",
     "deadline_header",
+    "epoch_ms",
     "parse_deadline",
 ]
 
@@ -37,12 +38,20 @@ HELD_HEADER: Final = "Clipyard-Held"
 """In a probe's answer: ``1`` when the instance is handling the probed request, else ``0``."""
 
 INSTANCE_STARTED_HEADER: Final = "Clipyard-Instance-Started"
-"""In a probe's answer: when the answering instance started, in epoch milliseconds. An instance
-that started after a request was sent, and does not hold it, is a restart that never received it:
-the request was lost with the instance that had it."""
+"""In a probe's answer: when the answering instance started, in epoch milliseconds. With one
+instance per subject, one that started after a request was sent and does not hold it is a restart
+that never received it: the request was lost with the instance that had it (unless its answer is
+already on the way: the requester looks again before it concludes). With several instances a probe
+can reach another one than the holder, and one started meanwhile would make a live request look
+lost: the replicated control plane must ask every instance instead."""
 
 DEFAULT_REQUEST_TIMEOUT: Final = 110.0
 """Seconds a request may take by default: below the gateway's 120 s (ARCHITECTURE §2)."""
+
+
+def epoch_ms(at: float) -> int:
+    """``at`` (epoch seconds) in whole epoch milliseconds, as the headers carry times."""
+    return math.floor(at * 1000)
 
 
 def deadline_header(deadline: float) -> str:
@@ -54,7 +63,7 @@ def deadline_header(deadline: float) -> str:
     Returns:
         Whole epoch milliseconds, as text.
     """
-    return str(math.floor(deadline * 1000))
+    return str(epoch_ms(deadline))
 
 
 def parse_deadline(headers: Mapping[str, str] | None, *, received_at: float) -> float:

@@ -7,6 +7,11 @@ run at once. Each task decodes the request with the endpoint's type, runs the ha
 CONSUMER span continued from the request headers, and answers with one reply of the ``kind`` union
 (ARCHITECTURE §2): the handler's value as ``ok``, a returned reply as is, an exception through the
 service's error mapper.
+
+A request carrying ``Clipyard-Probe`` is not handled: any endpoint answers it at once, saying
+whether this instance holds the request the probe names (by its ``Clipyard-Request-Id``, counted
+from the moment its task starts to its end) and when this instance started, so that a requester
+whose request died with an instance learns it from the instance's successor.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from natsbus.context import (
     PROBE_HEADER,
     REQUEST_ID_HEADER,
     RequestContext,
-    deadline_header,
+    epoch_ms,
 )
 from natsbus.errors import ErrorMapper, default_error_mapper, error_reply, internal_error
 from natsbus.limits import MessageTooLargeError, check_size
@@ -81,7 +86,7 @@ class BusService:
         self._tasks: set[asyncio.Task[None]] = set()
         self._held: Counter[str] = Counter()
         """The request ids of the requests being handled (a probe asks about one)."""
-        self._started = deadline_header(time.time())
+        self._started = str(epoch_ms(time.time()))
         self._stopping = False
 
     @classmethod
@@ -181,7 +186,14 @@ class BusService:
 
         await self._micro.add_endpoint(name=name, subject=subject, handler=on_request)
 
+    @property
+    def held(self) -> dict[str, int]:
+        """The ids of the requests being handled, with how many tasks handle each."""
+        return dict(self._held)
+
     def _probe_answer(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """The headers answering a probe: does this instance hold the request it names, and
+        when did this instance start."""
         held = headers[PROBE_HEADER] in self._held
         return {HELD_HEADER: "1" if held else "0", INSTANCE_STARTED_HEADER: self._started}
 
@@ -195,6 +207,7 @@ class BusService:
             task.add_done_callback(lambda _: self._let_go(request_id))
 
     def _let_go(self, request_id: str) -> None:
+        """The request's task ended: it is held once less."""
         self._held[request_id] -= 1
         if self._held[request_id] <= 0:
             del self._held[request_id]

@@ -126,6 +126,9 @@ def _required_when(field: str, value: str, needed: str) -> dict[str, Any]:
                      "properties": {needed: {"type": "string", "pattern": "\\S"}}}}  # fmt: skip
 
 
+_CLEARED: Final = {"anyOf": [{"type": "null"}, {"type": "string", "pattern": "^\\s*$"}]}
+"""A source field a PATCH clears: null, or only blanks (the realizer reads blanks as none)."""
+
 _CROSS_FIELD: Final[dict[str, dict[str, Any]]] = {
     "ExecutionWorkspaceSettingsIn": _required_when("mode", "reuse_existing",
                                                    "executionWorkspaceId"),
@@ -141,9 +144,9 @@ _CROSS_FIELD: Final[dict[str, dict[str, Any]]] = {
         {"if": {"properties": {"kind": {"const": "board"}}, "required": ["kind"]},
          "then": {"properties": {"agentId": {"type": "null"}}}},
     ]},
-    "UpdateProjectWorkspaceBody": {"not": {
+    "UpdateProjectWorkspaceBody": {"not": {  # both cleared (null or blank): 422
         "required": ["cwd", "repoUrl"],
-        "properties": {"cwd": {"type": "null"}, "repoUrl": {"type": "null"}},
+        "properties": {"cwd": _CLEARED, "repoUrl": _CLEARED},
     }},
     "CreateProjectWorkspaceBody": {"anyOf": [
         {"required": ["cwd"], "properties": {"cwd": {"type": "string", "pattern": "\\S"}}},

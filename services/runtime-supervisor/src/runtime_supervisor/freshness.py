@@ -100,6 +100,20 @@ async def owned(sup: Supervisor, check: Callable[[], T], *, wait: float = OWN_WA
                 break
 
 
+def _never_heard_of(workspace_id: str | None, project_workspace_id: str | None) -> Exception:
+    if workspace_id is not None:
+        what, details = f"execution workspace {workspace_id}", {"workspaceId": workspace_id}
+    else:
+        what = f"project workspace {project_workspace_id}"
+        details = {"projectWorkspaceId": str(project_workspace_id)}
+    return CopiesBehindError(
+        f"The runtime-supervisor has not yet heard of {what} from the workspace-realizer; "
+        "retry in a moment.",
+        behind=["workspace"],
+        **details,
+    )
+
+
 def behind(target: RuntimeTarget, facts: RealizerFacts | None, seen: Seen) -> list[str]:
     """What the copies (``target``) have not yet had of ``facts``; empty when they have.
 
@@ -189,17 +203,12 @@ async def fresh_target(
             )
             target, differ = looked
         except NotFoundError:
-            if loop.time() >= deadline and facts is None:
+            if loop.time() < deadline:
+                pass
+            elif facts is None:
                 raise
-            if loop.time() >= deadline:  # the caller has just read it from the realizer
-                what = "execution workspace" if workspace_id else "project workspace"
-                raise CopiesBehindError(
-                    f"The runtime-supervisor has not yet heard of {what} "
-                    f"{workspace_id or project_workspace_id} from the workspace-realizer; "
-                    "retry in a moment.",
-                    workspaceId=workspace_id or project_workspace_id,
-                    behind=["workspace"],
-                ) from None
+            else:  # the caller has just read it from the realizer: the copies are behind
+                raise _never_heard_of(workspace_id, project_workspace_id) from None
         else:
             if not differ:
                 return target

@@ -253,9 +253,14 @@ async def control_execution_workspace(
         )
     except BusReplyError as exc:  # the action happened: answer it with what is known
         log.warning("re-reading workspace %s after %s: %s", workspace_id, action, exc)
-        again, warning = workspace, f"the workspace could not be read again: {exc}"
+        again, warning = workspace, str(exc)
     if warning is not None:  # the rows as the supervisor's answer to the action gave them
+        log.warning("workspace %s after %s: %s", workspace_id, action, warning)
         again = msgspec.structs.replace(again, runtime_services=result.runtime_services)
+        warning = (
+            f"The workspace could not be read whole after the {action}: runtimeServices are "
+            f"those the {action} answered with; runtimeProvisioning is not shown."
+        )
     return warned(RuntimeControlAnswer(workspace=again, operation=result.operation), warning)
 
 
@@ -288,11 +293,13 @@ async def control_project_workspace(
     result = await request_result(gateway, subject, command, RuntimeControlResult)
     if isinstance(result, Accepted):
         return accepted(result)
+    warning = None
     try:
         workspace = await fetch(gateway, subjects.PROJECT_WORKSPACE_GET, query, ProjectWorkspace)
     except BusReplyError as exc:
         log.warning("re-reading project workspace %s after %s: %s", workspace_id, action, exc)
+        warning = f"The project workspace could not be read again ({exc}): it is shown as before."
     answer = ProjectRuntimeControlAnswer(
         workspace=workspace, operation=result.operation, runtime_services=result.runtime_services
     )
-    return Response(answer)
+    return warned(answer, warning)

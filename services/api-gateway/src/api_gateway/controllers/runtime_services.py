@@ -144,6 +144,7 @@ class RuntimeServiceController(Controller):
         guards=[known_action],
         status_code=200,
         responses=_CONTROL_RESPONSES,
+        response_headers=WARNING_HEADERS,
         description="Start, stop or restart a project workspace's own (project-scoped) runtime "
         "services, or run one of its jobs; answers ``{workspace, operation, runtimeServices}`` "
         "with the project workspace read again." + _CONTROL_DOC,
@@ -169,6 +170,7 @@ class RuntimeServiceController(Controller):
         guards=[known_action],
         status_code=200,
         responses=_CONTROL_RESPONSES,
+        response_headers=WARNING_HEADERS,
         description="The same as the project workspace's ``.../runtime-services/{action}`` "
         "(the reference's alias); answers ``{workspace, operation, runtimeServices}``."
         + _CONTROL_DOC,

@@ -4,9 +4,9 @@ per carried port: a service's port from its workspace's namespace out to the hos
 preview URL), and the Clipyard API from the host into a namespace.
 
 It runs as its own process (``python -m runtime_supervisor.containment.relay``), in a session of
-its own, so it outlives a supervisor restart; :mod:`~runtime_supervisor.containment.relays` starts
-it, records its pid and start time beside what it carries and ends it with that. Sockets belong to the namespace of the thread that
-made them: the listener is made in a thread that entered the listening side, each outgoing socket
+its own, so it outlives a supervisor restart; :mod:`~runtime_supervisor.containment.relays` records
+what it carries and its command line, starts it, then records its pid and start time, and ends it
+with those. Sockets belong to the namespace of the thread that made them: the listener is made in a thread that entered the listening side, each outgoing socket
 in a thread that entered the target side; the copying threads need no namespace. It never runs
 anything of a company's.
 """
@@ -81,8 +81,9 @@ def detach() -> None:
 
 def announce() -> None:
     """Tell the starter (waiting on stdout) that it listens, and with which pid. A starter gone
-    meanwhile (the supervisor was killed) never recorded this relay: it ends, quietly, and the
-    next supervisor starts another from the record it left (``relays._keep``)."""
+    meanwhile (the supervisor was killed) will never record this pid: it ends, quietly, and the
+    record left without a pid lets the next supervisor start another when it needs it (a
+    service's relay and a gate at adoption; the others at their next use)."""
     try:
         sys.stdout.write(f"listening {os.getpid()}\n")
         sys.stdout.flush()

@@ -23,7 +23,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -134,28 +134,38 @@ def _locked(record: Path) -> Iterator[None]:
 
 
 def _ensure(record: Path, listen: str, target: str, key: dict[str, object]) -> Relay:
-    return _keep(record, key, lambda: start_relay(listen, target, record.with_suffix(".log")))
+    return _keep(record, key, [_RELAY, listen, target], f"the relay {listen} -> {target}")
 
 
-def _keep(record: Path, key: dict[str, object], start: Callable[[], Relay]) -> Relay:
-    """The live process ``record`` names for ``key``, else a new one from ``start``."""
+def _keep(record: Path, key: dict[str, object], argv: list[str], what: str) -> Relay:
+    """The live process ``record`` names for ``key``, else a new one started with ``argv``.
+
+    The record is written before the process starts (with its command line and no pid): a
+    supervisor killed meanwhile leaves the key, for its successor to start the process again,
+    and the command line, for it to end a process that announced itself to nobody.
+    """
     with _locked(record):
         found = _read(record)
         if found is not None and all(found.get(k) == v for k, v in key.items()):
-            relay = Relay(int(found["pid"] or 0), found.get("startTime"))
+            relay = Relay(int(found.get("pid") or 0), found.get("startTime"))
             if relay.alive():
                 return relay
         _stop_locked(record)
-        # Recorded before it starts: a supervisor killed while it starts leaves the key behind,
-        # and its successor's adoption starts the relay again from it.
-        record.write_text(json.dumps({**key, "pid": None, "startTime": None}))
+        _write(record, {**key, "pid": None, "startTime": None, "argv": argv})
         try:
-            relay = start()
+            relay = _start(argv, record.with_suffix(".log"), what)
         except BaseException:
             record.unlink(missing_ok=True)
             raise
-        record.write_text(json.dumps({**key, "pid": relay.pid, "startTime": relay.start_time}))
+        _write(record, {**key, "pid": relay.pid, "startTime": relay.start_time, "argv": argv})
         return relay
+
+
+def _write(record: Path, data: dict[str, object]) -> None:
+    """Replace ``record`` at once (a kill mid-write leaves the old one or the new one)."""
+    partial = record.with_suffix(".json.tmp")
+    partial.write_text(json.dumps(data))
+    os.replace(partial, record)
 
 
 def _stop(record: Path) -> None:
@@ -168,7 +178,22 @@ def _stop_locked(record: Path) -> None:
     found = _read(record)
     if found is not None and found.get("pid"):
         stop_relay(int(found["pid"] or 0), found.get("startTime"))
+    elif found is not None and isinstance(found.get("argv"), list):
+        _stop_unrecorded([str(arg) for arg in found["argv"]])
     record.unlink(missing_ok=True)
+
+
+def _stop_unrecorded(argv: list[str]) -> None:
+    """End the process started with ``argv`` whose pid was never recorded (its starter died
+    after it announced itself). Ours are ``python -I -m <argv>``, leaders of their own session."""
+    wanted = ["-I", "-m", *argv]
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            args = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")[1:-1]
+            if args == wanted:
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 def ensure_service_relay(run_dir: Path, port: int, netns: Path) -> Relay:
@@ -234,8 +259,7 @@ def ensure_gate(home: Path, name: str, netns: Path, opened: str) -> Relay:
     folder = home / "netns" / name
     record = folder / GATE_RECORD
     argv = [_GATE, str(netns), str(folder), str(home), f"--open={opened}"]
-    return _keep(record, {"netns": str(netns), "open": opened},
-                 lambda: _start(argv, record.with_suffix(".log"), f"the gate of {name}"))  # fmt: skip
+    return _keep(record, {"netns": str(netns), "open": opened}, argv, f"the gate of {name}")
 
 
 def gate_of(home: Path, name: str) -> int | None:
