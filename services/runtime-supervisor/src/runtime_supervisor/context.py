@@ -21,6 +21,7 @@ from eventstore import acting, system_cause
 from runtime_supervisor.domain import StateConflictError
 from runtime_supervisor.process import PortAllocator
 from runtime_supervisor.settings import SERVICE_NAME
+from servicekit.background import BackgroundTasks
 from servicekit.locks import KeyedLocks
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class Supervisor:
     adopted: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the services a previous supervisor left are adopted (at once when there is no
     adoption): what a finished run releases waits for it."""
-    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    background: BackgroundTasks = field(default_factory=BackgroundTasks)
 
     def __post_init__(self) -> None:
         self.adopted.set()
@@ -81,18 +82,7 @@ class Supervisor:
 
     def spawn(self, work: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
         """Run ``work`` in the background; its failure is logged, never lost."""
-        task = asyncio.create_task(work, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-        return task
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        error = task.exception()
-        if error is not None:
-            log.error("background task %s failed", task.get_name(), exc_info=error)
+        return self.background.spawn(work, name)
 
     def check_accepting(self) -> None:
         """Refuse new work while the node is stopping (after a stop-all).
@@ -115,10 +105,6 @@ class Supervisor:
     async def close(self, timeout: float = 1.0) -> None:
         """Cancel every background task (watchers, timers, stops in flight); services keep
         running, to be adopted by the next supervisor (DECISIONS 7)."""
-        tasks = [t for t in self._tasks if not t.done()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
+        await self.background.cancel_all(timeout)
         self.watched.clear()
         self.idle_timers.clear()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from heartbeat_controller.orchestration.timers import Clock, utc_now
+from servicekit.background import BackgroundTasks
 
 if TYPE_CHECKING:
     from contracts.slot_events import SlotAdapterFinished
@@ -86,7 +87,7 @@ class Orchestration:
     """Wake the dispatcher (set by it)."""
     _mailbox: OrderedDict[str, SlotAdapterFinished] = field(default_factory=OrderedDict)
     _early_cancels: OrderedDict[str, None] = field(default_factory=OrderedDict)
-    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    background: BackgroundTasks = field(default_factory=BackgroundTasks)
 
     def open(self, run_id: str) -> RunChannel:
         """The run's channel (made once; an end already delivered is put in it)."""
@@ -139,35 +140,17 @@ class Orchestration:
 
     def spawn(self, work: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
         """Run ``work`` in the background; its failure is logged, never lost."""
-        task = asyncio.create_task(work, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-        return task
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        error = task.exception()
-        if error is not None:
-            log.error("background task %s failed", task.get_name(), exc_info=error)
+        return self.background.spawn(work, name)
 
     @property
     def busy(self) -> int:
         """How many background tasks run."""
-        return sum(1 for task in self._tasks if not task.done())
+        return self.background.busy
 
     async def idle(self, timeout: float = 10.0) -> None:
         """Wait until no background task runs (tests)."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
-        while self.busy and loop.time() < end:
-            await asyncio.wait([t for t in self._tasks if not t.done()], timeout=end - loop.time())
+        await self.background.idle(timeout)
 
     async def close(self, timeout: float = 1.0) -> None:
         """Cancel every run task (a stop: the next start recovers the runs)."""
-        tasks = [t for t in self._tasks if not t.done()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
+        await self.background.cancel_all(timeout)
