@@ -31,7 +31,7 @@ class Quiet(ServiceApplication):
     """Holds nothing; the inbox records its positions."""
 
 
-def _handle(event: Any, tracking: Any) -> None:
+def _handle(app: Any, event: Any, tracking: Any) -> None:
     """Gateway events change nothing here."""
 
 

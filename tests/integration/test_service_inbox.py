@@ -35,8 +35,8 @@ async def test_poison_message_is_rejected_published_and_the_inbox_goes_on(
 ) -> None:
     holder: dict[str, ListeningApplication] = {}
 
-    def handle(event: Any, tracking: Any) -> None:
-        app = holder["app"]
+    def handle(app: ListeningApplication, event: Any, tracking: Any) -> None:
+        assert app is holder["app"]  # the service's own application, given to the handler
         app.save_with_tracking(tracking=tracking)
         app.handled.append(type(event).__name__)
 

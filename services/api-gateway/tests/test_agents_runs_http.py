@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from litestar.testing import TestClient
 
 from api_gateway.application import GatewayApplication
-from api_gateway.handlers import AppHolder, controller_inbox
+from api_gateway.handlers import controller_inbox
 from contracts import heartbeat_subjects as hb
 from contracts import workspace_subjects as ws
 from contracts.agents import (
@@ -72,9 +73,7 @@ def agent_key(client: Client, bus: Any, company: str, board: dict[str, str]) -> 
 def test_an_agent_deleted_between_its_confirmation_and_the_keys_creation_gets_no_key(
     client: Client, bus: Any, company: str, board: dict[str, str], application: GatewayApplication
 ) -> None:
-    holder = AppHolder()
-    holder.set(application)
-    inbox = controller_inbox(holder)
+    inbox = partial(controller_inbox, application)
 
     def confirmed_then_deleted(_query: Any) -> Any:
         # The controller confirms the agent; its delete reaches the gateway's inbox just after.

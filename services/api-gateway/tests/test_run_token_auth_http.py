@@ -17,7 +17,7 @@ import pytest
 from litestar.testing import TestClient
 
 from api_gateway.application import GatewayApplication
-from api_gateway.handlers import AppHolder, controller_inbox
+from api_gateway.handlers import controller_inbox
 from contracts import heartbeat_subjects as hb
 from contracts.agents import GetAgent, GetRun
 from contracts.base import ErrorReply
@@ -116,9 +116,7 @@ def test_a_run_token_stops_working_when_the_inbox_hears_its_run_finish(
 ) -> None:
     auth = {"Authorization": f"Bearer {_token(application, company)}"}
     assert client.get(RUN_URL, headers=auth).status_code == 200
-    holder = AppHolder()
-    holder.set(application)
-    controller_inbox(holder)(fx.run_finished(company), fx.tracking())
+    controller_inbox(application, fx.run_finished(company), fx.tracking())
     response = client.get(RUN_URL, headers=auth)
     body = _error(response, 401, "unauthenticated")
     assert "This run token's run has ended" in body["error"]
@@ -201,8 +199,6 @@ def test_a_run_token_reads_the_event_stream_only_while_its_run_runs(
 ) -> None:
     # The SSE endpoint re-authenticates with the same function: a finished run's token fails.
     auth = {"Authorization": f"Bearer {_token(application, company)}"}
-    holder = AppHolder()
-    holder.set(application)
-    controller_inbox(holder)(fx.run_finished(company), fx.tracking())
+    controller_inbox(application, fx.run_finished(company), fx.tracking())
     response = client.get(f"/api/companies/{company}/events/stream", headers=auth)
     _error(response, 401, "unauthenticated")

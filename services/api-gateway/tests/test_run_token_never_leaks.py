@@ -20,7 +20,7 @@ from litestar.testing import AsyncTestClient
 
 from api_gateway.app import create_app
 from api_gateway.application import GatewayApplication
-from api_gateway.handlers import MINT_ENDPOINT, AppHolder, controller_inbox, mint_run_token_handler
+from api_gateway.handlers import MINT_ENDPOINT, controller_inbox, mint_run_token_handler
 from api_gateway.settings import GatewaySettings
 from contracts import heartbeat_subjects as hb
 from contracts.base import Actor, Ok, Principal
@@ -120,9 +120,7 @@ async def test_the_run_token_is_only_in_the_mint_reply(
         assert responses[-1].status_code == 403
         responses.append(await client.post(f"/api/agents/{fx.AGENT}/wakeup", json={}, headers=auth))
         assert responses[-1].status_code == 500
-        holder = AppHolder()
-        holder.set(application)
-        controller_inbox(holder)(fx.run_finished(company), fx.tracking())
+        controller_inbox(application, fx.run_finished(company), fx.tracking())
         responses.append(await client.get(f"/api/runs/{fx.RUN}", headers=auth))
         assert responses[-1].status_code == 401
         responses.append(

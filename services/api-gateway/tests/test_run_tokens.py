@@ -9,6 +9,7 @@ import asyncio
 import importlib.util
 import sys
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from api_gateway.application import AgentNotFoundError, GatewayApplication
 from api_gateway.deleted_agents import DeletedAgent
 from api_gateway.domain import ForbiddenError, UnauthenticatedError, hash_secret
-from api_gateway.handlers import AppHolder, controller_inbox
+from api_gateway.handlers import controller_inbox
 from api_gateway.publishing import to_contract
 from api_gateway.run_token_store import RunTokenUnusableError
 from api_gateway.run_tokens import RunEndedError, RunToken, is_run_token
@@ -44,9 +45,7 @@ def app() -> Any:
 
 @pytest.fixture
 def inbox(app: GatewayApplication) -> Any:
-    holder = AppHolder()
-    holder.set(app)
-    return controller_inbox(holder)
+    return partial(controller_inbox, app)
 
 
 def _stored(app: GatewayApplication) -> str:

@@ -167,7 +167,7 @@ async def start_service(
 
     budget.push(stack, "inboxes", stop_inboxes)
     for upstream, handler in spec.upstreams.items():
-        inbox = Inbox(app, js, upstream=upstream, handler=handler, executor=executor)
+        inbox = Inbox(app, js, upstream=upstream, handler=partial(handler, app), executor=executor)
         await inbox.start()
         inboxes.append(inbox)
 

@@ -24,8 +24,9 @@ __all__ = ["InboxHandler", "ServiceRuntime", "ServiceSpec"]
 
 T = TypeVar("T")
 
-InboxHandler = Callable[[Any, Any], None]
-"""``handler(event, tracking)``: runs in the store thread; saves what it produces with ``tracking``."""
+InboxHandler = Callable[[Any, Any, Any], None]
+"""``handler(app, event, tracking)``: runs in the store thread with the service's application;
+saves what it produces with ``tracking``."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,7 +29,7 @@ from api_gateway.bus import NatsBus
 from api_gateway.controllers import CONTROLLERS
 from api_gateway.dependencies import Bus, Gateway, dependencies
 from api_gateway.errors import exception_handlers
-from api_gateway.handlers import AppHolder, controller_inbox, register_bus_endpoints
+from api_gateway.handlers import controller_inbox, register_bus_endpoints
 from api_gateway.input_guard import input_guard
 from api_gateway.openapi_strict import (
     DOC_STATE,
@@ -214,10 +214,8 @@ class HttpServerError(RuntimeError):
 def build_spec(settings: GatewaySettings) -> ServiceSpec:
     """The gateway as a service: its application, its publishing, its run-token endpoint, the
     controller's inbox (ended runs revoke their tokens, deleted agents their keys), HTTP."""
-    holder = AppHolder()
 
     async def register(runtime: ServiceRuntime) -> None:
-        holder.set(runtime.app)  # type: ignore[arg-type]
         await register_bus_endpoints(runtime)
         bus = NatsBus(runtime.nc, runtime.js, runtime.bus)
         app = create_app(
@@ -236,7 +234,7 @@ def build_spec(settings: GatewaySettings) -> ServiceSpec:
         application_class=GatewayApplication,
         to_contract=to_contract,
         register=register,
-        upstreams={"controller": controller_inbox(holder)},
+        upstreams={"controller": controller_inbox},
         description="Clipyard's HTTP edge: authentication, companies, keys, run tokens, events.",
     )
 

@@ -9,7 +9,6 @@ any later mint for it); ``agent.deleted.v1`` revokes the agent's keys and marks 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
     from servicekit import ServiceRuntime
 
 __all__ = [
-    "AppHolder",
     "controller_inbox",
     "mint_run_token_handler",
     "register_bus_endpoints",
@@ -38,43 +36,19 @@ __all__ = [
 MINT_ENDPOINT: Final = "mint-run-token"
 
 
-class AppHolder:
-    """Hands the running application to the inbox handler, which ``ServiceSpec`` builds before
-    the application exists; ``register`` calls :meth:`set` first thing."""
-
-    def __init__(self) -> None:
-        self._app: GatewayApplication | None = None
-        self._ready = threading.Event()
-
-    def set(self, app: GatewayApplication) -> None:
-        """The application is running."""
-        self._app = app
-        self._ready.set()
-
-    def get(self, timeout: float = 30.0) -> GatewayApplication:
-        """The application (waits up to ``timeout`` seconds for :meth:`set`)."""
-        if not self._ready.wait(timeout) or self._app is None:
-            raise RuntimeError("the api-gateway application is not running yet")
-        return self._app
-
-
-def controller_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
-    """The handler of the heartbeat controller's events (``ServiceSpec.upstreams``)."""
-
-    def handle(event: Any, tracking: Tracking) -> None:
-        app = holder.get()
-        if isinstance(event, RunFinished) and event.company_id:
-            app.end_run_tokens(
-                company_id=event.company_id,
-                agent_id=event.agent_id,
-                run_id=event.aggregate_id,
-                status=event.status,
-                tracking=tracking,
-            )
-        elif isinstance(event, AgentDeleted) and event.company_id:
-            app.revoke_agent_keys(event.company_id, event.aggregate_id, tracking)
-
-    return handle
+def controller_inbox(app: GatewayApplication, event: Any, tracking: Tracking) -> None:
+    """The handler of the heartbeat controller's events (``ServiceSpec.upstreams``): a finished
+    run's tokens end, a deleted agent's keys are revoked."""
+    if isinstance(event, RunFinished) and event.company_id:
+        app.end_run_tokens(
+            company_id=event.company_id,
+            agent_id=event.agent_id,
+            run_id=event.aggregate_id,
+            status=event.status,
+            tracking=tracking,
+        )
+    elif isinstance(event, AgentDeleted) and event.company_id:
+        app.revoke_agent_keys(event.company_id, event.aggregate_id, tracking)
 
 
 def mint_run_token_handler(

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from heartbeat_controller import __version__
 from heartbeat_controller.application import HeartbeatControllerApplication
 from heartbeat_controller.handlers import make_register
-from heartbeat_controller.inbox import AppHolder, realizer_inbox, supervisor_inbox
+from heartbeat_controller.inbox import HandOffs, realizer_inbox, supervisor_inbox
 from heartbeat_controller.orchestration.ports import RunPorts
 from heartbeat_controller.publishing import to_contract
 from heartbeat_controller.settings import (
@@ -27,15 +27,15 @@ def build_spec(
     """The heartbeat-controller as ``run_service`` runs it; tests rebuild it with other parts
     (other settings, fake ports)."""
     settings = settings or load_controller_settings()
-    holder = AppHolder()
+    hooks = HandOffs("the heartbeat-controller's orchestration")
     return ServiceSpec(
         token="controller",
         name=SERVICE_NAME,
         version=__version__,
         application_class=HeartbeatControllerApplication,
         to_contract=to_contract,
-        register=make_register(settings, holder, ports),
-        upstreams={"realizer": realizer_inbox(holder), "supervisor": supervisor_inbox(holder)},
+        register=make_register(settings, hooks, ports),
+        upstreams={"realizer": realizer_inbox(hooks), "supervisor": supervisor_inbox(hooks)},
         description=__doc__ or SERVICE_NAME,
     )
 

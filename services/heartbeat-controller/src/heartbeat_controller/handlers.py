@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from heartbeat_controller.endpoints import register_agents, register_runs
+from heartbeat_controller.inbox import RunHandOffs
 from heartbeat_controller.orchestration.context import Orchestration, RunSettings
 from heartbeat_controller.orchestration.dispatcher import Dispatcher
 from heartbeat_controller.orchestration.ports import RunPorts, bus_ports
@@ -21,7 +22,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from contracts.agents import WakeAccepted
-    from heartbeat_controller.inbox import AppHolder
+    from heartbeat_controller.inbox import HandOffs
     from heartbeat_controller.settings import ControllerSettings
     from servicekit import ServiceRuntime
 
@@ -45,14 +46,14 @@ def run_settings(settings: ControllerSettings) -> RunSettings:
 
 def make_register(
     settings: ControllerSettings,
-    holder: AppHolder,
+    hooks: HandOffs,
     ports: Callable[[ServiceRuntime], RunPorts] | None = None,
 ) -> Callable[[ServiceRuntime], Awaitable[None]]:
     """The ``register`` hook of the controller's ``ServiceSpec``.
 
     Args:
         settings: The controller's settings.
-        holder: Hands the running application and the hand-over hooks to the inboxes.
+        hooks: Receives the orchestration's hand-over hooks for the inboxes.
         ports: Builds the run's ports (tests); by default the bus ports of this node.
     """
 
@@ -63,12 +64,13 @@ def make_register(
                              settings=run_settings(settings))  # fmt: skip
         dispatcher = Dispatcher(orch)
         loop = asyncio.get_running_loop()
-        # First: an inbox message may already be waiting for the application on the store thread.
-        holder.set(runtime.app, loop, nudge=dispatcher.nudge, deliver_end=orch.deliver_end)
+        # First: an inbox message may already be waiting for the hooks on the store thread.
+        handoffs = RunHandOffs(loop, nudge=dispatcher.nudge, deliver_end=orch.deliver_end)
+        hooks.set(handoffs)
         # A lease handed over by any save (a run moving to another workspace, a finish, a
         # cancel of a queued run) wakes the run that waited for it.
         runtime.app.on_workspace_handed.append(  # type: ignore[attr-defined]
-            lambda run_ids: holder.call_soon(orch.hand_over, run_ids)
+            lambda run_ids: handoffs.call_soon(orch.hand_over, run_ids)
         )
 
         async def close() -> None:

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,7 +25,7 @@ from contracts.slot_events import SlotAdapterFinished
 from contracts.workspace_events import IssueCreated
 from eventstore import StoreExecutor, acting, audit_trail, system_cause
 from heartbeat_controller.application import HeartbeatControllerApplication
-from heartbeat_controller.inbox import AppHolder, realizer_inbox, supervisor_inbox
+from heartbeat_controller.inbox import HandOffs, RunHandOffs, realizer_inbox, supervisor_inbox
 from heartbeat_controller.orchestration.context import Orchestration, RunSettings
 from heartbeat_controller.orchestration.dispatcher import Dispatcher
 
@@ -46,17 +47,18 @@ class Harness:
     def __init__(self, app: HeartbeatControllerApplication, executor: StoreExecutor) -> None:
         self.app = app
         self.executor = executor
-        self.holder = AppHolder()
+        self.hooks = HandOffs("the test's orchestration")
         self.world = World(self.deliver)
         self.orch = self.make_orchestration()
         self.dispatcher = Dispatcher(self.orch)
-        self.holder.set(app, asyncio.get_running_loop(), nudge=self.dispatcher.nudge,
-                        deliver_end=self.orch.deliver_end)  # fmt: skip
+        handoffs = RunHandOffs(asyncio.get_running_loop(), nudge=self.dispatcher.nudge,
+                               deliver_end=self.orch.deliver_end)  # fmt: skip
+        self.hooks.set(handoffs)
         app.on_workspace_handed.append(
-            lambda run_ids: self.holder.call_soon(self.orch.hand_over, run_ids)
+            lambda run_ids: handoffs.call_soon(self.orch.hand_over, run_ids)
         )
-        self._supervisor = supervisor_inbox(self.holder)
-        self._realizer = realizer_inbox(self.holder)
+        self._supervisor = partial(supervisor_inbox(self.hooks), app)
+        self._realizer = partial(realizer_inbox(self.hooks), app)
         self._issue_versions: dict[str, int] = {}
 
     def make_orchestration(self, settings: RunSettings = FAST) -> Orchestration:

@@ -7,7 +7,12 @@ from collections.abc import Mapping
 from runtime_supervisor import __version__
 from runtime_supervisor.application import RuntimeSupervisorApplication
 from runtime_supervisor.handlers import make_register
-from runtime_supervisor.inbox import AppHolder, controller_inbox, gateway_inbox, realizer_inbox
+from runtime_supervisor.inbox import (
+    RunFinishedHandOver,
+    controller_inbox,
+    gateway_inbox,
+    realizer_inbox,
+)
 from runtime_supervisor.publishing import to_contract
 from runtime_supervisor.settings import (
     SERVICE_NAME,
@@ -22,18 +27,18 @@ __all__ = ["build_spec", "main"]
 def build_spec(settings: SupervisorSettings | None = None) -> ServiceSpec:
     """The runtime-supervisor as ``run_service`` runs it; tests rebuild it with other settings."""
     settings = settings or load_supervisor_settings()
-    holder = AppHolder()
+    run_finished = RunFinishedHandOver("the runtime-supervisor's orchestration")
     return ServiceSpec(
         token="supervisor",
         name=SERVICE_NAME,
         version=__version__,
         application_class=RuntimeSupervisorApplication,
         to_contract=to_contract,
-        register=make_register(settings, holder),
+        register=make_register(settings, run_finished),
         upstreams={
-            "realizer": realizer_inbox(holder),
-            "controller": controller_inbox(holder),
-            "gateway": gateway_inbox(holder),
+            "realizer": realizer_inbox,
+            "controller": controller_inbox(run_finished),
+            "gateway": gateway_inbox,
         },
         description=__doc__ or SERVICE_NAME,
     )

@@ -27,7 +27,7 @@ from runtime_supervisor.slots.runtime import SlotRuntime
 
 if TYPE_CHECKING:
     from runtime_supervisor.application import RuntimeSupervisorApplication
-    from runtime_supervisor.inbox import AppHolder
+    from runtime_supervisor.inbox import RunFinishedHandOver
     from runtime_supervisor.settings import SupervisorSettings
     from runtime_supervisor.usecases.services import Release
     from servicekit import ServiceRuntime
@@ -39,13 +39,13 @@ _CLOSE_SHARE = 0.5
 
 
 def make_register(
-    settings: SupervisorSettings, holder: AppHolder
+    settings: SupervisorSettings, run_finished: RunFinishedHandOver
 ) -> Callable[[ServiceRuntime], Awaitable[None]]:
     """The ``register`` hook of the supervisor's ``ServiceSpec``.
 
     Args:
         settings: The supervisor's settings.
-        holder: Hands the running application to the inbox handlers.
+        run_finished: Hands the orchestration's hook for finished runs to the inbox.
     """
 
     async def register(runtime: ServiceRuntime) -> None:
@@ -59,9 +59,9 @@ def make_register(
                                       egress_open=settings.egress_host_networks,
                                       service_ports=settings.port_range)  # fmt: skip
         sup.adopted.clear()  # before an inbox message can act
-        # First: an inbox message may already be waiting for the application on the store thread.
+        # First: an inbox message may already be waiting for the hook on the store thread.
         loop = asyncio.get_running_loop()
-        holder.set(app, on_run_finished=_with_slots(sup, run_finished_hook(sup, loop), loop))
+        run_finished.set(_with_slots(sup, run_finished_hook(sup, loop), loop))
 
         async def close() -> None:
             await sup.close(_CLOSE_SHARE)

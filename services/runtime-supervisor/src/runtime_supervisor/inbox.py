@@ -14,7 +14,6 @@ orchestration also reconciles unleased services at start, in case the process di
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from contracts import execution_events as ee
 from contracts import gateway as ge
 from contracts import run_events as re_
 from contracts import workspace_events as we
+from servicekit.handover import HandOver
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from runtime_supervisor.usecases.services import Release
 
 __all__ = [
-    "AppHolder",
+    "RunFinishedHandOver",
     "RunFinishedHook",
     "apply_controller_event",
     "apply_gateway_event",
@@ -53,31 +53,8 @@ Note = tuple["CopyKind", dict[str, Any], tuple[str, ...]]
 """What an upstream event says: the copy's kind, the fields to set, the counters to bump."""
 
 
-class AppHolder:
-    """Hands the running application to the inbox handlers, which ``ServiceSpec`` builds before
-    the application exists. The ``register`` hook must call :meth:`set` first thing: an inbox
-    message may already be waiting for it on the store's thread."""
-
-    def __init__(self) -> None:
-        self._app: RuntimeSupervisorApplication | None = None
-        self._ready = threading.Event()
-        self.on_run_finished: RunFinishedHook | None = None
-        """Called when a finished run's leases were released (set by the orchestration)."""
-
-    def set(
-        self, app: RuntimeSupervisorApplication, on_run_finished: RunFinishedHook | None = None
-    ) -> None:
-        """The application is running (and, optionally, who hears of finished runs)."""
-        self._app = app
-        if on_run_finished is not None:
-            self.on_run_finished = on_run_finished
-        self._ready.set()
-
-    def get(self, timeout: float = 30.0) -> RuntimeSupervisorApplication:
-        """The application (waits up to ``timeout`` seconds for :meth:`set`)."""
-        if not self._ready.wait(timeout) or self._app is None:
-            raise RuntimeError("the runtime-supervisor application is not running yet")
-        return self._app
+RunFinishedHandOver = HandOver[RunFinishedHook]
+"""Who hears of finished runs (the orchestration, once ``register`` made it)."""
 
 
 def _plain(value: Any) -> Any:
@@ -245,13 +222,9 @@ def apply_controller_event(
     return False
 
 
-def realizer_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
+def realizer_inbox(app: RuntimeSupervisorApplication, event: Any, tracking: Tracking) -> None:
     """The handler of the realizer's events (``ServiceSpec.upstreams["realizer"]``)."""
-
-    def handle(event: Any, tracking: Tracking) -> None:
-        apply_realizer_event(holder.get(), event, tracking)
-
-    return handle
+    apply_realizer_event(app, event, tracking)
 
 
 def apply_gateway_event(
@@ -266,23 +239,22 @@ def apply_gateway_event(
     return False
 
 
-def gateway_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
+def gateway_inbox(app: RuntimeSupervisorApplication, event: Any, tracking: Tracking) -> None:
     """The handler of the gateway's events (``ServiceSpec.upstreams["gateway"]``)."""
-
-    def handle(event: Any, tracking: Tracking) -> None:
-        apply_gateway_event(holder.get(), event, tracking)
-
-    return handle
+    apply_gateway_event(app, event, tracking)
 
 
 def controller_inbox(
-    holder: AppHolder, on_run_finished: RunFinishedHook | None = None
-) -> Callable[[Any, Tracking], None]:
-    """The handler of the controller's events (``ServiceSpec.upstreams["controller"]``); the
-    hook is ``on_run_finished``, else the holder's."""
+    hooks: RunFinishedHandOver,
+) -> Callable[[RuntimeSupervisorApplication, Any, Tracking], None]:
+    """The handler of the controller's events (``ServiceSpec.upstreams["controller"]``): a
+    finished run's releases are saved, then told to the orchestration's hook (waited for when
+    the message comes before ``register`` handed it over)."""
 
-    def handle(event: Any, tracking: Tracking) -> None:
-        app = holder.get()
-        apply_controller_event(app, event, tracking, on_run_finished or holder.on_run_finished)
+    def told(run_id: str, releases: list[Release]) -> None:
+        hooks.get()(run_id, releases)
+
+    def handle(app: RuntimeSupervisorApplication, event: Any, tracking: Tracking) -> None:
+        apply_controller_event(app, event, tracking, told)
 
     return handle

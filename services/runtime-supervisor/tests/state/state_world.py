@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -42,7 +43,7 @@ from contracts.workspace_events import (
 from eventstore.publication import check_publishable
 from runtime_supervisor.application import RuntimeSupervisorApplication
 from runtime_supervisor.domain import RuntimeTarget
-from runtime_supervisor.inbox import AppHolder, controller_inbox, realizer_inbox
+from runtime_supervisor.inbox import RunFinishedHandOver, controller_inbox, realizer_inbox
 from runtime_supervisor.publishing import to_contract
 from runtime_supervisor.usecases.services import Release
 
@@ -95,10 +96,10 @@ class World:
     versions: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        holder = AppHolder()
-        holder.set(self.app, on_run_finished=lambda run, rel: self.finished.append((run, rel)))
-        self._realizer = realizer_inbox(holder)
-        self._controller = controller_inbox(holder)
+        hooks = RunFinishedHandOver("the test's hook")
+        hooks.set(lambda run, rel: self.finished.append((run, rel)))
+        self._realizer = partial(realizer_inbox, self.app)
+        self._controller = partial(controller_inbox(hooks), self.app)
 
     def envelope(self, aggregate: str, aggregate_id: str, company: str | None = ACME,
                  actor: Actor = REALIZER) -> dict[str, Any]:  # fmt: skip

@@ -8,7 +8,6 @@ from servicekit import ServiceRuntime, ServiceSpec, run_service
 from workspace_realizer import __version__
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.handlers import (
-    AppHolder,
     controller_inbox,
     gateway_inbox,
     make_register,
@@ -42,15 +41,14 @@ def build_spec(
     (fake host ports, other settings). Without ``ports``, the register hook builds the real ones
     (the host's git and shell, git-credentials over the runtime's bus)."""
     settings = settings or load_realizer_settings()
-    holder = AppHolder()
     return ServiceSpec(
         token="realizer",
         name=SERVICE_NAME,
         version=__version__,
         application_class=WorkspaceRealizerApplication,
         to_contract=to_contract,
-        register=recovering(make_register(settings, ports, holder)),
-        upstreams={"gateway": gateway_inbox(holder), "controller": controller_inbox(holder)},
+        register=recovering(make_register(settings, ports)),
+        upstreams={"gateway": gateway_inbox, "controller": controller_inbox},
         description=__doc__ or SERVICE_NAME,
     )
 

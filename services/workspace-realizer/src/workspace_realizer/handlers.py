@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
     from workspace_realizer.settings import RealizerSettings
 
 __all__ = [
-    "AppHolder",
     "StopServicesError",
     "bus_ports",
     "controller_inbox",
@@ -64,56 +62,25 @@ class StopServicesError(RuntimeError):
     """The supervisor did not confirm that the workspace's runtime services are stopped."""
 
 
-class AppHolder:
-    """Hands the running application to the inbox handler, which ``ServiceSpec`` builds before
-    the application exists (``register`` fills it; the handler waits for it briefly)."""
-
-    def __init__(self) -> None:
-        self._app: WorkspaceRealizerApplication | None = None
-        self._ready = threading.Event()
-
-    def set(self, app: WorkspaceRealizerApplication) -> None:
-        """The application is running."""
-        self._app = app
-        self._ready.set()
-
-    def get(self, timeout: float = 30.0) -> WorkspaceRealizerApplication:
-        """The application (waits up to ``timeout`` seconds for ``set``)."""
-        if not self._ready.wait(timeout) or self._app is None:
-            raise RuntimeError("the workspace-realizer application is not running yet")
-        return self._app
-
-
-def gateway_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
+def gateway_inbox(app: WorkspaceRealizerApplication, event: Any, tracking: Tracking) -> None:
     """The handler of the gateway's events: keep each company's issue prefix and host access."""
-
-    def handle(event: Any, tracking: Tracking) -> None:
-        if isinstance(event, CompanyCreated) and event.company_id:
-            holder.get().register_company(
-                event.company_id, event.name, event.issue_prefix, tracking
-            )
-        elif isinstance(event, CompanyHostAccessChanged) and event.company_id:
-            holder.get().register_host_access(
-                event.company_id, event.host_trusted, list(event.allowed_roots), tracking
-            )
-
-    return handle
+    if isinstance(event, CompanyCreated) and event.company_id:
+        app.register_company(event.company_id, event.name, event.issue_prefix, tracking)
+    elif isinstance(event, CompanyHostAccessChanged) and event.company_id:
+        app.register_host_access(
+            event.company_id, event.host_trusted, list(event.allowed_roots), tracking
+        )
 
 
-def controller_inbox(holder: AppHolder) -> Callable[[Any, Tracking], None]:
+def controller_inbox(app: WorkspaceRealizerApplication, event: Any, tracking: Tracking) -> None:
     """The handler of the heartbeat-controller's events: ``run.workspace_leased`` makes the
     workspace ``active``; ``run.workspace_released`` and ``run.finished`` let it go ``idle`` (or
     ``in_review``) once no run holds it; ``agent.created`` and ``agent.deleted`` keep the copy of
     each agent's company (for ``assigneeAgentId``). Every other event only advances the inbox."""
-
-    def handle(event: Any, tracking: Tracking) -> None:
-        app = holder.get()
-        if isinstance(event, AGENT_EVENTS):
-            app.note_agent_event(event, tracking)
-        else:
-            app.note_run_event(event, tracking)
-
-    return handle
+    if isinstance(event, AGENT_EVENTS):
+        app.note_agent_event(event, tracking)
+    else:
+        app.note_run_event(event, tracking)
 
 
 def supervisor_stopper(runtime: ServiceRuntime) -> Callable[[str, str, int], Awaitable[int]]:
@@ -158,7 +125,7 @@ def bus_ports(runtime: ServiceRuntime) -> HostPorts:
 
 
 def make_register(
-    settings: RealizerSettings, ports: HostPorts | None, holder: AppHolder
+    settings: RealizerSettings, ports: HostPorts | None
 ) -> Callable[[ServiceRuntime], Awaitable[None]]:
     """The ``register`` hook of the realizer's ``ServiceSpec``.
 
@@ -166,12 +133,10 @@ def make_register(
         settings: The realizer's settings.
         ports: The host ports (tests pass fakes); None builds the real ones (:func:`bus_ports`)
             once the runtime, and so its bus, exists.
-        holder: Receives the running application.
     """
 
     async def register(runtime: ServiceRuntime) -> None:
         app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
-        holder.set(app)
         realizer = Realizer(
             app=app,
             store=runtime.store,
