@@ -49,7 +49,9 @@ VICTIMS = ("nats-server", *SERVICES)
 WORKERS = 4
 WORKSPACES = 5
 """Workspaces each worker realizes at most."""
-PORTS = (47100, 47299)
+PORTS = (29100, 29299)
+"""The stack's service ports: below the kernel's ephemeral range, where the servers other tests
+keep running (NATS, PostgreSQL on a free port) may listen, so every listener here is the stack's."""
 REQUEST_TIMEOUT = 110.0
 """The gateway's bus request timeout (``natsbus.context.DEFAULT_REQUEST_TIMEOUT``)."""
 
@@ -266,6 +268,8 @@ async def _check_stream(up: Up) -> None:
 
 
 async def test_every_process_killed_in_turn_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    assert PORTS[1] < low or PORTS[0] > high, f"{PORTS} overlaps the ephemeral ports {low}-{high}"
     seed = _seed()
     with running_up(tmp_path, CLIPYARD_PORT_RANGE=f"{PORTS[0]}-{PORTS[1]}") as up:
         up.wait_healthy()
