@@ -37,21 +37,25 @@ class BackgroundTasks:
         if error is not None:
             log.error("background task %s failed", task.get_name(), exc_info=error)
 
+    def running(self) -> list[asyncio.Task[Any]]:
+        """The ones that run now."""
+        return [task for task in self._tasks if not task.done()]
+
     @property
     def busy(self) -> int:
         """How many of them run."""
-        return sum(1 for task in self._tasks if not task.done())
+        return len(self.running())
 
     async def idle(self, timeout: float = 10.0) -> None:
         """Wait until none runs, ``timeout`` seconds at most."""
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
         while self.busy and loop.time() < end:
-            await asyncio.wait([t for t in self._tasks if not t.done()], timeout=end - loop.time())
+            await asyncio.wait(self.running(), timeout=end - loop.time())
 
     async def cancel_all(self, timeout: float = 1.0) -> None:
         """Cancel every one that runs and wait ``timeout`` seconds at most for them to end."""
-        tasks = [t for t in self._tasks if not t.done()]
+        tasks = self.running()
         for task in tasks:
             task.cancel()
         if tasks:

@@ -74,7 +74,8 @@ def _first_run(record: ServiceRecord) -> str:
 async def _settled(sup: Supervisor) -> None:
     """Let every background stop and timer of the supervisor finish."""
     for _ in range(50):
-        tasks = [t for t in sup._tasks if not t.done() and not t.get_name().startswith("watch-")]
+        running = sup.background.running()
+        tasks = [t for t in running if not t.get_name().startswith("watch-")]
         if not tasks:
             return
         await asyncio.wait(tasks, timeout=10)
