@@ -136,9 +136,14 @@ async def run_tail(
     login = login_from_env(env)
     nc = await connect_cli(login)
     try:
-        async with StreamTail(nc.jetstream(), prefix=TAIL_CONSUMER_PREFIX, filter_subject=subject,
-                              from_start=from_start,
-                              inactive_threshold=_INACTIVE_THRESHOLD) as tail:  # fmt: skip
+        tail = StreamTail(
+            nc.jetstream(),
+            prefix=TAIL_CONSUMER_PREFIX,
+            filter_subject=subject,
+            from_start=from_start,
+            inactive_threshold=_INACTIVE_THRESHOLD,
+        )
+        async with tail:
             if follow or tail.pending:
                 await _until_done_or_interrupted(
                     asyncio.ensure_future(_print(tail, out, type_tag, follow=follow))

@@ -84,7 +84,6 @@ class StreamTail:
         self._pull_wait = pull_wait
         self.pending = 0
         """Messages of the filter the stream held when the tail began (from its start point)."""
-        self._created = False
 
     def _config(self) -> ConsumerConfig:
         if self._after is not None:
@@ -110,14 +109,12 @@ class StreamTail:
             nats.js.errors.NotFoundError: There is no event stream yet.
         """
         info = await self._js.add_consumer(EVENT_STREAM, self._config())
-        self._created = True
         self.pending = info.num_pending or 0
         return self
 
     async def __aexit__(self, *_: object) -> None:
-        if self._created:
-            with contextlib.suppress(Exception):  # gone already; inactivity removes it anyway
-                await self._js.delete_consumer(EVENT_STREAM, self.name)
+        with contextlib.suppress(Exception):  # gone already; inactivity removes it anyway
+            await self._js.delete_consumer(EVENT_STREAM, self.name)
 
     async def __aiter__(self) -> AsyncIterator[Tailed]:
         """The messages, in order, for as long as the caller reads.

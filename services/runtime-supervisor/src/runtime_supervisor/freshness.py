@@ -203,11 +203,10 @@ async def fresh_target(
             )
             target, differ = looked
         except NotFoundError:
-            if loop.time() < deadline:
-                pass
-            elif facts is None:
-                raise
-            else:  # the caller has just read it from the realizer: the copies are behind
+            if loop.time() >= deadline:
+                if facts is None:
+                    raise
+                # The caller has just read it from the realizer: the copies are behind.
                 raise _never_heard_of(workspace_id, project_workspace_id) from None
         else:
             if not differ:

@@ -255,7 +255,6 @@ async def control_execution_workspace(
         log.warning("re-reading workspace %s after %s: %s", workspace_id, action, exc)
         again, warning = workspace, str(exc)
     if warning is not None:  # the rows as the supervisor's answer to the action gave them
-        log.warning("workspace %s after %s: %s", workspace_id, action, warning)
         again = msgspec.structs.replace(again, runtime_services=result.runtime_services)
         warning = (
             f"The workspace could not be read whole after the {action}: runtimeServices are "
