@@ -48,11 +48,12 @@ EntityId = Annotated[
 Name = Annotated[
     str,
     msgspec.Meta(
-        min_length=1, max_length=200,
+        min_length=1,
+        max_length=200,
         pattern=r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*(?!\n)$",
         description="A name: 1 to 200 characters, not only blanks, no control characters.",
     ),
-]  # fmt: skip
+]
 """The name of a company or a key (the gateway strips it and refuses it empty or too long)."""
 
 
@@ -81,9 +82,12 @@ class Company(Struct, frozen=True, kw_only=True):
 _SEGMENT = r"([^/.\x00-\x1f\x7f][^/\x00-\x1f\x7f]*|\.[^/.\x00-\x1f\x7f][^/\x00-\x1f\x7f]*|\.\.[^/\x00-\x1f\x7f]+)"
 HostFolder = Annotated[
     str,
-    msgspec.Meta(pattern=f"^(/{_SEGMENT})+(?!\\n)$", max_length=4096,
-                 description="A normalized absolute folder of the host, not / itself."),
-]  # fmt: skip
+    msgspec.Meta(
+        pattern=f"^(/{_SEGMENT})+(?!\\n)$",
+        max_length=4096,
+        description="A normalized absolute folder of the host, not / itself.",
+    ),
+]
 """A folder an admin lets a company name: absolute and normalized (``/home/me/src``)."""
 
 

@@ -196,10 +196,15 @@ class Inbox:
         logger.info(
             "inbox of %s: skipped %s from %s:%s (aggregate %s %s v%s), a type this build does "
             "not know (%s skipped so far)",
-            self._service_name(), envelope.type, tracking.application_name,
-            tracking.notification_id, envelope.aggregate, envelope.aggregate_id,
-            envelope.aggregate_version, self.unknown_skipped.total(),
-        )  # fmt: skip
+            self._service_name(),
+            envelope.type,
+            tracking.application_name,
+            tracking.notification_id,
+            envelope.aggregate,
+            envelope.aggregate_id,
+            envelope.aggregate_version,
+            self.unknown_skipped.total(),
+        )
 
     def _record_position(self, tracking: Tracking) -> bool:
         """On the store thread: record ``tracking`` alone, unless it is recorded already."""

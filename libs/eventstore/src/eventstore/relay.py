@@ -349,9 +349,12 @@ class OutboxRelay:
                     logging.WARNING if attempt < 5 else logging.ERROR,
                     "outbox relay of %s: publishing notification %s failed (attempt %s), "
                     "retrying in %.1f s",
-                    self.service, outgoing.notification_id, attempt, delay,
+                    self.service,
+                    outgoing.notification_id,
+                    attempt,
+                    delay,
                     exc_info=True,
-                )  # fmt: skip
+                )
                 await self._pause(delay)
         return False
 
@@ -364,11 +367,13 @@ class OutboxRelay:
         except Exception:
             logger.warning(
                 "outbox relay of %s: the event stream is missing and cannot be created yet",
-                self.service, exc_info=True,
-            )  # fmt: skip
+                self.service,
+                exc_info=True,
+            )
         else:
-            logger.warning("outbox relay of %s: the event stream was missing; created it again",
-                           self.service)  # fmt: skip
+            logger.warning(
+                "outbox relay of %s: the event stream was missing; created it again", self.service
+            )
 
     async def _skip(self, outgoing: _Outgoing, error: UnpublishableEventError) -> bool:
         """Record that ``outgoing`` can never be published (with its position), and go on.
@@ -379,9 +384,12 @@ class OutboxRelay:
         logger.error(
             "outbox relay of %s: notification %s (%s) can never be published; skipped and "
             "recorded on aggregate %s: %s",
-            self.service, outgoing.notification_id, outgoing.origin, skips_id(self.service),
+            self.service,
+            outgoing.notification_id,
+            outgoing.origin,
+            skips_id(self.service),
             error,
-        )  # fmt: skip
+        )
         attempt = 0
         while not self._stopping.is_set():
             try:
@@ -400,8 +408,9 @@ class OutboxRelay:
                 attempt += 1
                 logger.exception(
                     "outbox relay of %s: recording the skip of notification %s failed",
-                    self.service, outgoing.notification_id,
-                )  # fmt: skip
+                    self.service,
+                    outgoing.notification_id,
+                )
                 await self._pause(self._backoff(attempt))
                 continue
             self.skipped += 1
@@ -442,8 +451,11 @@ class OutboxRelay:
         except TimeoutError:
             logger.warning(
                 "outbox relay of %s: published up to %s of %s after %g s",
-                self.service, self._done_upto(), target, timeout,
-            )  # fmt: skip
+                self.service,
+                self._done_upto(),
+                target,
+                timeout,
+            )
             return False
         return True
 

@@ -263,31 +263,41 @@ class BusClient:
             if pending.done():
                 break
             if not self._nc.is_connected:
-                return _unavailable(subject, "cannot be reached (the bus connection was lost; "
-                                    "the request may still have completed)")  # fmt: skip
+                return _unavailable(
+                    subject,
+                    "cannot be reached (the bus connection was lost; "
+                    "the request may still have completed)",
+                )
             found = await self._probe(subject, request_id, sent)
             await asyncio.sleep(0)  # an answer that came with the probe's is taken first
             if pending.done():
                 break
             match found:
                 case "lost":
-                    return _unavailable(subject, "restarted while handling this request (it "
-                                        "may have completed, so look at the result before "
-                                        "retrying)")  # fmt: skip
+                    return _unavailable(
+                        subject,
+                        "restarted while handling this request (it "
+                        "may have completed, so look at the result before "
+                        "retrying)",
+                    )
                 case "served":
                     served_at = loop.time()
                 case "unserved" if loop.time() - served_at >= UNSERVED_FOR:
-                    return _unavailable(subject, "stopped while handling this request (nothing "
-                                        "has served it for a while; it may still have completed, "
-                                        "so look at the result before retrying)")  # fmt: skip
+                    return _unavailable(
+                        subject,
+                        "stopped while handling this request (nothing "
+                        "has served it for a while; it may still have completed, "
+                        "so look at the result before retrying)",
+                    )
         return None
 
     async def _probe(self, subject: str, request_id: str, sent: int) -> _Probed:
         """``served`` (or cannot tell), ``unserved`` (no responders), or ``lost``: the instance
         that answers started after the request was sent and does not hold it."""
         try:
-            answer = await self._nc.request(subject, b"", timeout=WATCH_EVERY,
-                                            headers={PROBE_HEADER: request_id})  # fmt: skip
+            answer = await self._nc.request(
+                subject, b"", timeout=WATCH_EVERY, headers={PROBE_HEADER: request_id}
+            )
         except nats.errors.NoRespondersError:
             return "unserved"
         except (TimeoutError, nats.errors.Error):

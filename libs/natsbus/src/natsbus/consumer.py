@@ -216,8 +216,9 @@ class OrderedConsumer:
         logger.warning(
             "consumer %s: it had disappeared from %s; created it again (delivering from the "
             "start, already handled messages are skipped by the handler)",
-            self._durable, self._stream,
-        )  # fmt: skip
+            self._durable,
+            self._stream,
+        )
         return True
 
     async def _process(self, msg: Msg) -> None:
@@ -234,8 +235,12 @@ class OrderedConsumer:
                 delay = self._delay(msg.metadata.num_delivered)
                 logger.warning(
                     "consumer %s: %s (stream seq %s) failed, retry in %g s",
-                    self._durable, msg.subject, msg.metadata.sequence.stream, delay, exc_info=True,
-                )  # fmt: skip
+                    self._durable,
+                    msg.subject,
+                    msg.metadata.sequence.stream,
+                    delay,
+                    exc_info=True,
+                )
                 await _quietly(msg.nak(delay))
             else:
                 # Confirmed, so a stop right after this leaves no ack in the air.
@@ -243,8 +248,13 @@ class OrderedConsumer:
 
     async def _reject(self, msg: Msg, error: PoisonMessage) -> None:
         seq = msg.metadata.sequence.stream
-        logger.error("consumer %s: poison message %s (stream seq %s): %s",
-                     self._durable, msg.subject, seq, error)  # fmt: skip
+        logger.error(
+            "consumer %s: poison message %s (stream seq %s): %s",
+            self._durable,
+            msg.subject,
+            seq,
+            error,
+        )
         try:
             await self._on_poison(msg, error)
         except Exception:

@@ -259,9 +259,11 @@ class OperationRunner:
             details = failure_details(error, operation_id)
             if details["code"] == "internal":
                 log.error(
-                    "operation %s failed", operation_id,
-                    exc_info=error, extra={"service": self.service, "operation_id": operation_id},
-                )  # fmt: skip
+                    "operation %s failed",
+                    operation_id,
+                    exc_info=error,
+                    extra={"service": self.service, "operation_id": operation_id},
+                )
             await self.executor.run(self._finish, operation_id, None, details)
             raise
         try:

@@ -220,12 +220,16 @@ def start_nats_server(
         server._args = [
             str(binary),
             *(["-c", str(server.config_path)] if server.config_path else []),
-            "-a", "127.0.0.1",
-            "-p", str(server.port),
-            "-m", str(server.monitor_port),
+            "-a",
+            "127.0.0.1",
+            "-p",
+            str(server.port),
+            "-m",
+            str(server.monitor_port),
             "-js",
-            "-sd", str(server.store_dir),
-        ]  # fmt: skip
+            "-sd",
+            str(server.store_dir),
+        ]
         try:
             server._spawn(timeout)
         except NatsServerError as error:  # most likely a port taken meanwhile: try new ports

@@ -84,8 +84,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def sandbox_paths() -> str:
     """The folders a contained test command needs to run the session's Python."""
-    folders = {str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve()),
-               str(Path(sys.executable).resolve().parent.parent)}  # fmt: skip
+    folders = {
+        str(Path(sys.prefix).resolve()),
+        str(Path(sys.base_prefix).resolve()),
+        str(Path(sys.executable).resolve().parent.parent),
+    }
     return ":".join(sorted(folders))
 
 

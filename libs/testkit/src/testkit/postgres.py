@@ -181,10 +181,24 @@ def start_local_postgres(timeout: float = 30.0) -> PostgresServer:
         for path in (base, data, sockets):
             os.chown(path, account.pw_uid, account.pw_gid)
     initdb = subprocess.run(
-        [str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
-         "-E", "UTF8", "--locale=C.UTF-8", "--no-sync", "--no-instructions"],
-        cwd=base, capture_output=True, check=False, **drop,
-    )  # fmt: skip
+        [
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+            "--no-sync",
+            "--no-instructions",
+        ],
+        cwd=base,
+        capture_output=True,
+        check=False,
+        **drop,
+    )
     if initdb.returncode != 0:
         shutil.rmtree(base, ignore_errors=True)
         output = (initdb.stdout + initdb.stderr).decode(errors="replace")
@@ -202,13 +216,33 @@ def start_local_postgres(timeout: float = 30.0) -> PostgresServer:
         server._base_dir = base
         with log_path.open("ab") as log:
             server._process = subprocess.Popen(
-                [str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(sockets),
-                 "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-                 "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-                 "-c", "max_connections=300"],
-                cwd=base, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=parent_death_signal(signal.SIGINT), **drop,
-            )  # fmt: skip
+                [
+                    str(bindir / "postgres"),
+                    "-D",
+                    str(data),
+                    "-p",
+                    str(port),
+                    "-k",
+                    str(sockets),
+                    "-c",
+                    "listen_addresses=127.0.0.1",
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "synchronous_commit=off",
+                    "-c",
+                    "full_page_writes=off",
+                    "-c",
+                    "max_connections=300",
+                ],
+                cwd=base,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=parent_death_signal(signal.SIGINT),
+                **drop,
+            )
         process = server._process
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and process.poll() is None:

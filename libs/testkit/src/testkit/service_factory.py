@@ -102,8 +102,11 @@ class ServiceProcessFactory:
                 service.terminate_sync()
             except ServiceStopError as error:
                 problems.append(str(error))
-        homes = {s.env["CLIPYARD_HOME"] for s in self.processes
-                 if s.module == "runtime_supervisor" and s.env.get("CLIPYARD_HOME")}  # fmt: skip
+        homes = {
+            s.env["CLIPYARD_HOME"]
+            for s in self.processes
+            if s.module == "runtime_supervisor" and s.env.get("CLIPYARD_HOME")
+        }
         for home in sorted(homes):
             end_contained(home)
         return problems
@@ -114,5 +117,7 @@ def end_contained(home: str) -> None:
     namespaces, resource units (they outlive the supervisor by design)."""
     subprocess.run(
         [sys.executable, "-m", "runtime_supervisor.containment.cleanup", home],
-        check=False, timeout=60, capture_output=True,
-    )  # fmt: skip
+        check=False,
+        timeout=60,
+        capture_output=True,
+    )

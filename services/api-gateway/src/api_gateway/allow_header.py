@@ -52,8 +52,9 @@ class AllowIndex:
         if allow is None:
             return
         headers: list[Any] = [
-            (name, value) for name, value in message.get("headers") or []
+            (name, value)
+            for name, value in message.get("headers") or []
             if bytes(name).lower() != b"allow"
-        ]  # fmt: skip
+        ]
         headers.append((b"allow", allow.encode("latin-1")))
         message["headers"] = headers

@@ -361,9 +361,11 @@ class GatewayApplication(RunTokenStore):
                 )
             case Company.HostAccessChanged():
                 self.companies[aggregate_id] = replace(
-                    self.companies[aggregate_id], host_trusted=domain_event.host_trusted,
-                    allowed_roots=tuple(domain_event.allowed_roots), updated_at=at,
-                )  # fmt: skip
+                    self.companies[aggregate_id],
+                    host_trusted=domain_event.host_trusted,
+                    allowed_roots=tuple(domain_event.allowed_roots),
+                    updated_at=at,
+                )
             case ApiKey.Created():
                 self.keys_by_id[aggregate_id] = KeyRecord(
                     id=aggregate_id,

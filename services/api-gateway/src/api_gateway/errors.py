@@ -174,8 +174,9 @@ def _from_http_exception(exc: HTTPException) -> Problem:
         return _problem(code, "There is no such path; see /api/docs for the API.")
     if code is ErrorCode.METHOD_NOT_ALLOWED:
         allowed = dict(exc.headers or {})  # Litestar's ``Allow``
-        return Problem(status_of(code), code.value, f"{exc.detail}; see /api/docs for the API.",
-                       {}, allowed)  # fmt: skip
+        return Problem(
+            status_of(code), code.value, f"{exc.detail}; see /api/docs for the API.", {}, allowed
+        )
     if code is None:
         code = ErrorCode.INTERNAL if status >= 500 else ErrorCode.BAD_REQUEST
     return Problem(status, code.value, exc.detail)

@@ -104,8 +104,10 @@ def _invalid(field: str, message: str, source: str) -> ValidationException:
 
 
 def _refuse(field: str, char: str, source: str) -> ValidationException:
-    message = (f"holds the control character {char}; send text without NUL bytes or control "
-               "characters (tab, line feed and carriage return are fine)")  # fmt: skip
+    message = (
+        f"holds the control character {char}; send text without NUL bytes or control "
+        "characters (tab, line feed and carriage return are fine)"
+    )
     return ValidationException(
         detail=f"{field} {message}", extra=[{"key": field, "message": message, "source": source}]
     )
@@ -154,10 +156,16 @@ async def input_guard(
         hit = control_character_at(data)
         timed = number_time_at(data)
     except _TooDeepError as exc:
-        raise _invalid(str(exc) or "body", f"nests deeper than {_MAX_DEPTH} levels; send a "
-                       "flatter JSON object", "body") from None  # fmt: skip
+        raise _invalid(
+            str(exc) or "body",
+            f"nests deeper than {_MAX_DEPTH} levels; send a flatter JSON object",
+            "body",
+        ) from None
     if hit is not None:
         raise _refuse(hit[0], hit[1], "body")
     if timed is not None:
-        raise _invalid(timed, "is not an ISO 8601 time; give one with its zone, such as "
-                       "2026-12-01T12:00:00Z", "body")  # fmt: skip
+        raise _invalid(
+            timed,
+            "is not an ISO 8601 time; give one with its zone, such as 2026-12-01T12:00:00Z",
+            "body",
+        )

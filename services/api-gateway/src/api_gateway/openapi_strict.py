@@ -65,8 +65,11 @@ def strict_structs() -> list[type[msgspec.Struct]]:
 
 
 def _plain_text(schema: Any) -> bool:
-    return (isinstance(schema, dict) and schema.get("type") == "string"
-            and not any(k in schema for k in ("pattern", "enum", "format", "const")))  # fmt: skip
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and not any(k in schema for k in ("pattern", "enum", "format", "const"))
+    )
 
 
 _JSON_VALUE: Final = "JsonValue"
@@ -76,19 +79,26 @@ _JSON_SCHEMA: Final = {
     "description": "Any JSON value whose strings and keys hold no control character but tab, "
     "line feed and carriage return.",
     "anyOf": [
-        {"type": "string", "pattern": TEXT_PATTERN}, {"type": "number"}, {"type": "boolean"},
-        {"type": "null"}, {"type": "array", "items": _JSON_REF},
-        {"type": "object", "propertyNames": {"type": "string", "pattern": TEXT_PATTERN},
-         "additionalProperties": _JSON_REF},
+        {"type": "string", "pattern": TEXT_PATTERN},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"},
+        {"type": "array", "items": _JSON_REF},
+        {
+            "type": "object",
+            "propertyNames": {"type": "string", "pattern": TEXT_PATTERN},
+            "additionalProperties": _JSON_REF,
+        },
     ],
-}  # fmt: skip
+}
 """What a free-form field (``metadata``, a payload) may hold."""
 
 
 def _free(schema: dict[str, Any]) -> bool:
     """A schema that admits anything (a field typed ``Any``)."""
-    return not any(k in schema for k in ("type", "$ref", "anyOf", "oneOf", "allOf", "enum",
-                                         "const"))  # fmt: skip
+    return not any(
+        k in schema for k in ("type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const")
+    )
 
 
 def _text_only(schema: Any) -> None:
@@ -109,9 +119,13 @@ def _text_only(schema: Any) -> None:
             schema[key] = {**child, **_JSON_REF}
     if schema.get("type") == "object" and "properties" not in schema:
         schema.setdefault("additionalProperties", dict(_JSON_REF))
-    children = [*(schema.get("properties") or {}).values(), schema.get("items"),
-                *(schema.get("anyOf") or []), *(schema.get("oneOf") or []),
-                *(schema.get("allOf") or [])]  # fmt: skip
+    children = [
+        *(schema.get("properties") or {}).values(),
+        schema.get("items"),
+        *(schema.get("anyOf") or []),
+        *(schema.get("oneOf") or []),
+        *(schema.get("allOf") or []),
+    ]
     extra = schema.get("additionalProperties")
     if isinstance(extra, dict):
         children.append(extra)
@@ -121,38 +135,58 @@ def _text_only(schema: Any) -> None:
 
 
 def _required_when(field: str, value: str, needed: str) -> dict[str, Any]:
-    return {"if": {"properties": {field: {"const": value}}, "required": [field]},
-            "then": {"required": [needed],
-                     "properties": {needed: {"type": "string", "pattern": "\\S"}}}}  # fmt: skip
+    return {
+        "if": {"properties": {field: {"const": value}}, "required": [field]},
+        "then": {
+            "required": [needed],
+            "properties": {needed: {"type": "string", "pattern": "\\S"}},
+        },
+    }
 
 
 _CLEARED: Final = {"anyOf": [{"type": "null"}, {"type": "string", "pattern": "^\\s*$"}]}
 """A source field a PATCH clears: null, or only blanks (the realizer reads blanks as none)."""
 
 _CROSS_FIELD: Final[dict[str, dict[str, Any]]] = {
-    "ExecutionWorkspaceSettingsIn": _required_when("mode", "reuse_existing",
-                                                   "executionWorkspaceId"),
+    "ExecutionWorkspaceSettingsIn": _required_when(
+        "mode", "reuse_existing", "executionWorkspaceId"
+    ),
     "RealizeIssueWorkspaceBody": _required_when("mode", "reuse_existing", "executionWorkspaceId"),
     "ReconcileBranchBody": _required_when("mode", "override", "reason"),
     "CreateCompany": {
-        "if": {"anyOf": [{"not": {"required": ["issuePrefix"]}},
-                         {"properties": {"issuePrefix": {"type": "null"}}}]},
+        "if": {
+            "anyOf": [
+                {"not": {"required": ["issuePrefix"]}},
+                {"properties": {"issuePrefix": {"type": "null"}}},
+            ]
+        },
         "then": {"properties": {"name": {"type": "string", "pattern": "[A-Za-z]"}}},
     },
-    "CreateApiKey": {"allOf": [
-        _required_when("kind", "agent", "agentId"),
-        {"if": {"properties": {"kind": {"const": "board"}}, "required": ["kind"]},
-         "then": {"properties": {"agentId": {"type": "null"}}}},
-    ]},
-    "UpdateProjectWorkspaceBody": {"not": {  # both cleared (null or blank): 422
-        "required": ["cwd", "repoUrl"],
-        "properties": {"cwd": _CLEARED, "repoUrl": _CLEARED},
-    }},
-    "CreateProjectWorkspaceBody": {"anyOf": [
-        {"required": ["cwd"], "properties": {"cwd": {"type": "string", "pattern": "\\S"}}},
-        {"required": ["repoUrl"], "properties": {"repoUrl": {"type": "string", "pattern": "\\S"}}},
-    ]},
-}  # fmt: skip
+    "CreateApiKey": {
+        "allOf": [
+            _required_when("kind", "agent", "agentId"),
+            {
+                "if": {"properties": {"kind": {"const": "board"}}, "required": ["kind"]},
+                "then": {"properties": {"agentId": {"type": "null"}}},
+            },
+        ]
+    },
+    "UpdateProjectWorkspaceBody": {
+        "not": {  # both cleared (null or blank): 422
+            "required": ["cwd", "repoUrl"],
+            "properties": {"cwd": _CLEARED, "repoUrl": _CLEARED},
+        }
+    },
+    "CreateProjectWorkspaceBody": {
+        "anyOf": [
+            {"required": ["cwd"], "properties": {"cwd": {"type": "string", "pattern": "\\S"}}},
+            {
+                "required": ["repoUrl"],
+                "properties": {"repoUrl": {"type": "string", "pattern": "\\S"}},
+            },
+        ]
+    },
+}
 """Rules between fields that the answer enforces and the document now states."""
 
 
@@ -167,9 +201,10 @@ def _parameters(operation: dict[str, Any]) -> None:
     # The Paperclip alias of X-Run-Id stays a documented alias (API.md), not a parameter: sent
     # with X-Run-Id naming another run it is refused, which no schema can say.
     operation["parameters"] = [
-        p for p in operation.get("parameters") or []
+        p
+        for p in operation.get("parameters") or []
         if not (p.get("in") == "header" and str(p.get("name", "")).lower() == "x-paperclip-run-id")
-    ]  # fmt: skip
+    ]
     for parameter in operation["parameters"]:
         where, name = parameter.get("in"), str(parameter.get("name", ""))
         if (where == "path" and name.endswith("_id")) or (
@@ -187,11 +222,15 @@ def _responses(path: str, operation: dict[str, Any]) -> None:
     if isinstance(responses.get("204"), dict):
         responses["204"].pop("content", None)
     if path == STREAM_PATH and isinstance(responses.get("200"), dict):
-        responses["200"]["content"] = {"text/event-stream": {"schema": {
-            "type": "string",
-            "description": "Server-Sent Events: `id:` the stream sequence, `event:` the event "
-            "type, `data:` the event as JSON.",
-        }}}  # fmt: skip
+        responses["200"]["content"] = {
+            "text/event-stream": {
+                "schema": {
+                    "type": "string",
+                    "description": "Server-Sent Events: `id:` the stream sequence, `event:` the event "
+                    "type, `data:` the event as JSON.",
+                }
+            }
+        }
 
 
 def tighten(doc: dict[str, Any]) -> dict[str, Any]:

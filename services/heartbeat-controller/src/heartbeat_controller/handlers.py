@@ -60,8 +60,9 @@ def make_register(
     async def register(runtime: ServiceRuntime) -> None:
         node = runtime.settings.node_id
         built = ports(runtime) if ports is not None else bus_ports(runtime.bus, node)
-        orch = Orchestration(app=runtime.app, store=runtime.store, ports=built,
-                             settings=run_settings(settings))  # fmt: skip
+        orch = Orchestration(
+            app=runtime.app, store=runtime.store, ports=built, settings=run_settings(settings)
+        )
         dispatcher = Dispatcher(orch)
         loop = asyncio.get_running_loop()
         # First: an inbox message may already be waiting for the hooks on the store thread.

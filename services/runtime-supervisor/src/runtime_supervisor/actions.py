@@ -45,9 +45,13 @@ class ActionOutcome:
         return "".join(f"{line}\n" for line in self.lines).encode()
 
 
-def patch_desired(sup: Supervisor, target: RuntimeTarget, effective: EffectiveConfig,
-                  action: Literal["start", "stop", "restart"],
-                  service_index: int | None) -> None:  # fmt: skip
+def patch_desired(
+    sup: Supervisor,
+    target: RuntimeTarget,
+    effective: EffectiveConfig,
+    action: Literal["start", "stop", "restart"],
+    service_index: int | None,
+) -> None:
     """On the store's thread: apply the desired-state patch of an action (reference §6.5)."""
     indexes = [s.service_index for s in effective.services if s.service_index is not None]
     if not indexes or (service_index is not None and service_index not in indexes):
@@ -71,8 +75,12 @@ def _to_stop(sup: Supervisor, plan: ControlPlan) -> list[ServiceRecord]:
     selection = plan.selection
     live = [r for r in sup.app.services_of(plan.target) if r.live]
     if selection.command is not None:
-        return [r for r in live if r.workspace_command_id == selection.command.id
-                or (r.service_index is not None and r.service_index == selection.service_index)]  # fmt: skip
+        return [
+            r
+            for r in live
+            if r.workspace_command_id == selection.command.id
+            or (r.service_index is not None and r.service_index == selection.service_index)
+        ]
     if selection.runtime_service_id is not None:
         return [r for r in live if r.id == selection.runtime_service_id]
     manual = _manual(sup, plan.target)
@@ -94,8 +102,9 @@ def _stop_line(record: ServiceRecord) -> str:
 async def stop_action(sup: Supervisor, plan: ControlPlan, outcome: ActionOutcome) -> None:
     """Stop the selected services (and, for ``stop``, patch the desired state first)."""
     if plan.selection.action == "stop":
-        await sup.store(patch_desired, sup, plan.target, plan.effective, "stop",
-                        plan.selection.service_index)  # fmt: skip
+        await sup.store(
+            patch_desired, sup, plan.target, plan.effective, "stop", plan.selection.service_index
+        )
     records: list[ServiceRecord] = await sup.store(_to_stop, sup, plan)
     reason = "restart" if plan.selection.action == "restart" else "manual stop"
     stopped = await stop_many(sup, records, reason=reason)
@@ -111,8 +120,9 @@ async def stop_action(sup: Supervisor, plan: ControlPlan, outcome: ActionOutcome
         )
 
 
-async def start_action(sup: Supervisor, plan: ControlPlan, outcome: ActionOutcome,
-                       operation_id: str | None) -> None:  # fmt: skip
+async def start_action(
+    sup: Supervisor, plan: ControlPlan, outcome: ActionOutcome, operation_id: str | None
+) -> None:
     """Start the selected services as one batch, then patch the desired state."""
     selection, target = plan.selection, plan.target
     commands: list[WorkspaceCommand] = list(selection.commands)
@@ -120,11 +130,20 @@ async def start_action(sup: Supervisor, plan: ControlPlan, outcome: ActionOutcom
         manual = await sup.store(_manual, sup, target)
         commands = [c for c in commands if c.service_index not in manual]
     results = await asyncio.gather(
-        *(start_service(sup, target, c, run_id=plan.run_id, agent_id=plan.agent_id,
-                        lease=plan.run_id is not None, operation_id=operation_id)
-          for c in commands),
+        *(
+            start_service(
+                sup,
+                target,
+                c,
+                run_id=plan.run_id,
+                agent_id=plan.agent_id,
+                lease=plan.run_id is not None,
+                operation_id=operation_id,
+            )
+            for c in commands
+        ),
         return_exceptions=True,
-    )  # fmt: skip
+    )
     started = [r for r in results if isinstance(r, Started)]
     failures = [r for r in results if isinstance(r, BaseException)]
     outcome.lines += [_describe(s.record, "reused" if s.reused else "started") for s in started]
@@ -133,11 +152,13 @@ async def start_action(sup: Supervisor, plan: ControlPlan, outcome: ActionOutcom
         stopped = await stop_many(sup, fresh, reason="its start batch failed")
         outcome.lines += [_describe(s.record, "stopped") for s in stopped]
         if not sup.draining:  # a stop-all is no change of what the workspace wants
-            await sup.store(patch_desired, sup, target, plan.effective, "stop",
-                            selection.service_index)  # fmt: skip
+            await sup.store(
+                patch_desired, sup, target, plan.effective, "stop", selection.service_index
+            )
         raise failures[0]
-    await sup.store(patch_desired, sup, target, plan.effective, selection.action,
-                    selection.service_index)  # fmt: skip
+    await sup.store(
+        patch_desired, sup, target, plan.effective, selection.action, selection.service_index
+    )
 
 
 async def run_job_action(
@@ -149,33 +170,76 @@ async def run_job_action(
     assert job is not None
     values = template_values(target, target.source_issue, plan.agent_id)
     cwd = resolve_cwd(require_cwd(target), job.cwd, values)
-    env = service_env(sup.base_env, port=None, port_env_key=None,
-                      rendered_env={k: render(v, values) for k, v in job.env.items()})  # fmt: skip
+    env = service_env(
+        sup.base_env,
+        port=None,
+        port_env_key=None,
+        rendered_env={k: render(v, values) for k, v in job.env.items()},
+    )
     timeout = job.timeout_sec or sup.settings.job_timeout
-    metadata = {"workspaceCommandKind": "job", "workspaceCommandId": job.id,
-                "workspaceCommandName": job.name, "label": f'Workspace job "{job.name}"',
-                "runtimeLease": {"outcome": plan.lease.outcome, "ownerKey": plan.lease.owner_key,
-                                 "reclaimedFrom": plan.lease.reclaimed_from}}  # fmt: skip
+    metadata = {
+        "workspaceCommandKind": "job",
+        "workspaceCommandId": job.id,
+        "workspaceCommandName": job.name,
+        "label": f'Workspace job "{job.name}"',
+        "runtimeLease": {
+            "outcome": plan.lease.outcome,
+            "ownerKey": plan.lease.owner_key,
+            "reclaimedFrom": plan.lease.reclaimed_from,
+        },
+    }
     op: str = await sup.store(
-        sup.app.start_operation, target, phase="workspace_provision", command=job.command,
-        cwd=str(cwd), issue_id=plan.issue_id, operation_id=operation_id, run_id=plan.run_id,
+        sup.app.start_operation,
+        target,
+        phase="workspace_provision",
+        command=job.command,
+        cwd=str(cwd),
+        issue_id=plan.issue_id,
+        operation_id=operation_id,
+        run_id=plan.run_id,
         metadata=metadata,
-    )  # fmt: skip
+    )
     try:
-        result = await run_contained_job(sup, target, job_unit(op), limits_of(job.limits),
-                                         command=job.command, cwd=cwd, env=env,
-                                         timeout=timeout, cap=JOB_OUTPUT_CAP)  # fmt: skip
+        result = await run_contained_job(
+            sup,
+            target,
+            job_unit(op),
+            limits_of(job.limits),
+            command=job.command,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            cap=JOB_OUTPUT_CAP,
+        )
     except Exception as exc:
-        await finish_with_output(sup.app, sup.store, sup.settings.home, op, status="failed",
-                                 exit_code=None, stdout=b"", stderr=f"{exc}\n".encode())  # fmt: skip
+        await finish_with_output(
+            sup.app,
+            sup.store,
+            sup.settings.home,
+            op,
+            status="failed",
+            exit_code=None,
+            stdout=b"",
+            stderr=f"{exc}\n".encode(),
+        )
         raise
     ok = result.exit_code == 0 and not result.timed_out and not result.limit
     await finish_with_output(
-        sup.app, sup.store, sup.settings.home, op, status="succeeded" if ok else "failed",
-        exit_code=result.exit_code, stdout=result.stdout.encode(), stderr=result.stderr.encode(),
+        sup.app,
+        sup.store,
+        sup.settings.home,
+        op,
+        status="succeeded" if ok else "failed",
+        exit_code=result.exit_code,
+        stdout=result.stdout.encode(),
+        stderr=result.stderr.encode(),
         truncated=result.truncated,
-        metadata={"exitSignal": result.signal, "timedOut": result.timed_out,
-                  "outcome": describe_job(result, timeout), "stdoutTotalBytes": result.stdout_bytes,
-                  "stderrTotalBytes": result.stderr_bytes},
-    )  # fmt: skip
+        metadata={
+            "exitSignal": result.signal,
+            "timedOut": result.timed_out,
+            "outcome": describe_job(result, timeout),
+            "stdoutTotalBytes": result.stdout_bytes,
+            "stderrTotalBytes": result.stderr_bytes,
+        },
+    )
     return ActionOutcome(operation=op, lines=[describe_job(result, timeout)])

@@ -88,10 +88,11 @@ async def _never_spawned(sup: Supervisor, record: ServiceRecord) -> None:
     if group is not None:
         await stop_group(group, grace=sup.settings.stop_grace)
     ended: ServiceRecord = await sup.store(
-        sup.app.mark_start_failed, record.id,
+        sup.app.mark_start_failed,
+        record.id,
         error=f'Failed to start runtime service "{record.service_name}": the supervisor '
         "stopped before its start was recorded",
-    )  # fmt: skip
+    )
     forget(sup, ended)
 
 

@@ -112,8 +112,9 @@ def early_holding_run(
     """
     if principal.run_id is not None and app.copy_of("run", principal.run_id) is None:
         return None
-    return holding_run(app, principal, workspace_id=workspace_id,
-                       project_workspace_id=project_workspace_id)  # fmt: skip
+    return holding_run(
+        app, principal, workspace_id=workspace_id, project_workspace_id=project_workspace_id
+    )
 
 
 def _named_run(
@@ -137,18 +138,28 @@ def _named_run(
     return run
 
 
-def _claim(app: RuntimeSupervisorApplication, plan_target: RuntimeTarget, principal: Principal,
-           run: RunBrief | None, action: str) -> tuple[RuntimeLeaseOutcome, str | None]:  # fmt: skip
+def _claim(
+    app: RuntimeSupervisorApplication,
+    plan_target: RuntimeTarget,
+    principal: Principal,
+    run: RunBrief | None,
+    action: str,
+) -> tuple[RuntimeLeaseOutcome, str | None]:
     actor = principal.actor
     agent_id = Access.of(principal).agent_id
     issue_id = principal.issue_id or (run.issue_id if run is not None else None)
     decision = decide(
         app.control_lease(plan_target),
         owner_key(actor.type, issue_id, principal.run_id, agent_id),
-        issue_id=issue_id, run_id=principal.run_id, agent_id=agent_id, action=action,
-        now=app.now(), issue_status=app.issue_status, run_status=app.run_status,
+        issue_id=issue_id,
+        run_id=principal.run_id,
+        agent_id=agent_id,
+        action=action,
+        now=app.now(),
+        issue_status=app.issue_status,
+        run_status=app.run_status,
         execution_workspace_id=plan_target.execution_workspace_id,
-    )  # fmt: skip
+    )
     app.claim_control_lease(plan_target, decision)  # a conflict raises the 409
     lease = decision.lease
     outcome = RuntimeLeaseOutcome(
@@ -167,8 +178,12 @@ def _prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
     target = app.target(access.scope(), request.workspace_id, request.project_workspace_id)
     run: RunBrief | None
     if access.is_agent:
-        run = holding_run(app, principal, workspace_id=target.execution_workspace_id,
-                          project_workspace_id=target.project_workspace_id)  # fmt: skip
+        run = holding_run(
+            app,
+            principal,
+            workspace_id=target.execution_workspace_id,
+            project_workspace_id=target.project_workspace_id,
+        )
     else:
         run = _named_run(app, target, principal)
     if request.action != "stop":
@@ -176,15 +191,23 @@ def _prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
     require_cwd(target)
     effective = effective_commands(target.own_runtime, target.project_runtime)
     selection = select_targets(
-        effective, request.action, workspace_command_id=request.workspace_command_id,
-        service_index=request.service_index, runtime_service_id=request.runtime_service_id,
+        effective,
+        request.action,
+        workspace_command_id=request.workspace_command_id,
+        service_index=request.service_index,
+        runtime_service_id=request.runtime_service_id,
         service_rows=app.services_of(target, include_history=True),
-    )  # fmt: skip
+    )
     lease, issue_id = _claim(app, target, principal, run, selection.action)
     return ControlPlan(
-        principal=principal, target=target, effective=effective, selection=selection,
-        lease=lease, issue_id=issue_id, agent_id=access.agent_id,
-    )  # fmt: skip
+        principal=principal,
+        target=target,
+        effective=effective,
+        selection=selection,
+        lease=lease,
+        issue_id=issue_id,
+        agent_id=access.agent_id,
+    )
 
 
 async def prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
@@ -230,12 +253,16 @@ async def execute(
     else:
         names = ", ".join(c.name for c in selection.commands) or "every service"
         op: str = await sup.store(
-            app.start_operation, target,
+            app.start_operation,
+            target,
             phase="workspace_teardown" if selection.action == "stop" else "workspace_provision",
-            command=f"{selection.action} runtime services: {names}", cwd=target.cwd or "",
-            issue_id=plan.issue_id, operation_id=operation_id, run_id=plan.run_id,
+            command=f"{selection.action} runtime services: {names}",
+            cwd=target.cwd or "",
+            issue_id=plan.issue_id,
+            operation_id=operation_id,
+            run_id=plan.run_id,
             metadata=_metadata(plan),
-        )  # fmt: skip
+        )
         outcome = ActionOutcome(operation=op)
         try:
             if selection.action in ("stop", "restart"):
@@ -243,12 +270,27 @@ async def execute(
             if selection.action in ("start", "restart"):
                 await start_action(sup, plan, outcome, operation_id)
         except Exception as exc:
-            await finish_with_output(app, sup.store, sup.settings.home, op, status="failed",
-                                     exit_code=None, stdout=outcome.stdout(),
-                                     stderr=f"{exc}\n".encode())  # fmt: skip
+            await finish_with_output(
+                app,
+                sup.store,
+                sup.settings.home,
+                op,
+                status="failed",
+                exit_code=None,
+                stdout=outcome.stdout(),
+                stderr=f"{exc}\n".encode(),
+            )
             raise
-        await finish_with_output(app, sup.store, sup.settings.home, op, status="succeeded",
-                                 exit_code=0, stdout=outcome.stdout(), stderr=b"")  # fmt: skip
+        await finish_with_output(
+            app,
+            sup.store,
+            sup.settings.home,
+            op,
+            status="succeeded",
+            exit_code=0,
+            stdout=outcome.stdout(),
+            stderr=b"",
+        )
 
     def answer() -> RuntimeControlResult:
         return RuntimeControlResult(

@@ -52,16 +52,21 @@ def owner_of(app: RuntimeSupervisorApplication, key: str, company_id: str) -> Eg
     workspace, or neither (a run's own, a realizer's command)."""
     found = app.copy_of("workspace", key)
     if found is not None:
-        return EgressOwner(company_id=company_id,
-                           target_key=target_key("execution_workspace", key),
-                           execution_workspace_id=key, project_id=found.get("project_id"),
-                           project_workspace_id=found.get("project_workspace_id"))  # fmt: skip
+        return EgressOwner(
+            company_id=company_id,
+            target_key=target_key("execution_workspace", key),
+            execution_workspace_id=key,
+            project_id=found.get("project_id"),
+            project_workspace_id=found.get("project_workspace_id"),
+        )
     found = app.copy_of("project_workspace", key)
     if found is not None:
-        return EgressOwner(company_id=company_id,
-                           target_key=target_key("project_workspace", key),
-                           project_workspace_id=key,
-                           project_id=found.get("project_id"))  # fmt: skip
+        return EgressOwner(
+            company_id=company_id,
+            target_key=target_key("project_workspace", key),
+            project_workspace_id=key,
+            project_id=found.get("project_id"),
+        )
     return EgressOwner(company_id=company_id)
 
 
@@ -74,11 +79,16 @@ def _project_rules(app: RuntimeSupervisorApplication, project_id: str) -> list[A
 def _write_policy(home: Path, folder: Path, owner: EgressOwner, rules: list[Any] | None) -> None:
     if owner.project_id is not None and rules is not None:
         write_json(project_rules_path(home, owner.project_id), {"rules": rules})
-    write_json(policy_path(folder), {
-        "companyId": owner.company_id, "target": owner.target_key,
-        "executionWorkspaceId": owner.execution_workspace_id,
-        "projectWorkspaceId": owner.project_workspace_id, "projectId": owner.project_id,
-    })  # fmt: skip
+    write_json(
+        policy_path(folder),
+        {
+            "companyId": owner.company_id,
+            "target": owner.target_key,
+            "executionWorkspaceId": owner.execution_workspace_id,
+            "projectWorkspaceId": owner.project_workspace_id,
+            "projectId": owner.project_id,
+        },
+    )
 
 
 async def open_namespace(
@@ -128,14 +138,20 @@ def _periods(tally: dict[str, Any], running: str | None, gone: bool) -> list[Egr
         last = index == len(raw) - 1
         ended = gone or not last or run_id != running
         seen = tuple(
-            Seen(host=str(s["host"]), port=int(s["port"]), verdict=s["verdict"],
-                 count=int(s["count"]), first_at=_when(s.get("firstAt")),
-                 last_at=_when(s.get("lastAt")))
+            Seen(
+                host=str(s["host"]),
+                port=int(s["port"]),
+                verdict=s["verdict"],
+                count=int(s["count"]),
+                first_at=_when(s.get("firstAt")),
+                last_at=_when(s.get("lastAt")),
+            )
             for s in item.get("seen") or []
             if isinstance(s, dict) and s.get("verdict") in ("allowed", "denied")
-        )  # fmt: skip
-        periods.append(EgressPeriod(key=str(item.get("period")), run_id=run_id, ended=ended,
-                                    seen=seen))  # fmt: skip
+        )
+        periods.append(
+            EgressPeriod(key=str(item.get("period")), run_id=run_id, ended=ended, seen=seen)
+        )
     return periods
 
 
@@ -182,11 +198,12 @@ async def _namespace(sup: Supervisor, state: _Watch, folder: Path) -> None:
         company = policy.get("companyId")
         if isinstance(company, str) and company:
             owner = EgressOwner(
-                company_id=company, target_key=policy.get("target"),
+                company_id=company,
+                target_key=policy.get("target"),
                 execution_workspace_id=policy.get("executionWorkspaceId"),
                 project_workspace_id=policy.get("projectWorkspaceId"),
                 project_id=policy.get("projectId"),
-            )  # fmt: skip
+            )
             for period in _periods(tally, running, gone):
                 with as_system(f"the egress gate of {folder.name} counted it", period.run_id):
                     await sup.store(sup.app.note_egress, folder.name, owner, period)

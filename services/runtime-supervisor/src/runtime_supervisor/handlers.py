@@ -55,9 +55,12 @@ def make_register(
         )
         # Probed on the loop (a few file operations); a finished run's releases wait for the
         # adoption below all the same.
-        sup.launcher = Launcher.start(settings.home, settings.sandbox_paths,
-                                      egress_open=settings.egress_host_networks,
-                                      service_ports=settings.port_range)  # fmt: skip
+        sup.launcher = Launcher.start(
+            settings.home,
+            settings.sandbox_paths,
+            egress_open=settings.egress_host_networks,
+            service_ports=settings.port_range,
+        )
         sup.adopted.clear()  # before an inbox message can act
         # First: an inbox message may already be waiting for the hook on the store thread.
         loop = asyncio.get_running_loop()
@@ -76,8 +79,13 @@ def make_register(
         sup.slots = SlotRuntime(sup=sup, launcher=sup.launcher)
         await sup.slots.recover()
         endpoints = Endpoints(runtime, sup)
-        groups = (register_slots, register_runtime, register_stops, register_audit,
-                  register_contained)  # fmt: skip
+        groups = (
+            register_slots,
+            register_runtime,
+            register_stops,
+            register_audit,
+            register_contained,
+        )
         for group in groups:
             await group(endpoints)
 

@@ -62,8 +62,9 @@ def arm_idle_timer(
     if idle_from is not None:
         seconds = max(seconds - (sup.app.now() - idle_from).total_seconds(), 0.0)
     sup.cancel_idle_timer(record.id)
-    sup.idle_timers[record.id] = sup.spawn(_idle_stop(sup, record, seconds),
-                                           name=f"idle-{record.id}")  # fmt: skip
+    sup.idle_timers[record.id] = sup.spawn(
+        _idle_stop(sup, record, seconds), name=f"idle-{record.id}"
+    )
     return True
 
 

@@ -130,8 +130,13 @@ def _realizer_note(e: Any) -> Note | None:
         }
         return "workspace", fields, ()
     if isinstance(e, ee.WorkspaceReopened):
-        fields = {"status": "active", "closing": False, "cwd": e.cwd, "branch_name": e.branch_name,
-                  "lifecycle_generation": e.lifecycle_generation}  # fmt: skip
+        fields = {
+            "status": "active",
+            "closing": False,
+            "cwd": e.cwd,
+            "branch_name": e.branch_name,
+            "lifecycle_generation": e.lifecycle_generation,
+        }
         return "workspace", fields, ("checkout_version",)
     if isinstance(e, ee.WorkspaceReopenFailed):
         return "workspace", {"lifecycle_generation": e.lifecycle_generation}, ()
@@ -149,8 +154,11 @@ def _catalog_note(e: Any) -> Note | None:
     if isinstance(e, we.ProjectDeleted):
         return "project", {"egress_allowlist": [], "deleted": True}, ()
     if isinstance(e, we.ProjectWorkspaceCreated):
-        fields = {**_project_workspace(e), "runtime_config": _plain(e.runtime_config),
-                  "managed_checkout": _plain(e.managed_checkout)}  # fmt: skip
+        fields = {
+            **_project_workspace(e),
+            "runtime_config": _plain(e.runtime_config),
+            "managed_checkout": _plain(e.managed_checkout),
+        }
         return "project_workspace", fields, ()
     if isinstance(e, we.ProjectWorkspaceUpdated):
         return "project_workspace", _project_workspace(e), ()
@@ -163,8 +171,12 @@ def _catalog_note(e: Any) -> Note | None:
     if isinstance(e, we.ProjectWorkspaceDeleted):
         return "project_workspace", {"project_id": e.project_id, "deleted": True}, ()
     if isinstance(e, we.IssueCreated):
-        fields = {**_issue(e), "status": e.status, "assignee_agent_id": e.assignee_agent_id,
-                  "deleted": False}  # fmt: skip
+        fields = {
+            **_issue(e),
+            "status": e.status,
+            "assignee_agent_id": e.assignee_agent_id,
+            "deleted": False,
+        }
         return "issue", fields, ()
     if isinstance(e, we.IssueUpdated):
         return "issue", _issue(e), ()
@@ -204,14 +216,22 @@ def apply_controller_event(
     in the same save, then ``on_run_finished`` hears of them. Return whether it was a run
     event."""
     if isinstance(event, re_.RunStarted):
-        fields = {"agent_id": event.agent_id, "issue_id": event.issue_id,
-                  "workspace_id": event.workspace_id, "status": "running"}  # fmt: skip
+        fields = {
+            "agent_id": event.agent_id,
+            "issue_id": event.issue_id,
+            "workspace_id": event.workspace_id,
+            "status": "running",
+        }
         app.note_copy("run", event.aggregate_id, event.company_id, fields, tracking)
         return True
     if isinstance(event, re_.RunFinished):
-        fields = {"agent_id": event.agent_id, "issue_id": event.issue_id,
-                  "workspace_id": event.workspace_id, "status": event.status,
-                  "error_code": event.error_code}  # fmt: skip
+        fields = {
+            "agent_id": event.agent_id,
+            "issue_id": event.issue_id,
+            "workspace_id": event.workspace_id,
+            "status": event.status,
+            "error_code": event.error_code,
+        }
         releases = app.note_run_finished(event.aggregate_id, event.company_id, fields, tracking)
         if on_run_finished is not None:
             try:

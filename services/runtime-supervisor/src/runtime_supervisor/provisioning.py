@@ -31,9 +31,10 @@ def describe_job(result: JobResult, timeout: float) -> str:
     if result.timed_out:
         return f"timed out after {timeout:g}s"
     ending = (
-        f"killed by signal {result.signal}" if result.signal is not None
+        f"killed by signal {result.signal}"
+        if result.signal is not None
         else f"exit {result.exit_code}"
-    )  # fmt: skip
+    )
     return f"{ending}: {result.limit}" if result.limit else ending
 
 
@@ -61,22 +62,39 @@ async def ensure_provisioned(
         command = target.runtime_provision_command or ""
         cwd = require_cwd(target)
         op: str = await sup.store(
-            app.start_operation, target, phase="workspace_provision", command=command, cwd=cwd,
-            operation_id=operation_id, metadata={"workspaceCommandKind": "runtime_provision"},
-        )  # fmt: skip
+            app.start_operation,
+            target,
+            phase="workspace_provision",
+            command=command,
+            cwd=cwd,
+            operation_id=operation_id,
+            metadata={"workspaceCommandKind": "runtime_provision"},
+        )
         await sup.store(app.provisioning_started, target, operation_id=op, command=command)
         timeout = sup.settings.job_timeout
         result = await run_contained_job(
-            sup, target, job_unit(op), Limits(), command=command, cwd=Path(cwd),
-            env=sanitized_env(sup.base_env), timeout=timeout,
-        )  # fmt: skip
+            sup,
+            target,
+            job_unit(op),
+            Limits(),
+            command=command,
+            cwd=Path(cwd),
+            env=sanitized_env(sup.base_env),
+            timeout=timeout,
+        )
         ok = result.exit_code == 0 and not result.timed_out and not result.limit
         await finish_with_output(
-            app, sup.store, sup.settings.home, op, status="succeeded" if ok else "failed",
-            exit_code=result.exit_code, stdout=result.stdout.encode(),
-            stderr=result.stderr.encode(), truncated=result.truncated,
+            app,
+            sup.store,
+            sup.settings.home,
+            op,
+            status="succeeded" if ok else "failed",
+            exit_code=result.exit_code,
+            stdout=result.stdout.encode(),
+            stderr=result.stderr.encode(),
+            truncated=result.truncated,
             metadata={"exitSignal": result.signal, "timedOut": result.timed_out},
-        )  # fmt: skip
+        )
         if ok:
             await sup.store(app.provisioning_succeeded, target, operation_id=op)
             return
@@ -85,5 +103,6 @@ async def ensure_provisioned(
         raise ProvisioningFailedError(
             f"The workspace's runtime provision command failed ({error}); no runtime service "
             f"was started. See workspace operation {op} for its output.",
-            operationId=op, exitCode=result.exit_code,
-        )  # fmt: skip
+            operationId=op,
+            exitCode=result.exit_code,
+        )

@@ -80,8 +80,9 @@ def run_finished_hook(sup: Supervisor, loop: asyncio.AbstractEventLoop) -> RunFi
     return hook
 
 
-async def ensure_run_services(sup: Supervisor, request: EnsureRunServices,
-                              operation_id: str | None = None) -> RunServices:  # fmt: skip
+async def ensure_run_services(
+    sup: Supervisor, request: EnsureRunServices, operation_id: str | None = None
+) -> RunServices:
     """Start or reuse every service of the workspace whose desired state is ``running``, each
     leased to the run (reference §6.6; never a ``manual`` or ``stopped`` one, DECISIONS 7).
 
@@ -105,14 +106,23 @@ async def ensure_run_services(sup: Supervisor, request: EnsureRunServices,
         for command in effective.services:
             if command.service_index not in wanted or command.disabled_reason:
                 continue
-            taken.append(await start_service(
-                sup, target, command, run_id=request.run_id, agent_id=request.agent_id,
-                issue=issue, lease=True, operation_id=operation_id,
-            ))  # fmt: skip
+            taken.append(
+                await start_service(
+                    sup,
+                    target,
+                    command,
+                    run_id=request.run_id,
+                    agent_id=request.agent_id,
+                    issue=issue,
+                    lease=True,
+                    operation_id=operation_id,
+                )
+            )
     except Exception:
         for started in taken:
-            record, no_leases_left = await sup.store(app.release_lease, started.record.id,
-                                                     request.run_id)  # fmt: skip
+            record, no_leases_left = await sup.store(
+                app.release_lease, started.record.id, request.run_id
+            )
             if no_leases_left:
                 after_release(sup, record)
         raise

@@ -113,8 +113,9 @@ async def start_service(
     if task is not None:
         sup.starts.add(task)
     try:
-        async with sup.locks.hold(lock_key(target.key, command.id, identity.scope_id,
-                                           identity.reuse_key)):  # fmt: skip
+        async with sup.locks.hold(
+            lock_key(target.key, command.id, identity.scope_id, identity.reuse_key)
+        ):
             sup.check_accepting()
             existing = await sup.store(_existing, sup, target, identity)
             if (
@@ -153,9 +154,11 @@ def _existing(sup: Supervisor, target: RuntimeTarget, identity: Identity) -> Ser
         live = [
             s
             for s in app.services_of(target, include_inherited=False)
-            if s.live and s.reuse_key is None and s.scope_id == identity.scope_id
+            if s.live
+            and s.reuse_key is None
+            and s.scope_id == identity.scope_id
             and s.workspace_command_id == identity.command.id
-        ]  # fmt: skip
+        ]
     return live[-1] if live else None
 
 
@@ -170,9 +173,15 @@ async def _reuse(sup: Supervisor, record: ServiceRecord, lease_run: str | None) 
     return reused
 
 
-def _reserve(sup: Supervisor, target: RuntimeTarget, identity: Identity, service_id: str,
-             run_id: str | None, agent_id: str | None,
-             lease_run: str | None) -> tuple[int | None, dict[str, str]]:  # fmt: skip
+def _reserve(
+    sup: Supervisor,
+    target: RuntimeTarget,
+    identity: Identity,
+    service_id: str,
+    run_id: str | None,
+    agent_id: str | None,
+    lease_run: str | None,
+) -> tuple[int | None, dict[str, str]]:
     """On the store's thread: pick the port and record the ``starting`` instance with it."""
     command = identity.command
     try:
@@ -192,45 +201,73 @@ def _reserve(sup: Supervisor, target: RuntimeTarget, identity: Identity, service
     try:
         env, url = identity.env(port), identity.url(port)
         sup.app.begin_start(
-            target, service_name=command.name, command=command.command, cwd=str(identity.cwd),
-            port=port, url=url, workspace_command_id=command.id,
-            service_index=command.service_index, lifecycle=command.lifecycle,
-            scope_type=identity.scope_type, scope_id=identity.scope_id,
-            reuse_key=identity.reuse_key, stop_policy=command.stop_policy,
-            run_dir=str(sup.settings.run_dir(service_id)), started_by_run_id=run_id,
-            owner_agent_id=agent_id, lease_run_ids=(lease_run,) if lease_run else (),
+            target,
+            service_name=command.name,
+            command=command.command,
+            cwd=str(identity.cwd),
+            port=port,
+            url=url,
+            workspace_command_id=command.id,
+            service_index=command.service_index,
+            lifecycle=command.lifecycle,
+            scope_type=identity.scope_type,
+            scope_id=identity.scope_id,
+            reuse_key=identity.reuse_key,
+            stop_policy=command.stop_policy,
+            run_dir=str(sup.settings.run_dir(service_id)),
+            started_by_run_id=run_id,
+            owner_agent_id=agent_id,
+            lease_run_ids=(lease_run,) if lease_run else (),
             service_id=service_id,
-        )  # fmt: skip
+        )
     finally:  # the state holds the reservation now (or nothing was recorded)
         if port is not None:
             sup.allocator.release(port)
     return port, env
 
 
-async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run_id: str | None,
-                 agent_id: str | None, lease_run: str | None) -> ServiceRecord:  # fmt: skip
+async def _spawn(
+    sup: Supervisor,
+    target: RuntimeTarget,
+    identity: Identity,
+    run_id: str | None,
+    agent_id: str | None,
+    lease_run: str | None,
+) -> ServiceRecord:
     service_id = str(uuid.uuid4())
     run_dir = sup.settings.run_dir(service_id)
-    port, env = await sup.store(_reserve, sup, target, identity, service_id, run_id, agent_id,
-                                lease_run)  # fmt: skip
+    port, env = await sup.store(
+        _reserve, sup, target, identity, service_id, run_id, agent_id, lease_run
+    )
     name = identity.name
     spawned: Spawned | None = None
     relay: asyncio.Future[Any] | None = None
     try:
         try:
-            launch = await prepare_launch(sup, target, service_unit(service_id),
-                                          limits_of(identity.command.limits), identity.cwd,
-                                          shared=identity.scope_type == "project_workspace")  # fmt: skip
+            launch = await prepare_launch(
+                sup,
+                target,
+                service_unit(service_id),
+                limits_of(identity.command.limits),
+                identity.cwd,
+                shared=identity.scope_type == "project_workspace",
+            )
             if port is not None and launch.netns is not None:  # meanwhile, its preview relay
                 relay = asyncio.ensure_future(
                     asyncio.to_thread(ensure_service_relay, run_dir, port, launch.netns)
                 )
             spawned = await spawn_service(
-                command=identity.command.command, cwd=identity.cwd, run_dir=run_dir,
-                env=launch.env(service_env(sup.base_env, port=port, port_env_key=identity.env_key,
-                                           rendered_env=env)),
-                prefix=launch.prefix, preexec=launch.preexec,
-            )  # fmt: skip
+                command=identity.command.command,
+                cwd=identity.cwd,
+                run_dir=run_dir,
+                env=launch.env(
+                    service_env(
+                        sup.base_env, port=port, port_env_key=identity.env_key, rendered_env=env
+                    )
+                ),
+                prefix=launch.prefix,
+                preexec=launch.preexec,
+            )
         except ContainmentError as exc:
             await _fail(sup, service_id, name, str(exc), "", run_dir, lease_run)
         except SpawnError as exc:
@@ -238,30 +275,54 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
                 await asyncio.gather(relay, return_exceptions=True)
             await end_unit(sup, service_unit(service_id))
             await _fail(sup, service_id, name, exc.message, exc.output, run_dir, lease_run)
-        await sup.store(sup.app.mark_spawned, service_id, pid=spawned.pid, pgid=spawned.pgid,
-                        process_start_time=spawned.start_time, run_dir=str(run_dir),
-                        wrapper_start_time=spawned.wrapper_start_time or None)  # fmt: skip
+        await sup.store(
+            sup.app.mark_spawned,
+            service_id,
+            pid=spawned.pid,
+            pgid=spawned.pgid,
+            process_start_time=spawned.start_time,
+            run_dir=str(run_dir),
+            wrapper_start_time=spawned.wrapper_start_time or None,
+        )
         if relay is not None:
             await relay
         await _ready(sup, identity, port, spawned, launch.netns)
     except (NotReady, ValueError, OSError) as exc:
         assert spawned is not None
-        survivors = await stop_failed_start(sup, service_id, spawned.pgid,
-                                            spawned.wrapper_start_time or None)  # fmt: skip
+        survivors = await stop_failed_start(
+            sup, service_id, spawned.pgid, spawned.wrapper_start_time or None
+        )
         reason = exc.message if isinstance(exc, NotReady) else str(exc)
-        await _fail(sup, service_id, name, reason, last_output(spawned.log_path), run_dir,
-                    lease_run, survivors)  # fmt: skip
+        await _fail(
+            sup,
+            service_id,
+            name,
+            reason,
+            last_output(spawned.log_path),
+            run_dir,
+            lease_run,
+            survivors,
+        )
     except asyncio.CancelledError:
         if sup.draining:  # a stop-all: end what this start began (a shutdown leaves it running)
             survivors = (
-                await stop_failed_start(sup, service_id, spawned.pgid,
-                                        spawned.wrapper_start_time or None)
-                if spawned else []
-            )  # fmt: skip
+                await stop_failed_start(
+                    sup, service_id, spawned.pgid, spawned.wrapper_start_time or None
+                )
+                if spawned
+                else []
+            )
             with contextlib.suppress(StartFailedError):
-                await _fail(sup, service_id, name, "the node is stopping",
-                            last_output(run_dir / "output.log"), run_dir, lease_run,
-                            survivors)  # fmt: skip
+                await _fail(
+                    sup,
+                    service_id,
+                    name,
+                    "the node is stopping",
+                    last_output(run_dir / "output.log"),
+                    run_dir,
+                    lease_run,
+                    survivors,
+                )
         raise
     running: ServiceRecord = await sup.store(sup.app.mark_running, service_id)
     if identity.scope_type == "project_workspace" and target.project_workspace_id and port:
@@ -271,21 +332,33 @@ async def _spawn(sup: Supervisor, target: RuntimeTarget, identity: Identity, run
     return running
 
 
-async def _ready(sup: Supervisor, identity: Identity, port: int | None, spawned: Spawned,
-                 netns: Path | None) -> None:  # fmt: skip
+async def _ready(
+    sup: Supervisor, identity: Identity, port: int | None, spawned: Spawned, netns: Path | None
+) -> None:
     readiness = identity.command.readiness
     interval = getattr(readiness, "interval_ms", None)
     await wait_ready(
-        readiness, url=identity.readiness_url(port), port=port, log_path=spawned.log_path,
+        readiness,
+        url=identity.readiness_url(port),
+        port=port,
+        log_path=spawned.log_path,
         timeout=getattr(readiness, "timeout_sec", None) or sup.settings.ready_timeout,
         interval=max(interval / 1000, 0.1) if interval else 0.1,
-        exited=lambda: read_status(spawned.run_dir), netns=netns,
-    )  # fmt: skip
+        exited=lambda: read_status(spawned.run_dir),
+        netns=netns,
+    )
 
 
-async def _fail(sup: Supervisor, service_id: str, name: str, reason: str, output: str,
-                run_dir: Path, lease_run: str | None,
-                survivors: list[int] | None = None) -> NoReturn:  # fmt: skip
+async def _fail(
+    sup: Supervisor,
+    service_id: str,
+    name: str,
+    reason: str,
+    output: str,
+    run_dir: Path,
+    lease_run: str | None,
+    survivors: list[int] | None = None,
+) -> NoReturn:
     """Record the failed start (case 57; the run's lease on it released) and raise it, with
     the last output; processes of its group that survived SIGKILL are named in the error."""
     status = read_status(run_dir)
@@ -294,17 +367,23 @@ async def _fail(sup: Supervisor, service_id: str, name: str, reason: str, output
         pids = ", ".join(str(p) for p in survivors)
         error += f" (processes of its group survived SIGKILL and are still running: {pids})"
     record: ServiceRecord = await sup.store(
-        sup.app.mark_start_failed, service_id, error=error,
-        exit_code=status.code if status else None, exit_signal=status.signal if status else None,
+        sup.app.mark_start_failed,
+        service_id,
+        error=error,
+        exit_code=status.code if status else None,
+        exit_signal=status.signal if status else None,
         last_output=output or None,
-    )  # fmt: skip
+    )
     if lease_run is not None:
         record, _ = await sup.store(sup.app.release_lease, service_id, lease_run)
     forget(sup, record)
     tail = tail_text(output) or ""
     raise StartFailedError(
         f"{error} | output: {tail}" if tail.strip() else error,
-        runtimeServiceId=service_id, serviceName=name, exitCode=record.exit_code,
-        exitSignal=record.exit_signal, lastOutput=record.last_output,
+        runtimeServiceId=service_id,
+        serviceName=name,
+        exitCode=record.exit_code,
+        exitSignal=record.exit_signal,
+        lastOutput=record.last_output,
         **({"survivors": survivors} if survivors else {}),
-    )  # fmt: skip
+    )

@@ -63,8 +63,9 @@ def lock_key(
 
 def instance_lock_key(record: ServiceRecord) -> str:
     """The :func:`lock_key` of an instance's identity."""
-    return lock_key(record.target_key, record.workspace_command_id, record.scope_id,
-                    record.reuse_key)  # fmt: skip
+    return lock_key(
+        record.target_key, record.workspace_command_id, record.scope_id, record.reuse_key
+    )
 
 
 async def stop_instance(
@@ -98,26 +99,34 @@ async def stop_locked(
         run_dir = Path(current.run_dir) if current.run_dir else None
         if run_dir is not None and read_status(run_dir) is not None:
             # It ended by itself before this stop signalled anything: record that end.
-            ended = await record_end(sup, current, stop_reason="exited",
-                                     what="service process exited")  # fmt: skip
+            ended = await record_end(
+                sup, current, stop_reason="exited", what="service process exited"
+            )
             return Stopped(record=ended)
         if current.pgid is not None:
-            outcome = await stop_group(current.pgid, grace=sup.settings.stop_grace,
-                                       leader_start_time=current.wrapper_start_time)  # fmt: skip
+            outcome = await stop_group(
+                current.pgid,
+                grace=sup.settings.stop_grace,
+                leader_start_time=current.wrapper_start_time,
+            )
             if outcome.survivors:
                 log.error(
                     "processes of runtime service %s (%s) survived SIGKILL: %s",
-                    current.service_name, current.id, outcome.survivors,
-                )  # fmt: skip
+                    current.service_name,
+                    current.id,
+                    outcome.survivors,
+                )
                 return Stopped(record=current, survivors=outcome.survivors)
         status = read_status(run_dir) if run_dir is not None else None
         path = log_path(current)
         ended = await sup.store(
-            sup.app.mark_stopped, current.id, stop_reason=reason,
+            sup.app.mark_stopped,
+            current.id,
+            stop_reason=reason,
             exit_code=status.code if status else None,
             exit_signal=status.signal if status else None,
             last_output=last_output(path) if path is not None else None,
-        )  # fmt: skip
+        )
     finally:
         sup.stopping.discard(current.id)
     forget(sup, ended)
@@ -146,8 +155,9 @@ async def stop_failed_start(
     """
     sup.stopping.add(service_id)
     try:
-        outcome = await stop_group(pgid, grace=sup.settings.stop_grace,
-                                   leader_start_time=leader_start_time)  # fmt: skip
+        outcome = await stop_group(
+            pgid, grace=sup.settings.stop_grace, leader_start_time=leader_start_time
+        )
         for _ in range(_KILL_ROUNDS):
             if not outcome.survivors:
                 break

@@ -87,15 +87,23 @@ async def record_end(
     code, signal = (status.code, status.signal) if status else (None, None)
     if status is not None and status.clean:
         ended: ServiceRecord = await sup.store(
-            app.mark_stopped, record.id, stop_reason=stop_reason, exit_code=code,
-            exit_signal=signal, last_output=output,
-        )  # fmt: skip
+            app.mark_stopped,
+            record.id,
+            stop_reason=stop_reason,
+            exit_code=code,
+            exit_signal=signal,
+            last_output=output,
+        )
     else:
         error = f"{what} ({status})" if status else f"{what}; its wrapper recorded no exit status"
         ended = await sup.store(
-            app.mark_failed, record.id, error=error, exit_code=code, exit_signal=signal,
+            app.mark_failed,
+            record.id,
+            error=error,
+            exit_code=code,
+            exit_signal=signal,
             last_output=output,
-        )  # fmt: skip
+        )
     forget(sup, record)
     return ended
 
@@ -108,8 +116,10 @@ def forget(sup: Supervisor, record: ServiceRecord) -> None:
     sup.cancel_idle_timer(record.id)
     sup.spawn(end_unit(sup, service_unit(record.id)), name=f"unit-end-{record.id}")
     if record.run_dir:
-        sup.spawn(asyncio.to_thread(stop_service_relay, Path(record.run_dir)),
-                  name=f"relay-end-{record.id}")  # fmt: skip
+        sup.spawn(
+            asyncio.to_thread(stop_service_relay, Path(record.run_dir)),
+            name=f"relay-end-{record.id}",
+        )
 
 
 async def _command_end(record: ServiceRecord) -> None:

@@ -120,8 +120,12 @@ def bus_ports(runtime: ServiceRuntime) -> HostPorts:
     over ``runtime.bus``."""
     host = default_ports(runtime.settings.home)
     commands = BusCommandRunner(runtime.bus, runtime.settings.node_id, os.environ)
-    return replace(host, commands=commands, credentials=BusCredentials(runtime.bus),
-                   pull_requests=BusPullRequests(runtime.bus))  # fmt: skip
+    return replace(
+        host,
+        commands=commands,
+        credentials=BusCredentials(runtime.bus),
+        pull_requests=BusPullRequests(runtime.bus),
+    )
 
 
 def make_register(

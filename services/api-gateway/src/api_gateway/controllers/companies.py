@@ -131,6 +131,7 @@ class CompanyController(Controller):
         admin key); 404 ``not_found``; 422 ``unprocessable`` (a root that is no folder below /).
         """
         app = gateway.application
-        record = await gateway.act(principal, app.set_host_access, company_id,
-                                   data.host_trusted, list(data.allowed_roots))  # fmt: skip
+        record = await gateway.act(
+            principal, app.set_host_access, company_id, data.host_trusted, list(data.allowed_roots)
+        )
         return to_company(record)

@@ -73,8 +73,12 @@ def board_key(
     )
 
 
-_BOARD_ACTIONS: Final = {"createIssue": "create issues", "deleteIssue": "delete issues",
-                          "createAgent": "create agents", "deleteAgent": "delete agents"}  # fmt: skip
+_BOARD_ACTIONS: Final = {
+    "createIssue": "create issues",
+    "deleteIssue": "delete issues",
+    "createAgent": "create agents",
+    "deleteAgent": "delete agents",
+}
 """What the :func:`board_key` guard's refusal says the board alone may do, per route."""
 
 

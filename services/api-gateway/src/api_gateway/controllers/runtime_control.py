@@ -284,8 +284,12 @@ async def control_project_workspace(
     reader = facts_reader(principal, workspace.company_id)
     whole = workspace
     if reader is not principal:
-        whole = await fetch(gateway, subjects.PROJECT_WORKSPACE_GET,
-                            msgspec.structs.replace(query, principal=reader), ProjectWorkspace)  # fmt: skip
+        whole = await fetch(
+            gateway,
+            subjects.PROJECT_WORKSPACE_GET,
+            msgspec.structs.replace(query, principal=reader),
+            ProjectWorkspace,
+        )
     facts = RealizerFacts(project_runtime_config=whole.runtime_config)
     command = _command(principal, action, body, facts, project_workspace_id=workspace_id)
     subject = runtime_control(node_of(gateway))

@@ -57,8 +57,9 @@ def outcome_of_end(end: Any, *, cancelled: bool = False, timed_out: bool = False
     if kind == "exited" and exit_code == 0:
         return Outcome("succeeded")
     if kind == "detached":
-        return Outcome("failed", "process_detached",
-                       error or "the adapter was lost with its supervisor")  # fmt: skip
+        return Outcome(
+            "failed", "process_detached", error or "the adapter was lost with its supervisor"
+        )
     if kind == "launch_failed":
         return Outcome("failed", "adapter_launch_failed", error or "the adapter did not start")
     if kind == "exited":
@@ -80,8 +81,9 @@ async def record_slot_end(orch: Orchestration, work: RunWork, slot: RunSlot) -> 
 
 async def _kill(orch: Orchestration, work: RunWork, *, timed_out: bool) -> RunSlot | None:
     reason = "run timeout (controller backstop)" if timed_out else "run cancelled"
-    command = KillAdapter(principal=work.principal, run_id=work.run_id, timed_out=timed_out,
-                          reason=reason)  # fmt: skip
+    command = KillAdapter(
+        principal=work.principal, run_id=work.run_id, timed_out=timed_out, reason=reason
+    )
     try:
         return await orch.ports.supervisor.kill_adapter(command)
     except PortError as failed:

@@ -114,10 +114,14 @@ class Dispatcher:
             work = work_of_claim(claim, channel)
         except Exception as error:  # the run is claimed: it must still end, through cleanup
             log.exception("run %s: its claim cannot be run", claim.run_id)
-            work = RunWork(run_id=claim.run_id, company_id=claim.company_id,
-                           agent_id=str(getattr(claim, "agent_id", "") or ""),
-                           issue_id=claim.issue_id, workspace_id=claim.workspace_id,
-                           channel=channel)  # fmt: skip
+            work = RunWork(
+                run_id=claim.run_id,
+                company_id=claim.company_id,
+                agent_id=str(getattr(claim, "agent_id", "") or ""),
+                issue_id=claim.issue_id,
+                workspace_id=claim.workspace_id,
+                channel=channel,
+            )
             outcome = Outcome("failed", "adapter_launch_failed", f"bad agent config: {error}")
             return self.orch.spawn(cleanup(self.orch, work, outcome), name=f"run-{claim.run_id}")
         return self.start_work(work)

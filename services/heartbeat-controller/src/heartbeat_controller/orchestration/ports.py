@@ -216,8 +216,15 @@ class BusRealizer:
 
     async def realize(self, command: RealizeWorkspace) -> RealizeResult:
         """See :meth:`RealizerPort.realize`."""
-        return await _call(self._bus, self._subject, command, RealizeResult,
-                           timeout=REQUEST_TIMEOUT, owner="realizer", poll=self._poll)  # fmt: skip
+        return await _call(
+            self._bus,
+            self._subject,
+            command,
+            RealizeResult,
+            timeout=REQUEST_TIMEOUT,
+            owner="realizer",
+            poll=self._poll,
+        )
 
 
 class BusSupervisor:
@@ -230,8 +237,15 @@ class BusSupervisor:
 
     async def ensure_run_services(self, command: EnsureRunServices) -> RunServices:
         """See :meth:`SupervisorPort.ensure_run_services`."""
-        return await _call(self._bus, ensure_run_services(self._node), command, RunServices,
-                           timeout=REQUEST_TIMEOUT, owner="supervisor", poll=self._poll)  # fmt: skip
+        return await _call(
+            self._bus,
+            ensure_run_services(self._node),
+            command,
+            RunServices,
+            timeout=REQUEST_TIMEOUT,
+            owner="supervisor",
+            poll=self._poll,
+        )
 
     async def acquire_slot(self, command: AcquireSlot) -> SlotGrant:
         """See :meth:`SupervisorPort.acquire_slot`."""
@@ -274,8 +288,9 @@ class BusGateway:
 
     async def mint_run_token(self, command: MintRunToken) -> RunTokenIssued:
         """See :meth:`GatewayPort.mint_run_token`."""
-        return await _call(self._bus, hs.RUN_TOKEN_MINT, command, RunTokenIssued,
-                           timeout=SHORT_TIMEOUT)  # fmt: skip
+        return await _call(
+            self._bus, hs.RUN_TOKEN_MINT, command, RunTokenIssued, timeout=SHORT_TIMEOUT
+        )
 
 
 def bus_ports(bus: BusClient, node: str) -> RunPorts:

@@ -137,9 +137,15 @@ async def recover_runs(orch: Orchestration, dispatcher: Dispatcher) -> list[str]
         channel = orch.open(view.id)
         if view.cancel_requested:
             channel.cancel.set()
-        work = RunWork(run_id=view.id, company_id=view.company_id, agent_id=view.agent_id,
-                       issue_id=view.issue_id, workspace_id=view.execution_workspace_id,
-                       channel=channel, stage=view.stage)  # fmt: skip
+        work = RunWork(
+            run_id=view.id,
+            company_id=view.company_id,
+            agent_id=view.agent_id,
+            issue_id=view.issue_id,
+            workspace_id=view.execution_workspace_id,
+            channel=channel,
+            stage=view.stage,
+        )
         decided = asyncio.Event()
         decisions.append(decided)
 

@@ -95,8 +95,13 @@ class _Runner:
             outcome = Outcome("cancelled", "cancelled", "the run was cancelled")
         except Exception as error:  # a bug or an unexpected refusal: still clean up
             code = _UNEXPECTED.get(self.work.stage, "adapter_failed")
-            log.error("run %s failed unexpectedly in %s", self.run_id, self.work.stage,
-                      exc_info=error, extra={"run_id": self.run_id})  # fmt: skip
+            log.error(
+                "run %s failed unexpectedly in %s",
+                self.run_id,
+                self.work.stage,
+                exc_info=error,
+                extra={"run_id": self.run_id},
+            )
             outcome = Outcome("failed", code, f"{type(error).__name__} in {self.work.stage}")
         await cleanup(self.orch, self.work, outcome)
 
@@ -106,8 +111,11 @@ class _Runner:
 
     def _too_long(self, waiting_for: str, code: str) -> StageFailedError:
         limit = self.orch.settings.prepare_timeout
-        return _fail(code, f"the run was not ready to launch its adapter within {limit:g} s "
-                           f"(CLIPYARD_RUN_PREPARE_TIMEOUT): still waiting for {waiting_for}")  # fmt: skip
+        return _fail(
+            code,
+            f"the run was not ready to launch its adapter within {limit:g} s "
+            f"(CLIPYARD_RUN_PREPARE_TIMEOUT): still waiting for {waiting_for}",
+        )
 
     def _prepare_left(self) -> float:
         return max(self._prepare_until - asyncio.get_running_loop().time(), 0.0)
@@ -119,8 +127,9 @@ class _Runner:
         task = asyncio.ensure_future(step)
         cancel = asyncio.ensure_future(self.work.channel.cancel.wait())
         try:
-            done, _ = await asyncio.wait({task, cancel}, timeout=self._prepare_left(),
-                                         return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+            done, _ = await asyncio.wait(
+                {task, cancel}, timeout=self._prepare_left(), return_when=asyncio.FIRST_COMPLETED
+            )
         finally:
             cancel.cancel()
             if not task.done():
@@ -140,14 +149,23 @@ class _Runner:
         if w.issue_id is not None:
             await self._resolve_workspace()
         grant = await self._acquire_slot()
-        await self._stage("adapter_launch", {"slotId": grant.slot_id, "slotType": grant.type,
-                                             "contained": grant.contained,
-                                             "sandbox": grant.sandbox})  # fmt: skip
+        await self._stage(
+            "adapter_launch",
+            {
+                "slotId": grant.slot_id,
+                "slotType": grant.type,
+                "contained": grant.contained,
+                "sandbox": grant.sandbox,
+            },
+        )
         launched = await self._mint_and_launch(grant)
         await self.orch.store(self.orch.app.record_launch, self.run_id, launched)
         w.launched = True
-        detail = {"pid": launched.pid, "pgid": launched.pgid,
-                  "deadline": launched.deadline.isoformat()}  # fmt: skip
+        detail = {
+            "pid": launched.pid,
+            "pgid": launched.pgid,
+            "deadline": launched.deadline.isoformat(),
+        }
         await self.orch.store(self.orch.app.record_stage, self.run_id, "result_collection", detail)
         w.stage = "result_collection"
         return await collect_end(self.orch, w, launched.deadline)
@@ -156,11 +174,16 @@ class _Runner:
         w, orch = self.work, self.orch
         self._boundary()
         assert w.issue_id is not None
-        command = RealizeWorkspace(principal=w.principal, issue_id=w.issue_id,
-                                   agent_id=w.agent_id, require_isolation=not w.trusted)  # fmt: skip
+        command = RealizeWorkspace(
+            principal=w.principal,
+            issue_id=w.issue_id,
+            agent_id=w.agent_id,
+            require_isolation=not w.trusted,
+        )
         try:
-            realized = await self._guarded(orch.ports.realizer.realize(command),
-                                           "the workspace", "workspace_validation_failed")  # fmt: skip
+            realized = await self._guarded(
+                orch.ports.realizer.realize(command), "the workspace", "workspace_validation_failed"
+            )
         except PortError as refused:
             if refused.code == "low_trust_violation":
                 raise _fail("low_trust_violation", refused.message) from None
@@ -171,20 +194,33 @@ class _Runner:
         held = await orch.store(orch.app.lease_workspace, self.run_id, workspace_id)
         w.workspace_id = workspace_id
         if held == "waiting" and not w.channel.lease.is_set():
-            await self._guarded(w.channel.lease.wait(), f"workspace {workspace_id}, held by "
-                                "another run", "workspace_validation_failed")  # fmt: skip
+            await self._guarded(
+                w.channel.lease.wait(),
+                f"workspace {workspace_id}, held by another run",
+                "workspace_validation_failed",
+            )
         self._boundary()
         # The supervisor waits until its copies say what the realizer answered (its events may
         # still be on their way), so the run's services start from this configuration.
-        facts = RealizerFacts(workspace_config=realized.workspace.config,
-                              lifecycle_generation=realized.workspace.lifecycle_generation)  # fmt: skip
-        ensure = EnsureRunServices(principal=w.principal, workspace_id=workspace_id,
-                                   run_id=self.run_id, agent_id=w.agent_id, issue_id=w.issue_id,
-                                   realizer_facts=facts)  # fmt: skip
+        facts = RealizerFacts(
+            workspace_config=realized.workspace.config,
+            lifecycle_generation=realized.workspace.lifecycle_generation,
+        )
+        ensure = EnsureRunServices(
+            principal=w.principal,
+            workspace_id=workspace_id,
+            run_id=self.run_id,
+            agent_id=w.agent_id,
+            issue_id=w.issue_id,
+            realizer_facts=facts,
+        )
         services = await self._ensure_services(ensure)
         w.services = [s.id for s in services.runtime_services]
-        w.realized_detail = {"workspaceId": workspace_id, "created": realized.created,
-                             "services": w.services}  # fmt: skip
+        w.realized_detail = {
+            "workspaceId": workspace_id,
+            "created": realized.created,
+            "services": w.services,
+        }
 
     async def _ensure_services(self, command: EnsureRunServices) -> RunServices:
         """Ask the supervisor for the run's services; a ``service_unavailable`` (restarting, or
@@ -192,8 +228,9 @@ class _Runner:
         for attempt in range(_ENSURE_ATTEMPTS):
             ensure = self.orch.ports.supervisor.ensure_run_services(command)
             try:
-                return await self._guarded(ensure, "the workspace's runtime services",
-                                           "runtime_services_failed")  # fmt: skip
+                return await self._guarded(
+                    ensure, "the workspace's runtime services", "runtime_services_failed"
+                )
             except PortError as failed:
                 if failed.code != "service_unavailable" or attempt + 1 == _ENSURE_ATTEMPTS:
                     raise _fail("runtime_services_failed", failed.message) from None
@@ -205,14 +242,22 @@ class _Runner:
     async def _acquire_slot(self) -> SlotGrant:
         w, orch = self.work, self.orch
         await self._stage("slot_acquisition", w.realized_detail)
-        command = AcquireSlot(principal=w.principal, run_id=self.run_id, agent_id=w.agent_id,
-                              adapter_type=w.adapter_type, trusted=w.trusted)  # fmt: skip
+        command = AcquireSlot(
+            principal=w.principal,
+            run_id=self.run_id,
+            agent_id=w.agent_id,
+            adapter_type=w.adapter_type,
+            trusted=w.trusted,
+        )
         attempt = 0
         while True:
             self._boundary()
             try:
-                grant = await self._guarded(orch.ports.supervisor.acquire_slot(command),
-                                            "an adapter slot", "slot_unavailable")  # fmt: skip
+                grant = await self._guarded(
+                    orch.ports.supervisor.acquire_slot(command),
+                    "an adapter slot",
+                    "slot_unavailable",
+                )
                 break
             except PortError as refused:
                 if refused.code != "slot_unavailable":
@@ -235,12 +280,18 @@ class _Runner:
         """Mint the token and launch; the token stays in this frame only."""
         w, orch = self.work, self.orch
         expires = orch.settings.clock() + timedelta(seconds=w.timeout_sec)
-        mint = MintRunToken(principal=w.principal, run_id=self.run_id, agent_id=w.agent_id,
-                            issue_id=w.issue_id, workspace_id=w.workspace_id,
-                            expires_at=expires)  # fmt: skip
+        mint = MintRunToken(
+            principal=w.principal,
+            run_id=self.run_id,
+            agent_id=w.agent_id,
+            issue_id=w.issue_id,
+            workspace_id=w.workspace_id,
+            expires_at=expires,
+        )
         try:
-            issued = await self._guarded(orch.ports.gateway.mint_run_token(mint),
-                                         "the run token", "run_token_unavailable")  # fmt: skip
+            issued = await self._guarded(
+                orch.ports.gateway.mint_run_token(mint), "the run token", "run_token_unavailable"
+            )
         except PortError as refused:
             raise _fail("run_token_unavailable", refused.message) from None
         self._boundary()  # a cancel here drops the token; the gateway revokes it at the finish
@@ -259,22 +310,42 @@ class _Runner:
 
     def _launch_command(self, grant: SlotGrant, token: str) -> LaunchAdapter:
         w = self.work
-        identity = RunIdentity(api_url=self.orch.settings.api_url, run_id=self.run_id,
-                               agent_id=w.agent_id, company_id=w.company_id,
-                               issue_id=w.issue_id, workspace_id=w.workspace_id,
-                               wake_reason=w.wake_reason, payload=w.payload)  # fmt: skip
+        identity = RunIdentity(
+            api_url=self.orch.settings.api_url,
+            run_id=self.run_id,
+            agent_id=w.agent_id,
+            company_id=w.company_id,
+            issue_id=w.issue_id,
+            workspace_id=w.workspace_id,
+            wake_reason=w.wake_reason,
+            payload=w.payload,
+        )
         common: dict[str, Any] = {
-            "principal": w.principal, "slot_id": grant.slot_id, "run_id": self.run_id,
-            "agent_id": w.agent_id, "issue_id": w.issue_id, "workspace_id": w.workspace_id,
-            "adapter_type": w.adapter_type, "timeout_sec": w.timeout_sec, "trusted": w.trusted,
-        }  # fmt: skip
+            "principal": w.principal,
+            "slot_id": grant.slot_id,
+            "run_id": self.run_id,
+            "agent_id": w.agent_id,
+            "issue_id": w.issue_id,
+            "workspace_id": w.workspace_id,
+            "adapter_type": w.adapter_type,
+            "timeout_sec": w.timeout_sec,
+            "trusted": w.trusted,
+        }
         config = w.config
         if w.adapter_type == "http":
-            return LaunchAdapter(**common, url=config.url, headers=dict(config.headers),
-                                 context=adapter_context(identity, token))  # fmt: skip
-        return LaunchAdapter(**common, command=list(config.command), limits=config.limits,
-                             egress_allowlist=list(config.egress_allowlist),
-                             env=adapter_env(identity, token, config.env))  # fmt: skip
+            return LaunchAdapter(
+                **common,
+                url=config.url,
+                headers=dict(config.headers),
+                context=adapter_context(identity, token),
+            )
+        return LaunchAdapter(
+            **common,
+            command=list(config.command),
+            limits=config.limits,
+            egress_allowlist=list(config.egress_allowlist),
+            env=adapter_env(identity, token, config.env),
+        )
 
 
 async def cleanup(orch: Orchestration, work: RunWork, outcome: Outcome) -> None:
@@ -310,14 +381,18 @@ async def _finish(orch: Orchestration, run_id: str, outcome: Outcome) -> list[st
     while True:
         try:
             handed: list[str] = await orch.store(
-                orch.app.finish_run, run_id, outcome.status,
-                error_code=outcome.error_code, error=outcome.error,
-            )  # fmt: skip
+                orch.app.finish_run,
+                run_id,
+                outcome.status,
+                error_code=outcome.error_code,
+                error=outcome.error,
+            )
             return list(handed or [])
         except Exception:
             log.exception("run %s: finishing failed (attempt %d); retrying", run_id, attempt + 1)
-        await asyncio.sleep(slot_backoff(min(attempt, 30), s.finish_retry_initial,
-                                         s.finish_retry_max))  # fmt: skip
+        await asyncio.sleep(
+            slot_backoff(min(attempt, 30), s.finish_retry_initial, s.finish_retry_max)
+        )
         attempt += 1
 
 
@@ -330,8 +405,9 @@ async def _release_slot(orch: Orchestration, work: RunWork) -> None:
         except PortError as failed:
             if failed.code == "not_found":
                 return
-            log.warning("run %s: slot release refused: %s (%s)", work.run_id, failed.code,
-                        failed.message)  # fmt: skip
+            log.warning(
+                "run %s: slot release refused: %s (%s)", work.run_id, failed.code, failed.message
+            )
         except Exception:
             log.exception("run %s: slot release failed", work.run_id)
         await asyncio.sleep(0.2 * (attempt + 1))

@@ -53,8 +53,10 @@ def _not_admin(access: Access, what: str) -> None:
         raise AccessDeniedError(
             f"The admin key does not {what} agents (a company's board key does); it only grants "
             'or takes back host trust: PATCH /api/agents/{agentId} {"trustLevel": ...}.',
-            actorKind="admin", resource="agent", action="write",
-        )  # fmt: skip
+            actorKind="admin",
+            resource="agent",
+            action="write",
+        )
 
 
 TRUST_REVOKED = (
@@ -145,8 +147,11 @@ class AgentUseCases(UseCaseBase):
     def revoke_board_trust(self) -> int:
         """At start: an agent marked ``trusted`` by a board key (before only an admin could)
         becomes untrusted, its event saying why; returns how many did."""
-        ungranted = [a for a in self.agents.values()
-                     if not a.deleted and a.trust_level == "trusted" and not a.trusted]  # fmt: skip
+        ungranted = [
+            a
+            for a in self.agents.values()
+            if not a.deleted and a.trust_level == "trusted" and not a.trusted
+        ]
         for current in ungranted:
             agent: Agent = self._load(str(current.id))
             with self._system(TRUST_REVOKED):

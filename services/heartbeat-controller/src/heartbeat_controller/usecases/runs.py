@@ -201,9 +201,13 @@ class RunUseCases(UseCaseBase):
             return False
         with self._system("slot granted", run_id):
             run.grant_slot(
-                slot_id=grant.slot_id, slot_type=grant.type, index=grant.index,
-                contained=grant.contained, sandbox=grant.sandbox, at=self.now(),
-            )  # fmt: skip
+                slot_id=grant.slot_id,
+                slot_type=grant.type,
+                index=grant.index,
+                contained=grant.contained,
+                sandbox=grant.sandbox,
+                at=self.now(),
+            )
         self.save(run)
         return True
 
@@ -215,9 +219,13 @@ class RunUseCases(UseCaseBase):
             return False
         with self._system("adapter launched", run_id):
             run.record_launch(
-                slot_id=launched.slot_id, pid=launched.pid, pgid=launched.pgid,
-                started_at=launched.started_at, deadline=launched.deadline, at=self.now(),
-            )  # fmt: skip
+                slot_id=launched.slot_id,
+                pid=launched.pid,
+                pgid=launched.pgid,
+                started_at=launched.started_at,
+                deadline=launched.deadline,
+                at=self.now(),
+            )
         self.save(run)
         return True
 
@@ -262,11 +270,18 @@ class RunUseCases(UseCaseBase):
             if STAGES.index(run.stage) < STAGES.index("result_collection"):
                 run.change_stage("result_collection", {"end": end.end}, at)
             run.collect(
-                end=end.end, exit_code=end.exit_code, signal=end.signal, usage=end.usage,
-                result=end.result, stdout_excerpt=end.stdout_excerpt,
-                stderr_excerpt=end.stderr_excerpt, log_bytes=end.log_bytes,
-                error=end.error, group_gone=group_gone, at=at,
-            )  # fmt: skip
+                end=end.end,
+                exit_code=end.exit_code,
+                signal=end.signal,
+                usage=end.usage,
+                result=end.result,
+                stdout_excerpt=end.stdout_excerpt,
+                stderr_excerpt=end.stderr_excerpt,
+                log_bytes=end.log_bytes,
+                error=end.error,
+                group_gone=group_gone,
+                at=at,
+            )
         self._save_events(list(run.collect_events()), tracking)
         return self.runs[run_id].view()
 

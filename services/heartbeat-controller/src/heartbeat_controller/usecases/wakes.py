@@ -124,13 +124,22 @@ class WakeUseCases(UseCaseBase):
             try:
                 with acting(cause):
                     accepted, objs = self._wake(
-                        self.agents[agent_id], source="timer", reason="heartbeat_timer",
-                        issue_id=None, payload=None, key=None, requested_by=cause.actor, at=now,
-                    )  # fmt: skip
+                        self.agents[agent_id],
+                        source="timer",
+                        reason="heartbeat_timer",
+                        issue_id=None,
+                        payload=None,
+                        key=None,
+                        requested_by=cause.actor,
+                        at=now,
+                    )
                 self._save_events([e for obj in objs for e in obj.collect_events()], None)
             except Exception:
-                log.exception("timer wake of agent %s failed; the other agents are still woken",
-                              agent_id, extra={"agent_id": agent_id})  # fmt: skip
+                log.exception(
+                    "timer wake of agent %s failed; the other agents are still woken",
+                    agent_id,
+                    extra={"agent_id": agent_id},
+                )
                 continue
             found.append(accepted)
         return found
@@ -146,9 +155,12 @@ class WakeUseCases(UseCaseBase):
                 base = max(last, agent.timer_since) if last is not None else agent.timer_since
                 due = base + timedelta(seconds=agent.heartbeat_interval_sec)
             except Exception:
-                log.exception("agent %s: no timer wake (heartbeatIntervalSec %r unusable)",
-                              agent_id, agent.heartbeat_interval_sec,
-                              extra={"agent_id": agent_id})  # fmt: skip
+                log.exception(
+                    "agent %s: no timer wake (heartbeatIntervalSec %r unusable)",
+                    agent_id,
+                    agent.heartbeat_interval_sec,
+                    extra={"agent_id": agent_id},
+                )
                 continue
             yield agent_id, due
 
@@ -196,10 +208,15 @@ class WakeUseCases(UseCaseBase):
                 )
                 with acting(cause):
                     accepted, wake_objs = self._wake(
-                        agent, source="assignment", reason="issue_assigned", issue_id=issue_id,
-                        payload={"issueId": issue_id}, key=None, requested_by=event.actor,
+                        agent,
+                        source="assignment",
+                        reason="issue_assigned",
+                        issue_id=issue_id,
+                        payload={"issueId": issue_id},
+                        key=None,
+                        requested_by=event.actor,
                         at=self.now(),
-                    )  # fmt: skip
+                    )
                 objs += wake_objs
         self._save_events([e for o in objs for e in o.collect_events()], tracking)
         return accepted

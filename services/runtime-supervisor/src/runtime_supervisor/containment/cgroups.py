@@ -233,8 +233,10 @@ class Cgroups:
             memory = self.parents["memory"] / name
             if limits.memory_mb is not None:
                 _write(memory / "memory.limit_in_bytes", str(limits.memory_mb * _MIB))
-            _write(self.parents["pids"] / name / "pids.max",
-                   str(limits.pids) if limits.pids is not None else "max")  # fmt: skip
+            _write(
+                self.parents["pids"] / name / "pids.max",
+                str(limits.pids) if limits.pids is not None else "max",
+            )
             cpu = self.parents.get("cpu")
             if cpu is not None:
                 quota = -1 if limits.cpus is None else max(int(limits.cpus * _CPU_PERIOD_US), 1000)

@@ -19,7 +19,7 @@ __all__ = [
     "Question",
     "answer",
     "question",
-]  # fmt: skip
+]
 
 A: Final = 1
 AAAA: Final = 28

@@ -46,8 +46,7 @@ __all__ = [
     "write_json",
 ]
 
-ALWAYS_LOCAL: Final = ("0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4",
-                       "240.0.0.0/4")  # fmt: skip
+ALWAYS_LOCAL: Final = ("0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4")
 """Networks that are the host's own (or nobody's) on every host."""
 
 Network = ipaddress.IPv4Network

@@ -62,8 +62,13 @@ def _now() -> str:
 def _host_addresses() -> list[str]:
     """The host's own IPv4 addresses (``ip -4 -o addr``)."""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
-        out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True,
-                             text=True, timeout=10, check=False).stdout  # fmt: skip
+        out = subprocess.run(
+            ["ip", "-4", "-o", "addr", "show"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout
         return [part.split()[3] for part in out.splitlines() if len(part.split()) > 3]
     return []
 
@@ -104,8 +109,9 @@ class Gate:
         own = self._read(policy_path(self.folder)) or {}
         run = self._read(run_path(self.folder)) or {}
         project = own.get("projectId")
-        shared = (self._read(project_rules_path(self.home, project))
-                  if isinstance(project, str) else None)  # fmt: skip
+        shared = (
+            self._read(project_rules_path(self.home, project)) if isinstance(project, str) else None
+        )
         rules = (*rules_of((shared or {}).get("rules")), *rules_of(run.get("rules")))
         run_id = run.get("runId") if isinstance(run.get("runId"), str) else None
         return Policy(rules=rules, run_id=run_id, local=self.local, opened=self.opened)
@@ -139,8 +145,14 @@ class Gate:
                 host, port, key = "*", 0, f"*|0|{verdict}"
             found = seen.get(key)
             if found is None:
-                seen[key] = {"host": host, "port": port, "verdict": verdict, "count": 1,
-                             "firstAt": now, "lastAt": now}  # fmt: skip
+                seen[key] = {
+                    "host": host,
+                    "port": port,
+                    "verdict": verdict,
+                    "count": 1,
+                    "firstAt": now,
+                    "lastAt": now,
+                }
                 self._flush_locked()
             else:
                 found["count"] += 1
@@ -148,8 +160,14 @@ class Gate:
                 self.dirty = True
 
     def _flush_locked(self) -> None:
-        periods = [{"period": key, "runId": None if key.startswith("idle:") else key,
-                    "seen": list(seen.values())} for key, seen in self.periods.items()]  # fmt: skip
+        periods = [
+            {
+                "period": key,
+                "runId": None if key.startswith("idle:") else key,
+                "seen": list(seen.values()),
+            }
+            for key, seen in self.periods.items()
+        ]
         write_json(tally_path(self.folder), {"current": self.current, "periods": periods})
         self.dirty = False
 
@@ -173,8 +191,7 @@ class Gate:
         policy = self.policy()
         names = self.names_of(address)
         allowed = policy.allows(address, port, names)
-        self.count(policy, names[0] if names else address, port,
-                   "allowed" if allowed else "denied")  # fmt: skip
+        self.count(policy, names[0] if names else address, port, "allowed" if allowed else "denied")
         if not allowed:
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             conn.close()

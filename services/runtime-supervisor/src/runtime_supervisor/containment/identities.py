@@ -117,8 +117,14 @@ def claim_range(home: Path, registry: Path = REGISTRY) -> tuple[IdRange, list[in
             if entry["home"] == str(home):
                 return IdRange(base=int(entry["base"]), size=int(entry["size"])), gone
         used = {int(entry["base"]) for entry in kept}
-        base = next((FIRST_ID + i * RANGE_SIZE for i in range(_MAX_RANGES)
-                     if FIRST_ID + i * RANGE_SIZE not in used), None)  # fmt: skip
+        base = next(
+            (
+                FIRST_ID + i * RANGE_SIZE
+                for i in range(_MAX_RANGES)
+                if FIRST_ID + i * RANGE_SIZE not in used
+            ),
+            None,
+        )
         if base is None:
             raise IdentityError(
                 f"Every id range of {registry} is held by a live Clipyard home: remove homes "

@@ -99,8 +99,12 @@ class Launcher:
     ) -> Launcher:
         """Probe the host (blocking); an unusable host gives a launcher that refuses work.
         ``bwrap`` and ``setpriv`` are looked for in ``dirs`` only (never through a ``PATH``)."""
-        launcher = cls(home=home, toolchains=tuple(toolchains), egress_open=egress_open,
-                       service_ports=service_ports)  # fmt: skip
+        launcher = cls(
+            home=home,
+            toolchains=tuple(toolchains),
+            egress_open=egress_open,
+            service_ports=service_ports,
+        )
         if os.geteuid() != 0:
             launcher.detail = (
                 f"The runtime-supervisor runs as uid {os.geteuid()}, not root, so it cannot run "
@@ -200,9 +204,16 @@ class Launcher:
         """The argv of a contained ``command`` (see :func:`sandbox_argv`)."""
         tools, _identities, _cgroups = self.require()
         hidden = [path for path in self.toolchains if not _overlaps(path, self.home)]
-        return sandbox_argv(command, cwd=cwd, identity=contained.identity, tools=tools,
-                            writable=writable, readable=hidden, binds=binds,
-                            netns=netns)  # fmt: skip
+        return sandbox_argv(
+            command,
+            cwd=cwd,
+            identity=contained.identity,
+            tools=tools,
+            writable=writable,
+            readable=hidden,
+            binds=binds,
+            netns=netns,
+        )
 
     def namespace(self, key: str) -> Path:
         """The network namespace of ``key`` (a workspace or run id), made if missing, with its

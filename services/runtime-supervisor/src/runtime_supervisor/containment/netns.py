@@ -73,8 +73,9 @@ def _tool(name: str, package: str) -> str:
         path = os.path.join(folder, name)
         if os.access(path, os.X_OK):
             return path
-    raise NetnsError(f"{name} ({package}) is not installed: install it (./dev does: apt-get "
-                     f"install {package}).")  # fmt: skip
+    raise NetnsError(
+        f"{name} ({package}) is not installed: install it (./dev does: apt-get install {package})."
+    )
 
 
 def _ip() -> str:
@@ -119,12 +120,20 @@ def ensure(name: str, reserved: tuple[int, int] | None = None) -> Path:
 
 def _rules(path: Path, reserved: tuple[int, int] | None) -> None:
     nft = _tool("nft", "nftables")
-    keep = (f"echo {reserved[0]}-{reserved[1]} > /proc/sys/net/ipv4/ip_local_reserved_ports && "
-            if reserved else "")  # fmt: skip
+    keep = (
+        f"echo {reserved[0]}-{reserved[1]} > /proc/sys/net/ipv4/ip_local_reserved_ports && "
+        if reserved
+        else ""
+    )
     script = f'{keep}exec "$0" -f -'
-    done = subprocess.run([_tool("nsenter", "util-linux"), f"--net={path}", "--", "/bin/sh", "-c",
-                           script, nft], input=RULES, capture_output=True, text=True, timeout=30,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [_tool("nsenter", "util-linux"), f"--net={path}", "--", "/bin/sh", "-c", script, nft],
+        input=RULES,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     if done.returncode != 0:
         raise NetnsError(f"the packet rules of {path.name} could not be set: {done.stderr.strip()}")
 

@@ -127,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             time.sleep(0.05)
             continue
-        threading.Thread(target=_carry, args=(conn, outgoing, target_host, target_port),
-                         daemon=True).start()  # fmt: skip
+        threading.Thread(
+            target=_carry, args=(conn, outgoing, target_host, target_port), daemon=True
+        ).start()
 
 
 if __name__ == "__main__":

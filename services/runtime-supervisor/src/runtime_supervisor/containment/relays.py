@@ -85,9 +85,12 @@ def _start(argv: list[str], log: Path, what: str) -> Relay:
         # reap it, and it outlives the supervisor.
         proc = subprocess.Popen(
             [sys.executable, "-I", "-m", *argv],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=out,
-            start_new_session=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": _pythonpath()},
-        )  # fmt: skip
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=out,
+            start_new_session=True,
+            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": _pythonpath()},
+        )
     assert proc.stdout is not None
     with proc.stdout:
         ready = proc.stdout.readline().split()
@@ -198,8 +201,12 @@ def _stop_unrecorded(argv: list[str]) -> None:
 
 def ensure_service_relay(run_dir: Path, port: int, netns: Path) -> Relay:
     """The relay of a service's port (started when missing or dead)."""
-    return _ensure(run_dir / _SERVICE, f"{_LOOPBACK}:{port}", f"{netns}@{_LOOPBACK}:{port}",
-                   {"port": port, "netns": str(netns)})  # fmt: skip
+    return _ensure(
+        run_dir / _SERVICE,
+        f"{_LOOPBACK}:{port}",
+        f"{netns}@{_LOOPBACK}:{port}",
+        {"port": port, "netns": str(netns)},
+    )
 
 
 def revive_service_relay(run_dir: Path) -> None:
@@ -226,8 +233,12 @@ def _api_record(home: Path, name: str) -> Path:
 def ensure_api_relay(home: Path, name: str, netns: Path, port: int) -> Relay:
     """The relay that shows the API (the host's ``127.0.0.1:<port>``) inside namespace
     ``name`` on the same address."""
-    return _ensure(_api_record(home, name), f"{netns}@{_LOOPBACK}:{port}",
-                   f"{_LOOPBACK}:{port}", {"port": port, "netns": str(netns)})  # fmt: skip
+    return _ensure(
+        _api_record(home, name),
+        f"{netns}@{_LOOPBACK}:{port}",
+        f"{_LOOPBACK}:{port}",
+        {"port": port, "netns": str(netns)},
+    )
 
 
 def stop_relays_into(home: Path, name: str) -> None:
@@ -244,9 +255,12 @@ def stop_relays_into(home: Path, name: str) -> None:
 def ensure_forward(home: Path, name: str, netns: Path, port: int, source: Path) -> Relay:
     """The forward of a shared service's port: ``127.0.0.1:<port>`` inside namespace ``name``
     to the same address in the namespace ``source`` where the service runs."""
-    return _ensure(home / "netns" / name / f"fwd-{port}.json", f"{netns}@{_LOOPBACK}:{port}",
-                   f"{source}@{_LOOPBACK}:{port}",
-                   {"port": port, "netns": str(netns), "source": str(source)})  # fmt: skip
+    return _ensure(
+        home / "netns" / name / f"fwd-{port}.json",
+        f"{netns}@{_LOOPBACK}:{port}",
+        f"{source}@{_LOOPBACK}:{port}",
+        {"port": port, "netns": str(netns), "source": str(source)},
+    )
 
 
 GATE_RECORD: Final = "gate.json"

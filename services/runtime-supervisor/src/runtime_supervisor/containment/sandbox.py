@@ -23,16 +23,26 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from runtime_supervisor.containment.identities import Identity
 
-__all__ = ["SANDBOX_TMP", "Tools", "contained_env", "launcher_env", "sandbox_argv",
-           "setpriv_argv"]  # fmt: skip
+__all__ = ["SANDBOX_TMP", "Tools", "contained_env", "launcher_env", "sandbox_argv", "setpriv_argv"]
 
 SANDBOX_TMP: Final = "/tmp"
 _SYSTEM_LINKS: Final = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 _LOADER_PREFIXES: Final = ("LD_", "MALLOC_")
-_LOADER_NAMES: Final = frozenset({
-    "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
-    "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR",
-})  # fmt: skip
+_LOADER_NAMES: Final = frozenset(
+    {
+        "GCONV_PATH",
+        "GETCONF_DIR",
+        "GLIBC_TUNABLES",
+        "HOSTALIASES",
+        "LOCALDOMAIN",
+        "LOCPATH",
+        "NIS_PATH",
+        "NLSPATH",
+        "RESOLV_HOST_CONF",
+        "RES_OPTIONS",
+        "TZDIR",
+    }
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,10 +80,22 @@ def _system_binds(identity: Identity) -> list[str]:
             args += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
-    return [*args, "--ro-bind", "/etc", "/etc",
-            "--ro-bind", str(identity.passwd), "/etc/passwd",
-            "--ro-bind", str(identity.group), "/etc/group",
-            "--proc", "/proc", "--dev", "/dev"]  # fmt: skip
+    return [
+        *args,
+        "--ro-bind",
+        "/etc",
+        "/etc",
+        "--ro-bind",
+        str(identity.passwd),
+        "/etc/passwd",
+        "--ro-bind",
+        str(identity.group),
+        "/etc/group",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
 
 
 def _within(path: str, root: str) -> bool:
@@ -100,8 +122,16 @@ def parent_dirs(binds: Sequence[str]) -> list[str]:
 
 def setpriv_argv(setpriv: str, uid: int, gid: int) -> list[str]:
     """``setpriv`` to ``uid:gid``: no supplementary groups, no capabilities, no_new_privs."""
-    return [setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]  # fmt: skip
+    return [
+        setpriv,
+        f"--reuid={uid}",
+        f"--regid={gid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
 
 
 def sandbox_argv(
@@ -133,8 +163,21 @@ def sandbox_argv(
     for path in writable:
         own += ["--bind", str(path), str(path)]
     own += list(binds)
-    args = [tools.bwrap, *_system_binds(identity), "--tmpfs", SANDBOX_TMP, *parent_dirs(own),
-            *own, "--chdir", str(cwd), "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--die-with-parent", "--"]  # fmt: skip
+    args = [
+        tools.bwrap,
+        *_system_binds(identity),
+        "--tmpfs",
+        SANDBOX_TMP,
+        *parent_dirs(own),
+        *own,
+        "--chdir",
+        str(cwd),
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--",
+    ]
     enter = [tools.nsenter, f"--net={netns}", "--"] if netns is not None else []
     return [*enter, *args, *setpriv_argv(tools.setpriv, identity.uid, identity.gid), *command]

@@ -58,7 +58,7 @@ __all__ = [
     "run_contained_job",
     "run_prepared",
     "service_unit",
-]  # fmt: skip
+]
 
 log = logging.getLogger(__name__)
 
@@ -118,9 +118,14 @@ def _clipyard_made(target: RuntimeTarget, root: Path, home: Path) -> bool:
 
 
 async def prepare_launch(
-    sup: Supervisor, target: RuntimeTarget, unit: str, limits: Limits, cwd: Path,
-    *, shared: bool = False,
-) -> ContainedLaunch:  # fmt: skip
+    sup: Supervisor,
+    target: RuntimeTarget,
+    unit: str,
+    limits: Limits,
+    cwd: Path,
+    *,
+    shared: bool = False,
+) -> ContainedLaunch:
     """Prepare the contained launch ``unit`` of a command of ``target`` starting in ``cwd``: in
     the target's namespace, with the project workspace's shared services forwarded into it; a
     ``shared`` service (reused across the project workspace) in the project workspace's.
@@ -132,8 +137,9 @@ async def prepare_launch(
     root = Path(require_cwd(target))
     owned = _clipyard_made(target, root, sup.settings.home)
     key = (target.project_workspace_id or target.id) if shared else target.id
-    launch = await prepare_in(sup, target.company_id, root, owned=owned, unit=unit,
-                              limits=limits, cwd=cwd, netns_key=key)  # fmt: skip
+    launch = await prepare_in(
+        sup, target.company_id, root, owned=owned, unit=unit, limits=limits, cwd=cwd, netns_key=key
+    )
     if not shared and target.project_workspace_id and launch.netns is not None:
         await forward_shared(sup, target.project_workspace_id, launch.netns)
     return launch
@@ -185,14 +191,21 @@ async def forward_new_shared(sup: Supervisor, project_workspace_id: str, port: i
 
 
 def _workspaces_of(sup: Supervisor, project_workspace_id: str) -> list[str]:
-    return [key for key, copy in sup.app.copies["workspace"].items()
-            if copy.fields.get("project_workspace_id") == project_workspace_id]  # fmt: skip
+    return [
+        key
+        for key, copy in sup.app.copies["workspace"].items()
+        if copy.fields.get("project_workspace_id") == project_workspace_id
+    ]
 
 
 def _shared_ports(sup: Supervisor, project_workspace_id: str) -> list[int]:
-    return sorted(r.port for r in sup.app.live_services()
-                  if r.scope_type == "project_workspace" and r.scope_id == project_workspace_id
-                  and r.port is not None)  # fmt: skip
+    return sorted(
+        r.port
+        for r in sup.app.live_services()
+        if r.scope_type == "project_workspace"
+        and r.scope_id == project_workspace_id
+        and r.port is not None
+    )
 
 
 def host_trusted(sup: Supervisor, company_id: str) -> bool:
@@ -209,14 +222,23 @@ def _unconfined(launcher: Launcher, unit: str, limits: Limits) -> ContainedLaunc
         made = cgroups.create(unit, limits)
     except (ContainmentUnavailableError, CgroupError) as exc:
         raise ContainmentError(str(exc)) from None
-    return ContainedLaunch(prefix=[], preexec=joiner(made, file_size=False), identity=None,
-                           unit=made)  # fmt: skip
+    return ContainedLaunch(
+        prefix=[], preexec=joiner(made, file_size=False), identity=None, unit=made
+    )
 
 
 async def prepare_in(
-    sup: Supervisor, company_id: str, root: Path, *, owned: bool, unit: str, limits: Limits,
-    cwd: Path, netns_key: str, owner: EgressOwner | None = None,
-) -> ContainedLaunch:  # fmt: skip
+    sup: Supervisor,
+    company_id: str,
+    root: Path,
+    *,
+    owned: bool,
+    unit: str,
+    limits: Limits,
+    cwd: Path,
+    netns_key: str,
+    owner: EgressOwner | None = None,
+) -> ContainedLaunch:
     """Prepare a contained launch of ``company_id`` in the folder ``root`` (handed to its
     identity when ``owned``), starting in ``cwd``, in the network namespace of ``netns_key``
     (made if missing, with the API relayed into it, and its gate told whose it is: ``owner``,
@@ -256,16 +278,26 @@ async def prepare_in(
             api = api_port(sup.settings.api_url)
             if api is not None:
                 ensure_api_relay(home, namespace.name, namespace, api)
-        except (ContainmentUnavailableError, IdentityError, CgroupError, NetnsError,
-                OSError) as exc:  # fmt: skip
+        except (
+            ContainmentUnavailableError,
+            IdentityError,
+            CgroupError,
+            NetnsError,
+            OSError,
+        ) as exc:
             raise ContainmentError(str(exc), companyId=company_id) from None
         pointer = root / ".git"  # a worktree's pointer, or a checkout's git dir: read-only
         binds = ["--ro-bind", str(pointer), str(pointer)] if pointer.exists() else []
-        prefix = launcher.command([], contained, cwd=cwd, writable=[root], binds=binds,
-                                  netns=namespace)  # fmt: skip
-        return ContainedLaunch(prefix=prefix, preexec=joiner(contained.unit),
-                               identity=contained.identity, unit=contained.unit,
-                               netns=namespace)  # fmt: skip
+        prefix = launcher.command(
+            [], contained, cwd=cwd, writable=[root], binds=binds, netns=namespace
+        )
+        return ContainedLaunch(
+            prefix=prefix,
+            preexec=joiner(contained.unit),
+            identity=contained.identity,
+            unit=contained.unit,
+            netns=namespace,
+        )
 
     launch = await asyncio.to_thread(prepare)
     folder = launcher.namespace_folder(netns_key)
@@ -311,16 +343,27 @@ async def run_contained_job(
         launch = await prepare_launch(sup, target, unit, limits, cwd)
     except ContainmentError as exc:
         return not_started(str(exc))
-    return await run_prepared(sup, launch, command=command, cwd=cwd, env=env, timeout=timeout,
-                              cap=cap)  # fmt: skip
+    return await run_prepared(
+        sup, launch, command=command, cwd=cwd, env=env, timeout=timeout, cap=cap
+    )
 
 
 def not_started(error: str) -> JobResult:
     """The result of a command that could not be contained (it never ran)."""
     now = datetime.now(UTC)
-    return JobResult(exit_code=None, signal=None, stdout="", stderr=f"{error}\n",
-                     stdout_bytes=0, stderr_bytes=0, truncated=False, timed_out=False,
-                     started_at=now, finished_at=now, error=error)  # fmt: skip
+    return JobResult(
+        exit_code=None,
+        signal=None,
+        stdout="",
+        stderr=f"{error}\n",
+        stdout_bytes=0,
+        stderr_bytes=0,
+        truncated=False,
+        timed_out=False,
+        started_at=now,
+        finished_at=now,
+        error=error,
+    )
 
 
 async def run_prepared(
@@ -335,8 +378,15 @@ async def run_prepared(
 ) -> JobResult:
     """Run ``command`` under a prepared launch; its unit ends with it."""
     try:
-        result = await run_job(command=command, cwd=cwd, env=launch.env(env), timeout=timeout,
-                               cap=cap, prefix=launch.prefix, preexec=launch.preexec)  # fmt: skip
+        result = await run_job(
+            command=command,
+            cwd=cwd,
+            env=launch.env(env),
+            timeout=timeout,
+            cap=cap,
+            prefix=launch.prefix,
+            preexec=launch.preexec,
+        )
         hit = await asyncio.to_thread(launch.unit.usage)
     finally:
         await end_unit(sup, launch.unit.name)

@@ -20,8 +20,14 @@ from runtime_supervisor.domain.base import CompanyScoped
 __all__ = ["COPY_KINDS", "CopyKind", "UpstreamCopy", "copy_id"]
 
 CopyKind = Literal["workspace", "project_workspace", "issue", "run", "company", "project"]
-COPY_KINDS: Final[tuple[CopyKind, ...]] = ("workspace", "project_workspace", "issue", "run",
-                                          "company", "project")  # fmt: skip
+COPY_KINDS: Final[tuple[CopyKind, ...]] = (
+    "workspace",
+    "project_workspace",
+    "issue",
+    "run",
+    "company",
+    "project",
+)
 
 _NAMESPACE: Final = UUID("5b0f7a2e-3c1d-5e4f-8a9b-1c2d3e4f5a6b")
 _MISSING: Final = object()

@@ -162,13 +162,22 @@ class AdapterSlot(CompanyScoped):
         if self.state != "granted":
             raise StateConflictError(
                 f"The slot of run {self.run_id} is {self.state}: its adapter cannot start.",
-                runId=self.run_id, slotId=str(self.id), state=self.state,
-            )  # fmt: skip
+                runId=self.run_id,
+                slotId=str(self.id),
+                state=self.state,
+            )
         self._started(
-            workspace_id=workspace_id, issue_id=issue_id, pid=pid, pgid=pgid,
-            start_time=start_time, slot_user=slot_user, cwd=cwd, log_path=log_path,
-            started_at=started_at, deadline=deadline,
-        )  # fmt: skip
+            workspace_id=workspace_id,
+            issue_id=issue_id,
+            pid=pid,
+            pgid=pgid,
+            start_time=start_time,
+            slot_user=slot_user,
+            cwd=cwd,
+            log_path=log_path,
+            started_at=started_at,
+            deadline=deadline,
+        )
 
     @event("AdapterStarted")
     def _started(
@@ -204,10 +213,16 @@ class AdapterSlot(CompanyScoped):
         if self.end is not None or self.state == "released":
             return False
         fields = {
-            "exit_code": None, "signal": None, "usage": None, "result": None,
-            "stdout_excerpt": None, "stderr_excerpt": None, "log_bytes": None, "error": None,
+            "exit_code": None,
+            "signal": None,
+            "usage": None,
+            "result": None,
+            "stdout_excerpt": None,
+            "stderr_excerpt": None,
+            "log_bytes": None,
+            "error": None,
             "group_gone": True,
-        }  # fmt: skip
+        }
         unknown = set(outcome) - set(fields)
         if unknown:
             raise TypeError(f"unknown outcome fields: {sorted(unknown)}")

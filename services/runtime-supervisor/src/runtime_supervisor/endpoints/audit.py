@@ -71,9 +71,10 @@ async def register_audit(e: Endpoints) -> None:
         access = reader(q.principal)
         scope = access.scope()
         found: Page[WorkspaceOperation] = await sup.store(
-            lambda: app.list_operations(scope, workspace_id=q.workspace_id,
-                                        limit=q.limit, offset=q.offset, access=access)
-        )  # fmt: skip
+            lambda: app.list_operations(
+                scope, workspace_id=q.workspace_id, limit=q.limit, offset=q.offset, access=access
+            )
+        )
         return found
 
     async def operation(q: GetWorkspaceOperation, ctx: RequestContext) -> WorkspaceOperationDetail:
@@ -111,11 +112,24 @@ async def register_audit(e: Endpoints) -> None:
         found: Page[WorkspaceEventRow] = await sup.store(events_page, q)
         return found
 
-    await e.add("workspace_operations", subjects.workspace_operations("supervisor"), operations,
-                ListWorkspaceOperations)  # fmt: skip
-    await e.add("workspace_operation", subjects.workspace_operation("supervisor"), operation,
-                GetWorkspaceOperation)  # fmt: skip
-    await e.add("workspace_operation_output", subjects.workspace_operation_output("supervisor"),
-                output, GetWorkspaceOperationOutput)  # fmt: skip
-    await e.add("workspace_events", subjects.workspace_events("supervisor"), events,
-                GetWorkspaceEvents)  # fmt: skip
+    await e.add(
+        "workspace_operations",
+        subjects.workspace_operations("supervisor"),
+        operations,
+        ListWorkspaceOperations,
+    )
+    await e.add(
+        "workspace_operation",
+        subjects.workspace_operation("supervisor"),
+        operation,
+        GetWorkspaceOperation,
+    )
+    await e.add(
+        "workspace_operation_output",
+        subjects.workspace_operation_output("supervisor"),
+        output,
+        GetWorkspaceOperationOutput,
+    )
+    await e.add(
+        "workspace_events", subjects.workspace_events("supervisor"), events, GetWorkspaceEvents
+    )

@@ -60,25 +60,42 @@ async def register_contained(e: Endpoints) -> None:
         unit = f"cmd-{c.label}-{uuid.uuid4()}"
         with e.acting(c.principal, f"contained {c.label} command"):
             owner = EgressOwner(
-                company_id=c.company_id, project_id=c.project_id,
+                company_id=c.company_id,
+                project_id=c.project_id,
                 execution_workspace_id=c.workspace_id,
                 target_key=target_key("execution_workspace", c.workspace_id)
-                if c.workspace_id else None,
-            )  # fmt: skip
-            launch = await prepare_in(sup, c.company_id, root, owned=c.owned, unit=unit,
-                                      limits=Limits(), cwd=cwd, netns_key=unit,
-                                      owner=owner)  # fmt: skip
+                if c.workspace_id
+                else None,
+            )
+            launch = await prepare_in(
+                sup,
+                c.company_id,
+                root,
+                owned=c.owned,
+                unit=unit,
+                limits=Limits(),
+                cwd=cwd,
+                netns_key=unit,
+                owner=owner,
+            )
             try:
-                result = await run_prepared(sup, launch, command=c.command, cwd=cwd,
-                                            env=dict(c.env), timeout=c.timeout_sec)  # fmt: skip
+                result = await run_prepared(
+                    sup, launch, command=c.command, cwd=cwd, env=dict(c.env), timeout=c.timeout_sec
+                )
             finally:
                 if sup.launcher is not None:
                     await asyncio.to_thread(sup.launcher.drop_namespace, unit)
         return ContainedCommandResult(
-            exit_code=result.exit_code, signal=result.signal, stdout=result.stdout.encode(),
-            stderr=result.stderr.encode(), truncated=result.truncated,
-            timed_out=result.timed_out, started_at=result.started_at,
-            finished_at=result.finished_at, limit=result.limit, error=result.error,
-        )  # fmt: skip
+            exit_code=result.exit_code,
+            signal=result.signal,
+            stdout=result.stdout.encode(),
+            stderr=result.stderr.encode(),
+            truncated=result.truncated,
+            timed_out=result.timed_out,
+            started_at=result.started_at,
+            finished_at=result.finished_at,
+            limit=result.limit,
+            error=result.error,
+        )
 
     await e.add("contained_run", contained_run(e.node), run, RunContainedCommand)

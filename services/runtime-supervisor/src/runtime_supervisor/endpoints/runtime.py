@@ -91,29 +91,41 @@ async def register_runtime(e: Endpoints) -> None:
                 facts = c.realizer_facts if c.action != "stop" or named else RealizerFacts()
                 await fresh_target(sup, scope, facts=facts, wait=wait_for(ctx), **where)
             if access.is_agent and known is None:  # its run not heard of yet: wait for it
-                await owned(sup, lambda: holding_run(app, c.principal, **where),
-                            wait=wait_for(ctx, OWN_WAIT))  # fmt: skip
+                await owned(
+                    sup,
+                    lambda: holding_run(app, c.principal, **where),
+                    wait=wait_for(ctx, OWN_WAIT),
+                )
             plan = await prepare(sup, c)  # every refusal before any long work is recorded
             return await runtime.operations.run(
                 f"runtime_{plan.selection.action}",
                 lambda operation_id: execute(sup, plan, operation_id),
-                ctx=ctx, principal=c.principal, company_id=plan.target.company_id,
+                ctx=ctx,
+                principal=c.principal,
+                company_id=plan.target.company_id,
                 subject_id=plan.target.id,
-            )  # fmt: skip
+            )
 
     async def ensure(c: EnsureRunServices, ctx: RequestContext) -> RunServices | Accepted:
         access = Access.of(c.principal)
         access.reach(Resource.RUNTIME_SERVICE, Action.CONTROL)
         with e.acting(c.principal, "run services", run_id=c.run_id):
             # Asked right after the realizer's answer: its workspace may not be copied here yet.
-            target = await fresh_target(sup, access.scope(), workspace_id=c.workspace_id,
-                                        facts=c.realizer_facts, wait=wait_for(ctx))  # fmt: skip
+            target = await fresh_target(
+                sup,
+                access.scope(),
+                workspace_id=c.workspace_id,
+                facts=c.realizer_facts,
+                wait=wait_for(ctx),
+            )
             return await runtime.operations.run(
                 "ensure_run_services",
                 lambda operation_id: ensure_for_run(sup, c, operation_id),
-                ctx=ctx, principal=c.principal, company_id=target.company_id,
+                ctx=ctx,
+                principal=c.principal,
+                company_id=target.company_id,
                 subject_id=c.workspace_id,
-            )  # fmt: skip
+            )
 
     async def readable(
         q: GetRuntimeState | GetRuntimeServiceLog, ctx: RequestContext, action: str

@@ -85,10 +85,16 @@ async def register_slots(e: Endpoints) -> None:
         try:
             found = await asyncio.to_thread(read_range, path, q.offset, q.length)
         except ValueError as exc:
-            raise InvalidInputError(f"Cannot read that part of the run's log: {exc}.",
-                                    field="range") from None  # fmt: skip
-        return RunLogSlice(run_id=q.run_id, offset=found.offset, length=found.length,
-                           size=found.size, text=found.text)  # fmt: skip
+            raise InvalidInputError(
+                f"Cannot read that part of the run's log: {exc}.", field="range"
+            ) from None
+        return RunLogSlice(
+            run_id=q.run_id,
+            offset=found.offset,
+            length=found.length,
+            size=found.size,
+            text=found.text,
+        )
 
     async def health(q: GetSlotHealth, ctx: RequestContext) -> list[SlotHealth]:
         access = Access.of(q.principal)

@@ -82,8 +82,9 @@ async def register_stops(e: Endpoints) -> None:
         workspace = app.copy_of("workspace", c.workspace_id)
         scope = Access.of(c.principal).scope()
         if workspace is not None and not visible(workspace.company_id, scope):
-            raise NotFoundError(f"There is no execution workspace {c.workspace_id}.",
-                                workspaceId=c.workspace_id)  # fmt: skip
+            raise NotFoundError(
+                f"There is no execution workspace {c.workspace_id}.", workspaceId=c.workspace_id
+            )
         target = app.target(None, workspace_id=c.workspace_id) if workspace is not None else None
         own_dir = target.cwd if target is not None and owns_directory(target) else None
         if target is not None:
@@ -98,10 +99,11 @@ async def register_stops(e: Endpoints) -> None:
             return False
 
         records = [
-            r for r in app.live_services()
+            r
+            for r in app.live_services()
             if (r.execution_workspace_id == c.workspace_id or (own_dir and inside(r.cwd, own_dir)))
             and not held_elsewhere(r)
-        ]  # fmt: skip
+        ]
         return records, target
 
     async def stop_workspace(
@@ -118,13 +120,21 @@ async def register_stops(e: Endpoints) -> None:
                 except NetnsError as exc:
                     log.error("the namespace of workspace %s stays: %s", c.workspace_id, exc)
             if op is not None:
-                lines = "".join(f"stopped {s.record.service_name} (pid {s.record.pid})\n"
-                                for s in stopped if not s.survivors)  # fmt: skip
+                lines = "".join(
+                    f"stopped {s.record.service_name} (pid {s.record.pid})\n"
+                    for s in stopped
+                    if not s.survivors
+                )
                 await finish_with_output(
-                    app, sup.store, sup.settings.home, op, status="failed" if failed else "succeeded",
-                    exit_code=None if failed else 0, stdout=lines.encode(),
+                    app,
+                    sup.store,
+                    sup.settings.home,
+                    op,
+                    status="failed" if failed else "succeeded",
+                    exit_code=None if failed else 0,
+                    stdout=lines.encode(),
                     stderr="".join(f"still running: {f}\n" for f in failed).encode(),
-                )  # fmt: skip
+                )
         return StopWorkspaceRuntimeServicesResult(
             workspace_id=c.workspace_id, stopped=len(stopped) - len(failed), failed=failed
         )
@@ -135,11 +145,17 @@ async def register_stops(e: Endpoints) -> None:
             return None
         names = ", ".join(r.service_name for r in records)
         op: str = await sup.store(
-            app.start_operation, target, phase="workspace_teardown",
-            command=f"stop runtime services: {names}", cwd=target.cwd or "",
-            metadata={"action": "stop", "reason": "workspace archived",
-                      "runtimeServiceIds": [r.id for r in records]},
-        )  # fmt: skip
+            app.start_operation,
+            target,
+            phase="workspace_teardown",
+            command=f"stop runtime services: {names}",
+            cwd=target.cwd or "",
+            metadata={
+                "action": "stop",
+                "reason": "workspace archived",
+                "runtimeServiceIds": [r.id for r in records],
+            },
+        )
         return op
 
     async def stop_all(
@@ -163,14 +179,25 @@ async def register_stops(e: Endpoints) -> None:
             if s.survivors:
                 log.error(
                     "stop-all: runtime service %s (%s) still runs after SIGKILL: pids %s",
-                    s.record.service_name, s.record.id, ", ".join(map(str, s.survivors)),
-                )  # fmt: skip
+                    s.record.service_name,
+                    s.record.id,
+                    ", ".join(map(str, s.survivors)),
+                )
         return StopAllRuntimeServicesResult(
-            node=e.node, services_stopped=len(stopped) - len(_failed(stopped)),
+            node=e.node,
+            services_stopped=len(stopped) - len(_failed(stopped)),
             slots_stopped=await adapters,
-        )  # fmt: skip
+        )
 
-    await e.add("stop_workspace", stop_workspace_runtime_services(e.node), stop_workspace,
-                StopWorkspaceRuntimeServices)  # fmt: skip
-    await e.add("stop_all", subjects.command("runtime_service", "stop_all", e.node), stop_all,
-                StopAllRuntimeServices)  # fmt: skip
+    await e.add(
+        "stop_workspace",
+        stop_workspace_runtime_services(e.node),
+        stop_workspace,
+        StopWorkspaceRuntimeServices,
+    )
+    await e.add(
+        "stop_all",
+        subjects.command("runtime_service", "stop_all", e.node),
+        stop_all,
+        StopAllRuntimeServices,
+    )

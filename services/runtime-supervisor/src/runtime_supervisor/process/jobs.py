@@ -172,10 +172,18 @@ async def run_job(
         proc = _start(command, cwd=cwd, env=env, prefix=prefix, preexec=preexec)
     except OSError as exc:
         return JobResult(
-            exit_code=None, signal=None, stdout="", stderr=str(exc), stdout_bytes=0,
-            stderr_bytes=0, truncated=False, timed_out=False, started_at=started,
-            finished_at=datetime.now(UTC), error=f"cannot start the job in {cwd}: {exc}",
-        )  # fmt: skip
+            exit_code=None,
+            signal=None,
+            stdout="",
+            stderr=str(exc),
+            stdout_bytes=0,
+            stderr_bytes=0,
+            truncated=False,
+            timed_out=False,
+            started_at=started,
+            finished_at=datetime.now(UTC),
+            error=f"cannot start the job in {cwd}: {exc}",
+        )
     loop = asyncio.get_running_loop()
     assert proc.stdout is not None
     assert proc.stderr is not None

@@ -162,8 +162,10 @@ class AdapterProcess:
         """What was cut from the log (empty when nothing)."""
         if not self._dropped:
             return ""
-        return (f"the run log was truncated at {self.log_limit} bytes "
-                f"({self._dropped} bytes of output dropped)")  # fmt: skip
+        return (
+            f"the run log was truncated at {self.log_limit} bytes "
+            f"({self._dropped} bytes of output dropped)"
+        )
 
     def _outcome(self, code: int, gone: bool, limit: str | None = None) -> AdapterOutcome:
         out, err = bytes(self._tails.get("stdout", b"")), bytes(self._tails.get("stderr", b""))
@@ -194,10 +196,17 @@ class AdapterProcess:
         except OSError:
             size = 0
         return AdapterOutcome(
-            end=end, exit_code=exit_code, signal=sig, usage=usage, result=result,
-            stdout_excerpt=_text(out), stderr_excerpt=_text(err), log_bytes=size,
-            error=error, group_gone=gone,
-        )  # fmt: skip
+            end=end,
+            exit_code=exit_code,
+            signal=sig,
+            usage=usage,
+            result=result,
+            stdout_excerpt=_text(out),
+            stderr_excerpt=_text(err),
+            log_bytes=size,
+            error=error,
+            group_gone=gone,
+        )
 
 
 async def spawn_adapter(
@@ -220,18 +229,29 @@ async def spawn_adapter(
     log = log_path.open("ab")
     try:
         process = await asyncio.create_subprocess_exec(
-            *plan.argv, cwd=plan.cwd, env=plan.env, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, umask=plan.umask, preexec_fn=joiner(plan.unit, plan.limits, file_size=False),
-        )  # fmt: skip
+            *plan.argv,
+            cwd=plan.cwd,
+            env=plan.env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            umask=plan.umask,
+            preexec_fn=joiner(plan.unit, plan.limits, file_size=False),
+        )
     except BaseException:
         log.close()
         raise
     adapter = AdapterProcess(
-        process=process, pgid=process.pid, start_time=proc_start_time(process.pid),
-        log_path=log_path, signals_as_status=under_bwrap, _log=log, log_limit=log_limit,
+        process=process,
+        pgid=process.pid,
+        start_time=proc_start_time(process.pid),
+        log_path=log_path,
+        signals_as_status=under_bwrap,
+        _log=log,
+        log_limit=log_limit,
         unit=plan.unit,
-    )  # fmt: skip
+    )
     assert process.stdout is not None
     assert process.stderr is not None
     adapter._readers = [

@@ -84,8 +84,9 @@ def placement_of(
             workspaceId=workspace_id,
         )
     root = target.project_workspace_cwd
-    return Placement(cwd=Path(target.cwd), repo_root=Path(root) if root else None,
-                     branch=target.branch_name)  # fmt: skip
+    return Placement(
+        cwd=Path(target.cwd), repo_root=Path(root) if root else None, branch=target.branch_name
+    )
 
 
 def _contain(placement: Placement, identity: Identity) -> GitLayout | None:
@@ -118,8 +119,9 @@ def _give_back(cwd: Path, layout: GitLayout | None, identity: Identity, unit: Un
     hand_back(layout.worktree if layout is not None else cwd, layout, identity.uid, identity.gid)
 
 
-async def give_back(cwd: Path, layout: GitLayout | None, identity: Identity, unit: Unit | None,
-                    run_id: str) -> None:  # fmt: skip
+async def give_back(
+    cwd: Path, layout: GitLayout | None, identity: Identity, unit: Unit | None, run_id: str
+) -> None:
     """End the run's unit and take back the git dir and branch ref (errors logged)."""
     try:
         await asyncio.to_thread(_give_back, cwd, layout, identity, unit)

@@ -152,8 +152,9 @@ def _unpack_siblings(layout: GitLayout, folder: Path, me: int, my_gid: int) -> N
         if name == own or rest == name or "/" in rest:
             continue
         with contextlib.suppress(FileExistsError):
-            fd = os.open(folder / rest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                         _POINTER_MODE)  # fmt: skip
+            fd = os.open(
+                folder / rest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, _POINTER_MODE
+            )
             try:
                 os.write(fd, f"{oid}\n".encode())
                 os.fchown(fd, me, my_gid)

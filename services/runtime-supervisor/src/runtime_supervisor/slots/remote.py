@@ -34,16 +34,22 @@ async def post_context(
     body = response.content[-EXCERPT_BYTES:].decode("utf-8", errors="replace")
     if not response.is_success:
         return AdapterOutcome(
-            end="exited", exit_code=1, stdout_excerpt=body, log_bytes=len(response.content),
+            end="exited",
+            exit_code=1,
+            stdout_excerpt=body,
+            log_bytes=len(response.content),
             error=f"the agent's URL answered HTTP {response.status_code}",
-        )  # fmt: skip
+        )
     try:
         value = response.json()
     except ValueError:
         return AdapterOutcome(
-            end="exited", exit_code=1, stdout_excerpt=body, log_bytes=len(response.content),
+            end="exited",
+            exit_code=1,
+            stdout_excerpt=body,
+            log_bytes=len(response.content),
             error="the agent's URL answered something other than JSON",
-        )  # fmt: skip
+        )
     usage: dict[str, Any] | None = None
     result: Any = value
     if isinstance(value, dict) and ("usage" in value or "result" in value):
@@ -51,6 +57,10 @@ async def post_context(
         usage = found if isinstance(found, dict) else None
         result = value.get("result")
     return AdapterOutcome(
-        end="exited", exit_code=0, usage=usage, result=result, stdout_excerpt=body,
+        end="exited",
+        exit_code=0,
+        usage=usage,
+        result=result,
+        stdout_excerpt=body,
         log_bytes=len(response.content),
-    )  # fmt: skip
+    )

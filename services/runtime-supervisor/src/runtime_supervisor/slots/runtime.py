@@ -81,12 +81,17 @@ class SlotRuntime:
         self.sup.check_accepting()
         settings = self.sup.settings
         info: SlotInfo = await self.sup.store(
-            self.sup.app.acquire_slot, scope, run_id=c.run_id, agent_id=c.agent_id,
-            adapter_type=c.adapter_type, trusted=c.trusted, capacity=settings.slots,
+            self.sup.app.acquire_slot,
+            scope,
+            run_id=c.run_id,
+            agent_id=c.agent_id,
+            adapter_type=c.adapter_type,
+            trusted=c.trusted,
+            capacity=settings.slots,
             sandbox="bwrap" if self.launcher.available else None,
             sandbox_detail=self.launcher.detail,
             ttl=settings.slot_grant_ttl,
-        )  # fmt: skip
+        )
         if info.state == "granted" and info.slot_id not in self.expiries:
             self.expiries[info.slot_id] = self.sup.spawn(
                 self._expire(info), name=f"slot-expiry-{info.slot_id}"
@@ -100,8 +105,11 @@ class SlotRuntime:
             current: SlotInfo = await self.sup.store(self.sup.app.slot_of_run, None, info.run_id)
             if current.slot_id == info.slot_id and current.state == "granted":
                 with as_system("slot grant expired", run_id=info.run_id):
-                    await self.sup.store(self.sup.app.release_slot_record, info.slot_id,
-                                         "never launched within the grant's time")  # fmt: skip
+                    await self.sup.store(
+                        self.sup.app.release_slot_record,
+                        info.slot_id,
+                        "never launched within the grant's time",
+                    )
 
     def _disarm(self, slot_id: str) -> None:
         timer = self.expiries.pop(slot_id, None)
@@ -117,34 +125,51 @@ class SlotRuntime:
         async with self.sup.locks.hold(f"slot:{c.run_id}"):
             info: SlotInfo = await self.sup.store(app.slot_of_run, scope, c.run_id)
             if info.slot_id != c.slot_id:
-                raise NotFoundError(f"Run {c.run_id} holds no slot {c.slot_id}.",
-                                    runId=c.run_id, slotId=c.slot_id)  # fmt: skip
+                raise NotFoundError(
+                    f"Run {c.run_id} holds no slot {c.slot_id}.", runId=c.run_id, slotId=c.slot_id
+                )
             if info.state != "granted":
                 return await self._launched_again(info, c)
             self._disarm(info.slot_id)
             deadline = app.now() + timedelta(seconds=c.timeout_sec)
             if info.slot_type == "remote_http":
-                await self.sup.store(app.record_adapter_started, info.slot_id,
-                    workspace_id=c.workspace_id, issue_id=c.issue_id, pid=None, pgid=None,
-                    start_time=None, slot_user=None, cwd=None, log_path=None,
-                    deadline=deadline)  # fmt: skip
+                await self.sup.store(
+                    app.record_adapter_started,
+                    info.slot_id,
+                    workspace_id=c.workspace_id,
+                    issue_id=c.issue_id,
+                    pid=None,
+                    pgid=None,
+                    start_time=None,
+                    slot_user=None,
+                    cwd=None,
+                    log_path=None,
+                    deadline=deadline,
+                )
                 task = self.sup.spawn(self._remote(info, c), name=f"slot-remote-{c.run_id}")
                 self.running[c.run_id] = _Running(slot_id=info.slot_id, task=task)
-                return AdapterLaunched(slot_id=info.slot_id, run_id=c.run_id,
-                                       started_at=app.now(), deadline=deadline)  # fmt: skip
+                return AdapterLaunched(
+                    slot_id=info.slot_id, run_id=c.run_id, started_at=app.now(), deadline=deadline
+                )
             return await self._launch_local(info, c, deadline)
 
     async def _launched_again(self, info: SlotInfo, c: LaunchAdapter) -> AdapterLaunched:
         if info.state != "running" or info.end is not None:
             raise StateConflictError(
                 f"The slot of run {c.run_id} is {info.state}: its adapter cannot start again.",
-                runId=c.run_id, state=info.state,
-            )  # fmt: skip
+                runId=c.run_id,
+                state=info.state,
+            )
         view: RunSlot = await self.sup.store(self.sup.app.run_slot_view, None, c.run_id)
         started = view.started_at or self.sup.app.now()
-        return AdapterLaunched(slot_id=info.slot_id, run_id=c.run_id, pid=info.pid,
-                               pgid=info.pgid, started_at=started,
-                               deadline=started + timedelta(seconds=c.timeout_sec))  # fmt: skip
+        return AdapterLaunched(
+            slot_id=info.slot_id,
+            run_id=c.run_id,
+            pid=info.pid,
+            pgid=info.pgid,
+            started_at=started,
+            deadline=started + timedelta(seconds=c.timeout_sec),
+        )
 
     def _identity(self, info: SlotInfo) -> Identity | None:
         """The company's identity of a contained slot (None: a trusted one)."""
@@ -194,8 +219,13 @@ class SlotRuntime:
         layout: GitLayout | None = None
         placement: Placement | None = None
         try:
-            placement = await sup.store(placement_of, app, info.company_id, c.workspace_id,
-                                        sup.settings.slot_run_dir(c.run_id) / "scratch")  # fmt: skip
+            placement = await sup.store(
+                placement_of,
+                app,
+                info.company_id,
+                c.workspace_id,
+                sup.settings.slot_run_dir(c.run_id) / "scratch",
+            )
             assert placement is not None
             if not c.command:
                 raise InvalidInputError("A process adapter needs a command.", field="command")
@@ -213,18 +243,30 @@ class SlotRuntime:
                 layout = await contain(placement, identity)
                 handed = True
                 tools, _ids, _groups = self.launcher.require()
-                confinement = Confinement(identity=identity, tools=tools, layout=layout,
-                                          toolchains=self.launcher.toolchains,
-                                          netns=namespace)  # fmt: skip
+                confinement = Confinement(
+                    identity=identity,
+                    tools=tools,
+                    layout=layout,
+                    toolchains=self.launcher.toolchains,
+                    netns=namespace,
+                )
             env = {**sanitize_env(sup.base_env), **c.env}
-            plan = plan_launch(c.command, cwd=placement.cwd, env=env, limits=c.limits,
-                               confinement=confinement, unit=unit)  # fmt: skip
+            plan = plan_launch(
+                c.command,
+                cwd=placement.cwd,
+                env=env,
+                limits=c.limits,
+                confinement=confinement,
+                unit=unit,
+            )
             log_path = sup.settings.slot_run_dir(c.run_id) / "run.log"
             sup.check_accepting()  # a stop-all may have begun while the place was handed over
             adapter = await spawn_adapter(
-                plan, log_path, under_bwrap=confinement is not None,
+                plan,
+                log_path,
+                under_bwrap=confinement is not None,
                 log_limit=sup.settings.run_log_max_bytes,
-            )  # fmt: skip
+            )
         except Exception as exc:
             message = _launch_error(exc)
             await self._record(info, AdapterOutcome(end="launch_failed", error=message))
@@ -237,21 +279,39 @@ class SlotRuntime:
                 raise
             raise InvalidInputError(message, runId=c.run_id) from None
         started: SlotInfo = await sup.store(
-            app.record_adapter_started, info.slot_id, workspace_id=c.workspace_id,
-            issue_id=c.issue_id, pid=adapter.pid, pgid=adapter.pgid,
+            app.record_adapter_started,
+            info.slot_id,
+            workspace_id=c.workspace_id,
+            issue_id=c.issue_id,
+            pid=adapter.pid,
+            pgid=adapter.pgid,
             start_time=adapter.start_time,
             slot_user=f"{identity.name}:{identity.uid}" if identity is not None else None,
-            cwd=str(placement.cwd), log_path=str(log_path), deadline=deadline,
-        )  # fmt: skip
-        task = sup.spawn(self._watch(started, adapter, placement, layout, c),
-                         name=f"slot-adapter-{c.run_id}")  # fmt: skip
+            cwd=str(placement.cwd),
+            log_path=str(log_path),
+            deadline=deadline,
+        )
+        task = sup.spawn(
+            self._watch(started, adapter, placement, layout, c), name=f"slot-adapter-{c.run_id}"
+        )
         self.running[c.run_id] = _Running(slot_id=info.slot_id, task=task, adapter=adapter)
-        return AdapterLaunched(slot_id=info.slot_id, run_id=c.run_id, pid=adapter.pid,
-                               pgid=adapter.pgid, started_at=app.now(),
-                               deadline=deadline)  # fmt: skip
+        return AdapterLaunched(
+            slot_id=info.slot_id,
+            run_id=c.run_id,
+            pid=adapter.pid,
+            pgid=adapter.pgid,
+            started_at=app.now(),
+            deadline=deadline,
+        )
 
-    async def _watch(self, info: SlotInfo, adapter: AdapterProcess, placement: Placement,
-                     layout: GitLayout | None, c: LaunchAdapter) -> None:  # fmt: skip
+    async def _watch(
+        self,
+        info: SlotInfo,
+        adapter: AdapterProcess,
+        placement: Placement,
+        layout: GitLayout | None,
+        c: LaunchAdapter,
+    ) -> None:
         identity = self._identity(info)
         try:
             outcome = await adapter.wait(float(c.timeout_sec))
@@ -267,8 +327,9 @@ class SlotRuntime:
 
     async def _remote(self, info: SlotInfo, c: LaunchAdapter) -> None:
         try:
-            outcome = await post_context(c.url or "", dict(c.headers), dict(c.context),
-                                         float(c.timeout_sec))  # fmt: skip
+            outcome = await post_context(
+                c.url or "", dict(c.headers), dict(c.context), float(c.timeout_sec)
+            )
         except asyncio.CancelledError:
             running = self.running.get(c.run_id)
             reason = running.reason if running is not None else None
@@ -280,8 +341,9 @@ class SlotRuntime:
 
     async def _record(self, info: SlotInfo, outcome: AdapterOutcome) -> None:
         with as_system(f"adapter {outcome.end}", run_id=info.run_id):
-            await self.sup.store(self.sup.app.record_adapter_end, info.slot_id, outcome.end,
-                                 **outcome.fields())  # fmt: skip
+            await self.sup.store(
+                self.sup.app.record_adapter_end, info.slot_id, outcome.end, **outcome.fields()
+            )
 
     # Kill and release.
 
@@ -319,8 +381,9 @@ class SlotRuntime:
             await self._stop(run_id, "killed")
             info: SlotInfo = await self.sup.store(self.sup.app.slot_of_run, scope, run_id)
             self._disarm(info.slot_id)
-            released: bool = await self.sup.store(self.sup.app.release_slot_record,
-                                                  info.slot_id, reason)  # fmt: skip
+            released: bool = await self.sup.store(
+                self.sup.app.release_slot_record, info.slot_id, reason
+            )
         return released
 
     def run_finished(self, run_id: str) -> None:
@@ -350,8 +413,11 @@ class SlotRuntime:
         for info in held:
             with as_system("supervisor restarted", run_id=info.run_id):
                 if info.state == "granted":
-                    await self.sup.store(app.release_slot_record, info.slot_id,
-                                         "the supervisor restarted before its launch")  # fmt: skip
+                    await self.sup.store(
+                        app.release_slot_record,
+                        info.slot_id,
+                        "the supervisor restarted before its launch",
+                    )
                     continue
                 if info.state == "running":
                     await self._detach(info)
@@ -363,8 +429,9 @@ class SlotRuntime:
         gone = True
         placement: Placement | None = None
         if info.pgid is not None:
-            outcome = await stop_group(info.pgid, grace=ADAPTER_GRACE,
-                                       leader_start_time=info.start_time)  # fmt: skip
+            outcome = await stop_group(
+                info.pgid, grace=ADAPTER_GRACE, leader_start_time=info.start_time
+            )
             gone = not outcome.survivors
         identity = self._identity(info) if self.launcher.available else None
         if identity is not None:
@@ -372,9 +439,12 @@ class SlotRuntime:
         if identity is not None and info.cwd:
             with contextlib.suppress(NotFoundError, InvalidInputError):
                 placement = await self.sup.store(
-                    placement_of, self.sup.app, info.company_id, info.workspace_id,
+                    placement_of,
+                    self.sup.app,
+                    info.company_id,
+                    info.workspace_id,
                     self.sup.settings.slot_run_dir(info.run_id) / "scratch",
-                )  # fmt: skip
+                )
             if placement is None or placement.cwd != Path(info.cwd):
                 placement = Placement(cwd=Path(info.cwd), scratch=info.workspace_id is None)
             layout = await asyncio.to_thread(recovered_layout, placement)
@@ -388,10 +458,16 @@ class SlotRuntime:
         tail, size = "", None
         if info.log_path:
             tail, size = await asyncio.to_thread(_log_tail, Path(info.log_path))
-        await self._record(info, AdapterOutcome(
-            end="detached", stdout_excerpt=tail, log_bytes=size, group_gone=gone,
-            error="the runtime-supervisor stopped while the adapter ran",
-        ))  # fmt: skip
+        await self._record(
+            info,
+            AdapterOutcome(
+                end="detached",
+                stdout_excerpt=tail,
+                log_bytes=size,
+                group_gone=gone,
+                error="the runtime-supervisor stopped while the adapter ran",
+            ),
+        )
 
     async def health(self) -> list[SlotHealth]:
         """``GetSlotHealth``."""

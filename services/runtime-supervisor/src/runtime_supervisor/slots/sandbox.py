@@ -110,9 +110,16 @@ def _git_binds(layout: GitLayout) -> list[str]:
 def bwrap_argv(command: Sequence[str], cwd: Path, confinement: Confinement) -> list[str]:
     """``bwrap ... -- setpriv ... command`` (see the module's docstring)."""
     binds = _git_binds(confinement.layout) if confinement.layout is not None else []
-    return sandbox_argv(command, cwd=cwd, identity=confinement.identity, tools=confinement.tools,
-                        writable=[cwd], readable=confinement.toolchains, binds=binds,
-                        netns=confinement.netns)  # fmt: skip
+    return sandbox_argv(
+        command,
+        cwd=cwd,
+        identity=confinement.identity,
+        tools=confinement.tools,
+        writable=[cwd],
+        readable=confinement.toolchains,
+        binds=binds,
+        netns=confinement.netns,
+    )
 
 
 def plan_launch(

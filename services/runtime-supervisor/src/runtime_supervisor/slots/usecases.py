@@ -53,28 +53,55 @@ class SlotInfo:
 
     def grant(self) -> SlotGrant:
         """The ``AcquireSlot`` answer."""
-        return SlotGrant(slot_id=self.slot_id, type=self.slot_type, index=self.index,  # type: ignore[arg-type]
-                         contained=self.contained, sandbox=self.sandbox)  # type: ignore[arg-type]  # fmt: skip
+        return SlotGrant(
+            slot_id=self.slot_id,
+            type=self.slot_type,  # type: ignore[arg-type]
+            index=self.index,
+            contained=self.contained,
+            sandbox=self.sandbox,  # type: ignore[arg-type]
+        )
 
 
 def _info(slot: AdapterSlot) -> SlotInfo:
     return SlotInfo(
-        slot_id=str(slot.id), run_id=slot.run_id, company_id=slot.company_id,
-        agent_id=slot.agent_id, slot_type=slot.slot_type, index=slot.index,
-        trusted=slot.trusted, contained=slot.contained, sandbox=slot.sandbox, state=slot.state,
-        pid=slot.pid, pgid=slot.pgid, start_time=slot.start_time, cwd=slot.cwd,
-        log_path=slot.log_path, end=slot.end, workspace_id=slot.workspace_id,
-    )  # fmt: skip
+        slot_id=str(slot.id),
+        run_id=slot.run_id,
+        company_id=slot.company_id,
+        agent_id=slot.agent_id,
+        slot_type=slot.slot_type,
+        index=slot.index,
+        trusted=slot.trusted,
+        contained=slot.contained,
+        sandbox=slot.sandbox,
+        state=slot.state,
+        pid=slot.pid,
+        pgid=slot.pgid,
+        start_time=slot.start_time,
+        cwd=slot.cwd,
+        log_path=slot.log_path,
+        end=slot.end,
+        workspace_id=slot.workspace_id,
+    )
 
 
 def _view(slot: AdapterSlot) -> RunSlot:
     return RunSlot(
-        slot_id=str(slot.id), run_id=slot.run_id, type=slot.slot_type,  # type: ignore[arg-type]
-        state=slot.state, end=slot.end, exit_code=slot.exit_code,  # type: ignore[arg-type]
-        signal=slot.signal, started_at=slot.started_at, finished_at=slot.finished_at,
-        usage=slot.usage, result=slot.result, stdout_excerpt=slot.stdout_excerpt,
-        stderr_excerpt=slot.stderr_excerpt, log_bytes=slot.log_bytes, error=slot.error,
-    )  # fmt: skip
+        slot_id=str(slot.id),
+        run_id=slot.run_id,
+        type=slot.slot_type,  # type: ignore[arg-type]
+        state=slot.state,
+        end=slot.end,  # type: ignore[arg-type]
+        exit_code=slot.exit_code,
+        signal=slot.signal,
+        started_at=slot.started_at,
+        finished_at=slot.finished_at,
+        usage=slot.usage,
+        result=slot.result,
+        stdout_excerpt=slot.stdout_excerpt,
+        stderr_excerpt=slot.stderr_excerpt,
+        log_bytes=slot.log_bytes,
+        error=slot.error,
+    )
 
 
 class SlotUseCases(Lookups):
@@ -129,8 +156,7 @@ class SlotUseCases(Lookups):
             raise SandboxUnavailableError(sandbox_detail, runId=run_id, agentId=agent_id)
         index: int | None = None
         if slot_type == "local_stdio":
-            held = (s.index for s in self.slots.values()
-                    if s.held and s.slot_type == "local_stdio")  # fmt: skip
+            held = (s.index for s in self.slots.values() if s.held and s.slot_type == "local_stdio")
             index = free_index(capacity, held)
             if index is None:
                 raise SlotUnavailableError(
@@ -139,11 +165,18 @@ class SlotUseCases(Lookups):
                 )
         now = self.now()
         slot = AdapterSlot(
-            slot_id=str(uuid.uuid4()), company_id=company_id, for_run=run_id, agent_id=agent_id,
-            slot_type=slot_type, index=index, trusted=trusted, contained=contained,
-            sandbox=(sandbox or "none") if contained else "none", granted_at=now,
+            slot_id=str(uuid.uuid4()),
+            company_id=company_id,
+            for_run=run_id,
+            agent_id=agent_id,
+            slot_type=slot_type,
+            index=index,
+            trusted=trusted,
+            contained=contained,
+            sandbox=(sandbox or "none") if contained else "none",
+            granted_at=now,
             expires_at=now + timedelta(seconds=ttl),
-        )  # fmt: skip
+        )
         self.save(slot)
         return _info(self.slots[str(slot.id)])
 

@@ -60,14 +60,22 @@ class EgressUseCases(Queries):
             key = egress_id(namespace, period.key, seen.host, seen.port, seen.verdict)
             found = self.egress.get(str(key))
             if found is None:
-                changed.append(EgressSeen(
-                    company_id=owner.company_id, namespace=namespace, period=period.key,
-                    target_key=owner.target_key,
-                    execution_workspace_id=owner.execution_workspace_id,
-                    project_workspace_id=owner.project_workspace_id,
-                    host=seen.host, port=seen.port, verdict=seen.verdict, count=seen.count,
-                    first_at=seen.first_at, last_at=seen.last_at,
-                ))  # fmt: skip
+                changed.append(
+                    EgressSeen(
+                        company_id=owner.company_id,
+                        namespace=namespace,
+                        period=period.key,
+                        target_key=owner.target_key,
+                        execution_workspace_id=owner.execution_workspace_id,
+                        project_workspace_id=owner.project_workspace_id,
+                        host=seen.host,
+                        port=seen.port,
+                        verdict=seen.verdict,
+                        count=seen.count,
+                        first_at=seen.first_at,
+                        last_at=seen.last_at,
+                    )
+                )
             elif period.ended and seen.count > found.count:
                 record: EgressSeen = self.load(found.id)
                 record.tally(seen.count, seen.last_at)

@@ -159,9 +159,16 @@ class ServiceUseCases(Queries):
     ) -> ServiceRecord:
         """Its process started (still ``starting``: readiness is not known yet); the wrapper's
         start time names its process group for later stops."""
-        return self._change(service_id, lambda s: s.spawn(
-            pid=pid, pgid=pgid, process_start_time=process_start_time, run_dir=run_dir,
-            wrapper_start_time=wrapper_start_time))  # fmt: skip
+        return self._change(
+            service_id,
+            lambda s: s.spawn(
+                pid=pid,
+                pgid=pgid,
+                process_start_time=process_start_time,
+                run_dir=run_dir,
+                wrapper_start_time=wrapper_start_time,
+            ),
+        )
 
     def mark_running(
         self,
@@ -175,8 +182,10 @@ class ServiceUseCases(Queries):
         """Readiness passed: ``running`` and ``healthy`` (the process facts not given stay as
         ``mark_spawned`` recorded them)."""
         at = self.now()
-        return self._change(service_id, lambda s: s.run(
-            at, url=url, pid=pid, pgid=pgid, process_start_time=process_start_time))  # fmt: skip
+        return self._change(
+            service_id,
+            lambda s: s.run(at, url=url, pid=pid, pgid=pgid, process_start_time=process_start_time),
+        )
 
     def mark_start_failed(
         self,
@@ -189,9 +198,16 @@ class ServiceUseCases(Queries):
     ) -> ServiceRecord:
         """The start failed before readiness: ``failed``, port released (case 57)."""
         at = self.now()
-        return self._change(service_id, lambda s: s.fail_start(
-            at, error=error, exit_code=exit_code, exit_signal=exit_signal,
-            last_output=last_output))  # fmt: skip
+        return self._change(
+            service_id,
+            lambda s: s.fail_start(
+                at,
+                error=error,
+                exit_code=exit_code,
+                exit_signal=exit_signal,
+                last_output=last_output,
+            ),
+        )
 
     def mark_stopped(
         self,
@@ -205,9 +221,16 @@ class ServiceUseCases(Queries):
         """Stopped (or ended with status 0 / SIGTERM): ``stopped``, port released. A second
         report of an instance's end changes nothing."""
         at = self.now()
-        return self._change(service_id, lambda s: s.stop(
-            at, stop_reason=stop_reason, exit_code=exit_code, exit_signal=exit_signal,
-            last_output=last_output))  # fmt: skip
+        return self._change(
+            service_id,
+            lambda s: s.stop(
+                at,
+                stop_reason=stop_reason,
+                exit_code=exit_code,
+                exit_signal=exit_signal,
+                last_output=last_output,
+            ),
+        )
 
     def mark_failed(
         self,
@@ -220,9 +243,16 @@ class ServiceUseCases(Queries):
     ) -> ServiceRecord:
         """Ended by itself otherwise than status 0 or SIGTERM: ``failed``, port released."""
         at = self.now()
-        return self._change(service_id, lambda s: s.fail(
-            at, error=error, exit_code=exit_code, exit_signal=exit_signal,
-            last_output=last_output))  # fmt: skip
+        return self._change(
+            service_id,
+            lambda s: s.fail(
+                at,
+                error=error,
+                exit_code=exit_code,
+                exit_signal=exit_signal,
+                last_output=last_output,
+            ),
+        )
 
     def mark_adopted(self, service_id: str, *, pid: int | None = None) -> ServiceRecord:
         """A restarted supervisor supervises the live process again, without restarting it."""

@@ -48,16 +48,20 @@ async def delete_branch(
     holder = branch_checked_out_in(await list_worktrees(git, repo_root), branch)
     if holder is not None:
         await _skipped(
-            sink, repo_root, command,
+            sink,
+            repo_root,
+            command,
             f'Skipped deleting branch "{branch}": it is checked out at "{holder.path}".',
-        )  # fmt: skip
+        )
         return False
     if not await ref_exists(git, repo_root, ref):
         await _skipped(sink, repo_root, command, f'Branch "{branch}" does not exist.')
         return True
     result = await git.run(
         ["update-ref", "-m", "clipyard: delete delivered branch", "-d", ref, expected_sha],
-        cwd=repo_root, phase="worktree_cleanup", sink=sink,
+        cwd=repo_root,
+        phase="worktree_cleanup",
+        sink=sink,
         metadata={"branchName": branch, "expectedSha": expected_sha},
-    )  # fmt: skip
+    )
     return result.ok and not await ref_exists(git, repo_root, ref)

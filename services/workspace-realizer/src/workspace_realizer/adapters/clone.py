@@ -104,9 +104,13 @@ async def _check_out_ref(git: GitRunner, work: Path, repo_ref: str, sink: StepSi
     else:
         raise HostOperationError(f'repoRef "{repo_ref}" was not found in the repository')
     await git.run(
-        args, cwd=work, phase="managed_clone", sink=sink, check=True,
+        args,
+        cwd=work,
+        phase="managed_clone",
+        sink=sink,
+        check=True,
         metadata={"repoRef": repo_ref},
-    )  # fmt: skip
+    )
 
 
 def _existing(target: Path) -> str:
@@ -174,9 +178,13 @@ async def managed_clone(
     try:
         result = await git.run(
             ["clone", "--origin", "origin", "--", repo_url, str(work)],
-            cwd=target.parent, phase="managed_clone", sink=sink, auth=auth,
-            timeout=CLONE_TIMEOUT, metadata={"repoUrl": repo_url, "path": str(target)},
-        )  # fmt: skip
+            cwd=target.parent,
+            phase="managed_clone",
+            sink=sink,
+            auth=auth,
+            timeout=CLONE_TIMEOUT,
+            metadata={"repoUrl": repo_url, "path": str(target)},
+        )
         if not result.ok:
             raise _clone_failure(repo_url, target, result, auth)
         if repo_ref:

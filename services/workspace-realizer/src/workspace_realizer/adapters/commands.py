@@ -88,12 +88,21 @@ class ShellCommandRunner:
         )
         code = outcome.returncode if signal is None else None
         step = command_step(
-            phase=phase, command=command, cwd=cwd, timeout=timeout, returncode=code,
-            signal=signal, started=outcome.returncode is not None or outcome.timed_out,
-            timed_out=outcome.timed_out, stdout=outcome.stdout, stderr=outcome.stderr,
-            truncated=outcome.truncated, started_at=outcome.started_at,
-            finished_at=outcome.finished_at, metadata={"shell": shell},
-        )  # fmt: skip
+            phase=phase,
+            command=command,
+            cwd=cwd,
+            timeout=timeout,
+            returncode=code,
+            signal=signal,
+            started=outcome.returncode is not None or outcome.timed_out,
+            timed_out=outcome.timed_out,
+            stdout=outcome.stdout,
+            stderr=outcome.stderr,
+            truncated=outcome.truncated,
+            started_at=outcome.started_at,
+            finished_at=outcome.finished_at,
+            metadata={"shell": shell},
+        )
         await sink(step)
         return CommandResult(
             exit_code=step.exit_code if step.exit_code is not None else 127, step=step

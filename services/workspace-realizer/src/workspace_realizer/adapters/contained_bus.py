@@ -66,11 +66,17 @@ class BusCommandRunner:
         """Run ``command`` contained in the worktree ``cwd`` and report it as one step."""
         request = RunContainedCommand(
             principal=Principal(company_id=company_id, actor=Actor(type="system", id=ACTOR_ID)),
-            company_id=company_id, command=command, cwd=str(cwd), root=str(cwd),
-            env=workspace_env(env, base=self._base_env), timeout_sec=timeout, owned=True,
-            label=_LABELS.get(phase, "command"), project_id=project_id or None,
+            company_id=company_id,
+            command=command,
+            cwd=str(cwd),
+            root=str(cwd),
+            env=workspace_env(env, base=self._base_env),
+            timeout_sec=timeout,
+            owned=True,
+            label=_LABELS.get(phase, "command"),
+            project_id=project_id or None,
             workspace_id=workspace_id or None,
-        )  # fmt: skip
+        )
         started = datetime.now(UTC)
         reply = await self._bus.request(self._subject, request, timeout=timeout + _MARGIN)
         meta: dict[str, object] = {"contained": True}
@@ -81,21 +87,42 @@ class BusCommandRunner:
                 else "the runtime-supervisor did not answer with a result"
             )
             step = command_step(
-                phase=phase, command=command, cwd=cwd, timeout=timeout, returncode=None,
-                signal=None, started=False, timed_out=False, stdout=b"", stderr=b"",
-                truncated=False, started_at=started, finished_at=datetime.now(UTC),
-                metadata=meta, note=f"not run: {why}",
-            )  # fmt: skip
+                phase=phase,
+                command=command,
+                cwd=cwd,
+                timeout=timeout,
+                returncode=None,
+                signal=None,
+                started=False,
+                timed_out=False,
+                stdout=b"",
+                stderr=b"",
+                truncated=False,
+                started_at=started,
+                finished_at=datetime.now(UTC),
+                metadata=meta,
+                note=f"not run: {why}",
+            )
         else:
             result = msgspec.convert(reply.result, ContainedCommandResult)
             note = result.error or (f"it {result.limit}" if result.limit else None)
             step = command_step(
-                phase=phase, command=command, cwd=cwd, timeout=timeout,
-                returncode=result.exit_code, signal=result.signal,
-                started=result.error is None, timed_out=result.timed_out, stdout=result.stdout,
-                stderr=result.stderr, truncated=result.truncated, started_at=result.started_at,
-                finished_at=result.finished_at, metadata=meta, note=note,
-            )  # fmt: skip
+                phase=phase,
+                command=command,
+                cwd=cwd,
+                timeout=timeout,
+                returncode=result.exit_code,
+                signal=result.signal,
+                started=result.error is None,
+                timed_out=result.timed_out,
+                stdout=result.stdout,
+                stderr=result.stderr,
+                truncated=result.truncated,
+                started_at=result.started_at,
+                finished_at=result.finished_at,
+                metadata=meta,
+                note=note,
+            )
         await sink(step)
         exit_code = step.exit_code if step.exit_code is not None else 127
         return CommandResult(exit_code=exit_code, step=step)

@@ -51,10 +51,17 @@ async def _squash_by_patch_id(
     if not wanted:
         return False
     log = await git.run(
-        ["log", "-p", "--no-merges", "--pretty=medium", f"--max-count={PATCH_ID_SCAN_LIMIT}",
-         *_DIFF_FLAGS, f"{merge_base}..{base}"],
+        [
+            "log",
+            "-p",
+            "--no-merges",
+            "--pretty=medium",
+            f"--max-count={PATCH_ID_SCAN_LIMIT}",
+            *_DIFF_FLAGS,
+            f"{merge_base}..{base}",
+        ],
         cwd=cwd,
-    )  # fmt: skip
+    )
     if not log.ok:
         return None
     return bool(wanted & await _patch_ids(git, cwd, log.stdout))

@@ -79,21 +79,33 @@ def hardening_args(hooks_dir: Path) -> list[str]:
         The options, ``-c`` and value alternating.
     """
     return [
-        "-c", f"core.hooksPath={hooks_dir}",
-        "-c", "core.fsmonitor=false",
-        "-c", "safe.directory=*",
-        "-c", "core.pager=cat",
-        "-c", "core.editor=true",
-        "-c", "gc.auto=0",
-        "-c", "maintenance.auto=false",
-        "-c", "commit.gpgSign=false",
-        "-c", "tag.gpgSign=false",
+        "-c",
+        f"core.hooksPath={hooks_dir}",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "safe.directory=*",
+        "-c",
+        "core.pager=cat",
+        "-c",
+        "core.editor=true",
+        "-c",
+        "gc.auto=0",
+        "-c",
+        "maintenance.auto=false",
+        "-c",
+        "commit.gpgSign=false",
+        "-c",
+        "tag.gpgSign=false",
         # A submodule's git dir is a company's to write (its config can name filters and
         # commands): the server's git never looks into one.
-        "-c", "diff.ignoreSubmodules=all",
-        "-c", "submodule.recurse=false",
-        "-c", "status.submoduleSummary=false",
-    ]  # fmt: skip
+        "-c",
+        "diff.ignoreSubmodules=all",
+        "-c",
+        "submodule.recurse=false",
+        "-c",
+        "status.submoduleSummary=false",
+    ]
 
 
 def _inherited(name: str) -> bool:

@@ -149,9 +149,14 @@ class HostGit:
         """See :meth:`GitPort.restore_worktree`."""
         async with await self.git.repo_lock(repo_root):
             return await restore.restore_worktree(
-                self.git, repo_root=repo_root, path=path, branch=branch, base=base,
-                rescue=rescue, sink=sink,
-            )  # fmt: skip
+                self.git,
+                repo_root=repo_root,
+                path=path,
+                branch=branch,
+                base=base,
+                rescue=rescue,
+                sink=sink,
+            )
 
     async def reconcile_branch(
         self,
@@ -166,6 +171,11 @@ class HostGit:
         """See :meth:`GitPort.reconcile_branch`."""
         async with await self.git.repo_lock(repo_root):
             return await reconcile.reconcile_branch(
-                self.git, repo_root=repo_root, path=path, recorded_branch=recorded_branch,
-                mode=mode, rescue_ref=rescue_ref, sink=sink,
-            )  # fmt: skip
+                self.git,
+                repo_root=repo_root,
+                path=path,
+                recorded_branch=recorded_branch,
+                mode=mode,
+                rescue_ref=rescue_ref,
+                sink=sink,
+            )

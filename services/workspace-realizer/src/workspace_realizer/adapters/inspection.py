@@ -63,16 +63,30 @@ async def _inspect_branch_only(
         return _unreadable(False, branch, f"the repository {repo_root} is not readable")
     if not branch or not await ref_exists(git, repo_root, f"refs/heads/{branch}"):
         return GitInspection(
-            exists=False, readable=True, branch=branch, head_sha=None, dirty_count=0,
-            untracked_count=0, ahead=None, behind=None, delivery=unknown_delivery(),
-        )  # fmt: skip
+            exists=False,
+            readable=True,
+            branch=branch,
+            head_sha=None,
+            dirty_count=0,
+            untracked_count=0,
+            ahead=None,
+            behind=None,
+            delivery=unknown_delivery(),
+        )
     rev = f"refs/heads/{branch}"
     ahead, behind = await _ahead_behind(git, repo_root, rev, base_ref)
     delivery = await delivery_facts(git, repo_root, rev, base_ref)
     return GitInspection(
-        exists=False, readable=True, branch=branch, head_sha=delivery.head_sha, dirty_count=0,
-        untracked_count=0, ahead=ahead, behind=behind, delivery=delivery,
-    )  # fmt: skip
+        exists=False,
+        readable=True,
+        branch=branch,
+        head_sha=delivery.head_sha,
+        dirty_count=0,
+        untracked_count=0,
+        ahead=ahead,
+        behind=behind,
+        delivery=delivery,
+    )
 
 
 async def inspect_worktree(

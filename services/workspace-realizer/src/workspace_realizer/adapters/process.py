@@ -162,10 +162,15 @@ async def run_process(
         proc = _start(argv, cwd=cwd, env=env, with_stdin=stdin is not None)
     except OSError as exc:
         return ProcessOutcome(
-            returncode=None, stdout=b"", stderr=str(exc).encode(), truncated=False,
-            timed_out=False, spawn_error=str(exc), started_at=started,
+            returncode=None,
+            stdout=b"",
+            stderr=str(exc).encode(),
+            truncated=False,
+            timed_out=False,
+            spawn_error=str(exc),
+            started_at=started,
             finished_at=datetime.now(UTC),
-        )  # fmt: skip
+        )
     watch = ChildWatch(asyncio.get_running_loop(), proc)
     timed_out = False
     try:

@@ -77,9 +77,10 @@ async def reconcile_branch(
     top = await toplevel(git, path) if fs.is_dir(path) else None
     if top is None or not same_path(top, path):
         raise HostOperationError(
-            f'"{path}" is not a git worktree', code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
+            f'"{path}" is not a git worktree',
+            code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
             details={"reason": "git_worktree_not_reusable", "path": str(path)},
-        )  # fmt: skip
+        )
     live = await current_branch(git, path)
     live_sha = await rev_parse(git, path, "HEAD")
     recorded_sha = await rev_parse(git, repo_root, f"refs/heads/{recorded_branch}")
@@ -97,9 +98,13 @@ async def reconcile_branch(
         elif check.returncode == 1:
             verdict = "diverged"
     evidence: dict[str, object] = {
-        "recordedBranch": recorded_branch, "liveBranch": live, "recordedSha": recorded_sha,
-        "liveSha": live_sha, "ancestry": verdict, "cleanliness": cleanliness,
-    }  # fmt: skip
+        "recordedBranch": recorded_branch,
+        "liveBranch": live,
+        "recordedSha": recorded_sha,
+        "liveSha": live_sha,
+        "ancestry": verdict,
+        "cleanliness": cleanliness,
+    }
     if mode in ("forward", "override"):
         if cleanliness != "clean" or live is None:
             raise _refused(f"{mode} needs a clean tree with a branch checked out", evidence)
@@ -110,9 +115,13 @@ async def reconcile_branch(
                 evidence,
             )
         return ReconcileOutcome(
-            from_branch=recorded_branch, to_branch=live, from_sha=recorded_sha, to_sha=live_sha,
-            ancestry_verdict=verdict, cleanliness=cleanliness,
-        )  # fmt: skip
+            from_branch=recorded_branch,
+            to_branch=live,
+            from_sha=recorded_sha,
+            to_sha=live_sha,
+            ancestry_verdict=verdict,
+            cleanliness=cleanliness,
+        )
     if recorded_sha is None:
         raise _refused(f'quarantine_restore needs the branch "{recorded_branch}"', evidence)
     rescue: RescueRef | None = None
@@ -120,28 +129,41 @@ async def reconcile_branch(
         if not rescue_ref:
             raise _refused("quarantine_restore needs a rescue ref name", evidence)
         rescue = await write_rescue_ref(
-            git, repo_root=repo_root, path=path, ref=rescue_ref,
+            git,
+            repo_root=repo_root,
+            path=path,
+            ref=rescue_ref,
             message=f"Clipyard dirty workspace rescue (recorded {recorded_branch}, live {live})",
             sink=sink,
-        )  # fmt: skip
+        )
     await _quit_interrupted(git, path, sink)
     for args in (
         ["checkout", "--force", "--quiet", recorded_branch, "--"],
         ["clean", "-fd", "--quiet"],
     ):
         await git.run(
-            args, cwd=path, phase="branch_reconcile", sink=sink, check=True,
+            args,
+            cwd=path,
+            phase="branch_reconcile",
+            sink=sink,
+            check=True,
             metadata={"worktreePath": str(path), "mode": mode},
-        )  # fmt: skip
+        )
     if (
         not (await status_counts(git, path)).clean
         or await current_branch(git, path) != recorded_branch
     ):
         raise HostOperationError(
             "quarantine_restore could not leave a clean worktree on the recorded branch",
-            code=ErrorCode.STATE_CONFLICT, details=evidence,
-        )  # fmt: skip
+            code=ErrorCode.STATE_CONFLICT,
+            details=evidence,
+        )
     return ReconcileOutcome(
-        from_branch=live, to_branch=recorded_branch, from_sha=live_sha, to_sha=recorded_sha,
-        ancestry_verdict=verdict, cleanliness=cleanliness, rescue=rescue,
-    )  # fmt: skip
+        from_branch=live,
+        to_branch=recorded_branch,
+        from_sha=live_sha,
+        to_sha=recorded_sha,
+        ancestry_verdict=verdict,
+        cleanliness=cleanliness,
+        rescue=rescue,
+    )

@@ -94,9 +94,15 @@ async def write_rescue_ref(
         elif head is not None:
             await git.run(["read-tree", head], cwd=path, env=env, check=True)
         await git.run(
-            ["add", "--all"], cwd=path, env=env, phase="workspace_rescue", sink=sink, check=True,
-            metadata=meta, timeout=RESCUE_ADD_TIMEOUT,
-        )  # fmt: skip
+            ["add", "--all"],
+            cwd=path,
+            env=env,
+            phase="workspace_rescue",
+            sink=sink,
+            check=True,
+            metadata=meta,
+            timeout=RESCUE_ADD_TIMEOUT,
+        )
         tree = (await git.run(["write-tree"], cwd=path, env=env, check=True)).out
     head_tree = (
         (await git.run(["rev-parse", f"{head}^{{tree}}"], cwd=path, check=True)).out
@@ -111,19 +117,30 @@ async def write_rescue_ref(
         text = f"{message.rstrip()}\n\n{RESCUE_TRAILER}: {head or 'none'}\n"
         parents = ["-p", head] if head else []
         commit = await git.run(
-            ["commit-tree", "--no-gpg-sign", *parents, tree], cwd=path, env=IDENTITY_ENV,
-            stdin=text.encode(), phase="workspace_rescue", sink=sink, check=True, metadata=meta,
-        )  # fmt: skip
+            ["commit-tree", "--no-gpg-sign", *parents, tree],
+            cwd=path,
+            env=IDENTITY_ENV,
+            stdin=text.encode(),
+            phase="workspace_rescue",
+            sink=sink,
+            check=True,
+            metadata=meta,
+        )
         sha = commit.out
         names = await git.run(
             ["diff-tree", "-r", "--no-renames", "--name-only", "-z", head_tree, tree],
-            cwd=path, check=True,
-        )  # fmt: skip
+            cwd=path,
+            check=True,
+        )
         file_count = len([name for name in names.stdout.split("\0") if name])
     await git.run(
-        ["update-ref", "-m", "clipyard: rescue", ref, sha], cwd=path, phase="workspace_rescue",
-        sink=sink, check=True, metadata=meta | {"sha": sha, "fileCount": file_count},
-    )  # fmt: skip
+        ["update-ref", "-m", "clipyard: rescue", ref, sha],
+        cwd=path,
+        phase="workspace_rescue",
+        sink=sink,
+        check=True,
+        metadata=meta | {"sha": sha, "fileCount": file_count},
+    )
     return RescueRef(ref=ref, sha=sha, file_count=file_count)
 
 
@@ -143,8 +160,11 @@ async def drop_rescue_ref(
         )
     done = await git.run(
         ["update-ref", "-m", "clipyard: nothing to rescue", "-d", ref, expected_sha],
-        cwd=repo_root, phase="workspace_rescue", sink=sink, metadata={"ref": ref},
-    )  # fmt: skip
+        cwd=repo_root,
+        phase="workspace_rescue",
+        sink=sink,
+        metadata={"ref": ref},
+    )
     if done.ok:
         return True
     still = await git.run(["rev-parse", "--verify", "--quiet", ref], cwd=repo_root)

@@ -52,13 +52,21 @@ async def _apply(
         return f"The worktree already has changes; the rescue {ref} was not applied."
     meta = {"worktreePath": str(path), "rescueRef": ref, "rescueSha": rescue_sha}
     await git.run(
-        ["read-tree", "-m", "-u", "HEAD", rescue_sha], cwd=path, phase="workspace_restore",
-        sink=sink, check=True, metadata=meta,
-    )  # fmt: skip
+        ["read-tree", "-m", "-u", "HEAD", rescue_sha],
+        cwd=path,
+        phase="workspace_restore",
+        sink=sink,
+        check=True,
+        metadata=meta,
+    )
     await git.run(
-        ["reset", "--quiet", "--mixed", "HEAD", "--"], cwd=path, phase="workspace_restore",
-        sink=sink, check=True, metadata=meta,
-    )  # fmt: skip
+        ["reset", "--quiet", "--mixed", "HEAD", "--"],
+        cwd=path,
+        phase="workspace_restore",
+        sink=sink,
+        check=True,
+        metadata=meta,
+    )
     return None
 
 
@@ -108,11 +116,21 @@ async def restore_worktree(
                 details={"reason": "git_worktree_not_reusable", "registeredPath": holder.path},
             )
         attached = await add_worktree(
-            git, repo_root=repo_root, path=path, branch=branch, start=start,
-            phase="workspace_restore", sink=sink,
-            metadata={"repoRoot": str(repo_root), "worktreePath": str(path), "branchName": branch,
-                      "restored": True, "rescueRef": rescue.ref if rescue else None},
-        )  # fmt: skip
+            git,
+            repo_root=repo_root,
+            path=path,
+            branch=branch,
+            start=start,
+            phase="workspace_restore",
+            sink=sink,
+            metadata={
+                "repoRoot": str(repo_root),
+                "worktreePath": str(path),
+                "branchName": branch,
+                "restored": True,
+                "rescueRef": rescue.ref if rescue else None,
+            },
+        )
         created = True
         if not attached:
             warnings.append(f'Branch "{branch}" was gone; it was recreated at {start}.')
@@ -122,6 +140,10 @@ async def restore_worktree(
             warnings.append(warning)
     head = await rev_parse(git, path, "HEAD")
     return WorktreeOutcome(
-        path=path, branch=branch, head_sha=head or "", created=created,
-        reused_existing_branch=attached, warnings=tuple(warnings),
-    )  # fmt: skip
+        path=path,
+        branch=branch,
+        head_sha=head or "",
+        created=created,
+        reused_existing_branch=attached,
+        warnings=tuple(warnings),
+    )

@@ -238,9 +238,13 @@ async def ensure_worktree(
             warnings.append(drift)
         head = await rev_parse(git, path, "HEAD")
         return WorktreeOutcome(
-            path=path, branch=branch, head_sha=head or "", created=False,
-            refreshed_unstarted=refreshed, warnings=tuple(warnings),
-        )  # fmt: skip
+            path=path,
+            branch=branch,
+            head_sha=head or "",
+            created=False,
+            refreshed_unstarted=refreshed,
+            warnings=tuple(warnings),
+        )
     entries = await prune_missing(git, repo_root, path, entries, "worktree_prepare", sink)
     holder = branch_checked_out_in(entries, branch)
     if holder is not None:
@@ -248,22 +252,39 @@ async def ensure_worktree(
             f'Registered worktree for branch "{branch}" is not reusable: it is checked out at '
             f'"{holder.path}", not at "{path}"',
             code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
-            details={"reason": "git_worktree_not_reusable", "branch": branch,
-                     "registeredPath": holder.path, "path": str(path)},
-        )  # fmt: skip
+            details={
+                "reason": "git_worktree_not_reusable",
+                "branch": branch,
+                "registeredPath": holder.path,
+                "path": str(path),
+            },
+        )
     metadata: dict[str, object] = {
-        "repoRoot": str(repo_root), "worktreePath": str(path), "branchName": branch,
-        "baseRef": base.ref, "baseRefSha": base.sha,
-    }  # fmt: skip
+        "repoRoot": str(repo_root),
+        "worktreePath": str(path),
+        "branchName": branch,
+        "baseRef": base.ref,
+        "baseRefSha": base.sha,
+    }
     attached = await add_worktree(
-        git, repo_root=repo_root, path=path, branch=branch, start=base.sha or base.ref,
-        phase="worktree_prepare", sink=sink, metadata=metadata,
-    )  # fmt: skip
+        git,
+        repo_root=repo_root,
+        path=path,
+        branch=branch,
+        start=base.sha or base.ref,
+        phase="worktree_prepare",
+        sink=sink,
+        metadata=metadata,
+    )
     head = await rev_parse(git, path, "HEAD")
     return WorktreeOutcome(
-        path=path, branch=branch, head_sha=head or "", created=True,
-        reused_existing_branch=attached, warnings=tuple(warnings),
-    )  # fmt: skip
+        path=path,
+        branch=branch,
+        head_sha=head or "",
+        created=True,
+        reused_existing_branch=attached,
+        warnings=tuple(warnings),
+    )
 
 
 async def remove_worktree(git: GitRunner, *, repo_root: Path, path: Path, sink: StepSink) -> bool:
@@ -283,10 +304,12 @@ async def remove_worktree(git: GitRunner, *, repo_root: Path, path: Path, sink: 
         )
     if entry is not None and fs.lexists(path):
         await git.run(
-            ["worktree", "remove", "--force", "--", str(path)], cwd=repo_root,
-            phase="worktree_cleanup", sink=sink,
+            ["worktree", "remove", "--force", "--", str(path)],
+            cwd=repo_root,
+            phase="worktree_cleanup",
+            sink=sink,
             metadata={"repoRoot": str(repo_root), "worktreePath": str(path)},
-        )  # fmt: skip
+        )
     elif entry is not None:
         await prune_missing(git, repo_root, path, entries, "worktree_cleanup", sink)
     gone = not fs.lexists(path)

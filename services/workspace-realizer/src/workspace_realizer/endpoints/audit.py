@@ -112,12 +112,24 @@ async def register_audit(e: Endpoints) -> None:
 
         return await e.read(q.principal, WORKSPACE, at_version)
 
-    await e.add("workspace_operations", subjects.workspace_operations("realizer"), operations,
-                ListWorkspaceOperations)  # fmt: skip
-    await e.add("workspace_operation", subjects.workspace_operation("realizer"), operation,
-                GetWorkspaceOperation)  # fmt: skip
-    await e.add("workspace_operation_output", subjects.workspace_operation_output("realizer"),
-                output, GetWorkspaceOperationOutput)  # fmt: skip
+    await e.add(
+        "workspace_operations",
+        subjects.workspace_operations("realizer"),
+        operations,
+        ListWorkspaceOperations,
+    )
+    await e.add(
+        "workspace_operation",
+        subjects.workspace_operation("realizer"),
+        operation,
+        GetWorkspaceOperation,
+    )
+    await e.add(
+        "workspace_operation_output",
+        subjects.workspace_operation_output("realizer"),
+        output,
+        GetWorkspaceOperationOutput,
+    )
     await e.add(
         "workspace_events", subjects.workspace_events("realizer"), events, GetWorkspaceEvents
     )

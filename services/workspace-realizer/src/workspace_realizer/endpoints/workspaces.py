@@ -69,9 +69,15 @@ async def register_workspaces(e: Endpoints) -> None:
     async def view(workspace_id: str) -> ExecutionWorkspace:
         return await e.runtime.store(lambda: workspace_view(app, app.workspaces[workspace_id]))
 
-    async def long(access: Access, principal: Principal, kind: str, subject: str,
-                   ctx: RequestContext, work: Callable[[str], Awaitable[T]],
-                   visible: Callable[[Access], object] | None) -> T | Accepted:  # fmt: skip
+    async def long(
+        access: Access,
+        principal: Principal,
+        kind: str,
+        subject: str,
+        ctx: RequestContext,
+        work: Callable[[str], Awaitable[T]],
+        visible: Callable[[Access], object] | None,
+    ) -> T | Accepted:
         # ``access`` was allowed the endpoint's resource and action. ``visible`` refuses what
         # the principal may not see before any operation is recorded: a request for another
         # company's issue or workspace writes nothing (404); None when the caller checked.
@@ -101,43 +107,70 @@ async def register_workspaces(e: Endpoints) -> None:
             workspace = await view(done.workspace_id)
             return RealizeResult(workspace=workspace, created=done.created, warnings=done.warnings)
 
-        return await long(access, c.principal, "realize", c.issue_id, ctx, work,
-                          lambda a: refuse_unisolated(app, a, request))  # fmt: skip
+        return await long(
+            access,
+            c.principal,
+            "realize",
+            c.issue_id,
+            ctx,
+            work,
+            lambda a: refuse_unisolated(app, a, request),
+        )
 
     # Changing a workspace (archive, reopen and reconcile included) is the board's: the table
     # gives agents no write of execution workspaces, so ``allow`` refuses them first.
 
-    async def archive_as(access: Access, principal: Principal, workspace_id: str,
-                         expected: int | None, ctx: RequestContext,
-                         visible: Callable[[Access], object] | None,
-                         ) -> ExecutionWorkspace | Accepted:  # fmt: skip
+    async def archive_as(
+        access: Access,
+        principal: Principal,
+        workspace_id: str,
+        expected: int | None,
+        ctx: RequestContext,
+        visible: Callable[[Access], object] | None,
+    ) -> ExecutionWorkspace | Accepted:
         async def work(operation_id: str) -> ExecutionWorkspace:
-            await archive(realizer, access, workspace_id, expected_generation=expected,
-                          operation_id=operation_id)  # fmt: skip
+            await archive(
+                realizer,
+                access,
+                workspace_id,
+                expected_generation=expected,
+                operation_id=operation_id,
+            )
             return await view(workspace_id)
 
         return await long(access, principal, "archive", workspace_id, ctx, work, visible)
 
-    async def reopen_as(access: Access, principal: Principal, workspace_id: str,
-                        expected: int | None, ctx: RequestContext,
-                        visible: Callable[[Access], object] | None,
-                        ) -> ExecutionWorkspace | Accepted:  # fmt: skip
+    async def reopen_as(
+        access: Access,
+        principal: Principal,
+        workspace_id: str,
+        expected: int | None,
+        ctx: RequestContext,
+        visible: Callable[[Access], object] | None,
+    ) -> ExecutionWorkspace | Accepted:
         async def work(operation_id: str) -> ExecutionWorkspace:
-            await reopen(realizer, access, workspace_id, expected_generation=expected,
-                         operation_id=operation_id)  # fmt: skip
+            await reopen(
+                realizer,
+                access,
+                workspace_id,
+                expected_generation=expected,
+                operation_id=operation_id,
+            )
             return await view(workspace_id)
 
         return await long(access, principal, "reopen", workspace_id, ctx, work, visible)
 
     async def archive_(c: ArchiveWorkspace, ctx: RequestContext) -> ExecutionWorkspace | Accepted:
         access = e.allow(c.principal, WORKSPACE, Action.WRITE)
-        return await archive_as(access, c.principal, c.workspace_id, c.expected_generation, ctx,
-                                seen(c.workspace_id))  # fmt: skip
+        return await archive_as(
+            access, c.principal, c.workspace_id, c.expected_generation, ctx, seen(c.workspace_id)
+        )
 
     async def reopen_(c: ReopenWorkspace, ctx: RequestContext) -> ExecutionWorkspace | Accepted:
         access = e.allow(c.principal, WORKSPACE, Action.WRITE)
-        return await reopen_as(access, c.principal, c.workspace_id, c.expected_generation, ctx,
-                               seen(c.workspace_id))  # fmt: skip
+        return await reopen_as(
+            access, c.principal, c.workspace_id, c.expected_generation, ctx, seen(c.workspace_id)
+        )
 
     async def reconcile(c: ReconcileBranch, ctx: RequestContext) -> ReconcileResult | Accepted:
         access = e.allow(c.principal, WORKSPACE, Action.WRITE)
@@ -158,8 +191,9 @@ async def register_workspaces(e: Endpoints) -> None:
                 rescue_ref=rescue,
             )
 
-        return await long(access, c.principal, "reconcile_branch", c.workspace_id, ctx, work,
-                          seen(c.workspace_id))  # fmt: skip
+        return await long(
+            access, c.principal, "reconcile_branch", c.workspace_id, ctx, work, seen(c.workspace_id)
+        )
 
     async def update(
         c: UpdateExecutionWorkspace, ctx: RequestContext
@@ -173,8 +207,11 @@ async def register_workspaces(e: Endpoints) -> None:
         if c.status not in (msgspec.UNSET, "archived") and not (c.status == "active" and closed):
             patch["status"] = c.status
         if patch:
-            await e.run(access, lambda a: app.update_workspace(a, c.workspace_id, patch),
-                        cause_of(c.principal, "update workspace"))  # fmt: skip
+            await e.run(
+                access,
+                lambda a: app.update_workspace(a, c.workspace_id, patch),
+                cause_of(c.principal, "update workspace"),
+            )
         # The workspace was looked up above: archive and reopen need no second look.
         if c.status == "archived":
             return await archive_as(access, c.principal, c.workspace_id, None, ctx, None)
@@ -196,10 +233,16 @@ async def register_workspaces(e: Endpoints) -> None:
 
     def listing(a: Access, company_id: str, f: WorkspaceFilters, limit: int, offset: int) -> Any:
         return app.list_workspaces(
-            a, company_id, project_id=f.project_id, project_workspace_id=f.project_workspace_id,
-            issue_id=f.issue_id, statuses=f.statuses, reuse_eligible=f.reuse_eligible,
-            limit=limit, offset=offset,
-        )  # fmt: skip
+            a,
+            company_id,
+            project_id=f.project_id,
+            project_workspace_id=f.project_workspace_id,
+            issue_id=f.issue_id,
+            statuses=f.statuses,
+            reuse_eligible=f.reuse_eligible,
+            limit=limit,
+            offset=offset,
+        )
 
     async def list_(q: ListExecutionWorkspaces, ctx: RequestContext) -> Page[ExecutionWorkspaceRow]:
         def page(a: Access) -> Page[ExecutionWorkspaceRow]:
@@ -218,8 +261,12 @@ async def register_workspaces(e: Endpoints) -> None:
         return await e.read(q.principal, WORKSPACE, page)
 
     await e.add("workspace_realize", subjects.realize_workspace(e.node), realize_, RealizeWorkspace)
-    await e.add("workspace_update", subjects.update_execution_workspace(e.node), update,
-                UpdateExecutionWorkspace)  # fmt: skip
+    await e.add(
+        "workspace_update",
+        subjects.update_execution_workspace(e.node),
+        update,
+        UpdateExecutionWorkspace,
+    )
     await e.add("workspace_archive", subjects.archive_workspace(e.node), archive_, ArchiveWorkspace)
     await e.add("workspace_reopen", subjects.reopen_workspace(e.node), reopen_, ReopenWorkspace)
     await e.add(
@@ -227,7 +274,15 @@ async def register_workspaces(e: Endpoints) -> None:
     )
     await e.add("workspace_get", subjects.WORKSPACE_GET, get, GetExecutionWorkspace)
     await e.add("workspace_list", subjects.WORKSPACE_LIST, list_, ListExecutionWorkspaces)
-    await e.add("workspace_list_summaries", subjects.WORKSPACE_LIST_SUMMARIES, summaries,
-                ListExecutionWorkspaceSummaries)  # fmt: skip
-    await e.add("workspace_close_readiness", subjects.WORKSPACE_CLOSE_READINESS, readiness,
-                GetCloseReadiness)  # fmt: skip
+    await e.add(
+        "workspace_list_summaries",
+        subjects.WORKSPACE_LIST_SUMMARIES,
+        summaries,
+        ListExecutionWorkspaceSummaries,
+    )
+    await e.add(
+        "workspace_close_readiness",
+        subjects.WORKSPACE_CLOSE_READINESS,
+        readiness,
+        GetCloseReadiness,
+    )

@@ -111,8 +111,9 @@ class CatalogUseCases(Queries):
         """Add a project workspace (its runtime config validated); a primary one clears siblings."""
         project = self.project_of(access, project_id)
         access.check_board("add project workspaces")
-        check_host_source(fields.get("cwd"), fields.get("repo_url"),
-                          self.host_grant(project.company_id))  # fmt: skip
+        check_host_source(
+            fields.get("cwd"), fields.get("repo_url"), self.host_grant(project.company_id)
+        )
         check_repo_ref(fields.get("repo_ref"))
         workspace = ProjectWorkspace.create(
             company_id=project.company_id,
@@ -136,8 +137,9 @@ class CatalogUseCases(Queries):
         found = self.project_workspace_of(access, project_id, workspace_id)
         access.check_board("change project workspaces")
         if "cwd" in changes or "repo_url" in changes:
-            check_host_source(changes.get("cwd"), changes.get("repo_url"),
-                              self.host_grant(found.company_id))  # fmt: skip
+            check_host_source(
+                changes.get("cwd"), changes.get("repo_url"), self.host_grant(found.company_id)
+            )
         if "repo_ref" in changes:
             check_repo_ref(changes.get("repo_ref"))
         workspace: ProjectWorkspace = self.load(workspace_id)
@@ -223,10 +225,12 @@ class CatalogUseCases(Queries):
         strategy = policy.get("workspaceStrategy")
         check_policy_strategy(strategy)
         if isinstance(strategy, Mapping):
-            check_repo_ref(strategy.get("baseRef"),
-                           "executionWorkspacePolicy.workspaceStrategy.baseRef")  # fmt: skip
-            check_worktree_parent_dir(strategy.get("worktreeParentDir"),
-                                      self.host_grant(company_id))  # fmt: skip
+            check_repo_ref(
+                strategy.get("baseRef"), "executionWorkspacePolicy.workspaceStrategy.baseRef"
+            )
+            check_worktree_parent_dir(
+                strategy.get("worktreeParentDir"), self.host_grant(company_id)
+            )
 
     def _clear_primary(self, project_id: str, keep: str, primary: bool) -> list[ProjectWorkspace]:
         """Siblings that lose their primary flag because ``keep`` became the primary one."""

@@ -47,8 +47,10 @@ class HostGrant:
         """Whether ``path`` (resolved) lies under an allowed root."""
         if self.trusted:
             return True
-        return any(_inside(path, Path(root).resolve(strict=False))
-                   for root in (*self.roots, *stack_roots()))  # fmt: skip
+        return any(
+            _inside(path, Path(root).resolve(strict=False))
+            for root in (*self.roots, *stack_roots())
+        )
 
     def refuse(self, setting: str, value: str) -> AccessDeniedError:
         """The 403 of a host path this company may not name."""
@@ -145,10 +147,14 @@ def check_repo_url_form(url: str) -> None:
     """
     if not url:
         return
-    ok = _SAFE_TEXT.fullmatch(url) is not None and not url.startswith("-") and (
-        url.startswith(("https://", "ssh://", "file://", "/", "~"))
-        or (_SCP_LIKE.fullmatch(url) is not None and "::" not in url)
-    )  # fmt: skip
+    ok = (
+        _SAFE_TEXT.fullmatch(url) is not None
+        and not url.startswith("-")
+        and (
+            url.startswith(("https://", "ssh://", "file://", "/", "~"))
+            or (_SCP_LIKE.fullmatch(url) is not None and "::" not in url)
+        )
+    )
     if not ok:
         shown = url if len(url) <= 80 else url[:80] + "…"
         raise InvalidInputError(
@@ -168,8 +174,14 @@ def check_repo_ref(ref: object, field: str = "repoRef") -> None:
     if ref is None or ref == "":
         return
     text = str(ref)
-    if (len(text) > 255 or text.startswith("-") or not _SAFE_TEXT.fullmatch(text)
-            or ".." in text or "@{" in text or _NOT_IN_REFS.search(text)):  # fmt: skip
+    if (
+        len(text) > 255
+        or text.startswith("-")
+        or not _SAFE_TEXT.fullmatch(text)
+        or ".." in text
+        or "@{" in text
+        or _NOT_IN_REFS.search(text)
+    ):
         shown = text if len(text) <= 80 else text[:80] + "…"
         raise InvalidInputError(
             f"{field} {shown!r} is not a git ref; give a branch, tag or commit such as main.",

@@ -140,9 +140,10 @@ class IssueUseCases(Queries):
         strategy = settings.get("workspaceStrategy") if isinstance(settings, Mapping) else None
         if isinstance(strategy, Mapping):
             check_worktree_parent_dir(
-                strategy.get("worktreeParentDir"), self.host_grant(company_id),
+                strategy.get("worktreeParentDir"),
+                self.host_grant(company_id),
                 setting="executionWorkspaceSettings.workspaceStrategy.worktreeParentDir",
-            )  # fmt: skip
+            )
 
     def _company(self, company_id: str) -> CompanyCopy:
         copy = self.company_copy(company_id)

@@ -53,8 +53,9 @@ class Queries(RealizerReadModels):
         copy = self.company_copy(company_id)
         if copy is None:
             return HostGrant(company_id=company_id)
-        return HostGrant(company_id=company_id, trusted=copy.host_trusted,
-                         roots=tuple(copy.allowed_roots))  # fmt: skip
+        return HostGrant(
+            company_id=company_id, trusted=copy.host_trusted, roots=tuple(copy.allowed_roots)
+        )
 
     def load(self, ident: str) -> Any:
         """The aggregate with this id, from the repository (for a use case to change)."""
