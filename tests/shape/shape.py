@@ -29,12 +29,12 @@ from pathlib import Path
 
 __all__ = [
     "EXTRA",
+    "FILES",
     "MAX_DICT_ANY",
     "MAX_FUNCTION_LINES",
     "MAX_MODULE_LINES",
     "OPTIONAL",
     "PACKAGES",
-    "FILES",
     "Finding",
     "limit_findings",
     "service_findings",
