@@ -30,11 +30,11 @@ from typing import Any
 import pytest
 from tests.e2e.hostfacts import answers, free_port
 
-from runtime_supervisor.containment.cgroups import Limits
-from runtime_supervisor.containment.launcher import Launcher, joiner
-from runtime_supervisor.containment.relays import ensure_service_relay, stop_service_relay
-from runtime_supervisor.containment.sandbox import contained_env
-from runtime_supervisor.process import run_job, spawn_service, stop_group
+from runtime_supervisor.adapters.containment.cgroups import Limits
+from runtime_supervisor.adapters.containment.launcher import Launcher, joiner
+from runtime_supervisor.adapters.containment.relays import ensure_service_relay, stop_service_relay
+from runtime_supervisor.adapters.containment.sandbox import contained_env
+from runtime_supervisor.adapters.process import run_job, spawn_service, stop_group
 
 pytestmark = pytest.mark.bench
 

@@ -30,7 +30,7 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from nats.js.client import JetStreamContext
 
-from api_gateway.bus import NatsBus
+from api_gateway.adapters.bus import NatsBus
 from clipyard_cli.bus import BusLogin, connect_cli, ping_service
 from clipyard_cli.events import run_tail
 from clipyard_cli.home import NATS_USERS, ensure_passwords
@@ -689,7 +689,7 @@ async def test_the_gateways_sse_and_the_cli_tail_read_the_stream(
 ) -> None:
     seq = await _company_event(events, "probe")
 
-    # The gateway's SSE feed: its own named ephemeral consumer (api_gateway.bus.NatsBus), gone
+    # The gateway's SSE feed: its own named ephemeral consumer (api_gateway.adapters.bus.NatsBus), gone
     # once the feed is closed.
     gateway = await connect("gateway")
     consumers = (await events.stream_info(EVENT_STREAM)).state.consumer_count

@@ -2,19 +2,21 @@
 
 Subjects: ``ws.qry.<service>.audit``, ``ws.qry.<service>.replay_verify``,
 ``ws.qry.<service>.operation``; events ``ws.evt.operation.<event>.<service>`` and
-``ws.evt.inbox.message_rejected.<service>``.
+``ws.evt.inbox.message_rejected.<service>``. ``$SRV.STATS.<service name>`` shows
+:class:`ReadModelHealth` as the ``data`` of the :data:`READ_MODEL_HEALTH_ENDPOINT` endpoint.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
 from contracts.base import Command, Event, Query, Struct
 
 __all__ = [
+    "READ_MODEL_HEALTH_ENDPOINT",
     "AuditTrail",
     "GetAuditTrail",
     "GetOperation",
@@ -23,6 +25,7 @@ __all__ = [
     "OperationStarted",
     "OperationStatus",
     "OperationView",
+    "ReadModelHealth",
     "ReplayReport",
     "StopAllRuntimeServices",
     "StopAllRuntimeServicesResult",
@@ -78,6 +81,20 @@ class ReplayReport(Struct, frozen=True, kw_only=True):
     read_models: list[str]
     differences: list[str]
     duration_ms: float
+
+
+READ_MODEL_HEALTH_ENDPOINT: Final = "replay_verify"
+"""The common endpoint whose ``$SRV.STATS`` ``data`` is the service's :class:`ReadModelHealth`."""
+
+
+class ReadModelHealth(Struct, frozen=True, kw_only=True):
+    """How a live service's read models stand (``$SRV.STATS``; ``clipyard status`` shows it)."""
+
+    projection_failures: int
+    """Stored events whose projection raised since the read models were last rebuilt (each is
+    logged as ``read-model projection failed``); the read models may be wrong while it is not 0."""
+    notifications_projected: int
+    projected_upto: int
 
 
 class GetOperation(Query, tag="service.get_operation.v1", frozen=True, kw_only=True):

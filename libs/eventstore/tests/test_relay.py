@@ -46,7 +46,7 @@ from eventstore import (
     build_application,
     skips_id,
 )
-from eventstore import relay as relay_module
+from eventstore import relay_publish as relay_module
 from natsbus.errors import default_error_mapper
 from telemetry.spans import tracer
 

@@ -14,7 +14,7 @@ from opentelemetry import trace
 
 from api_gateway.app import create_app
 from api_gateway.application import GatewayApplication
-from api_gateway.dependencies import Ping, StreamedEvent
+from api_gateway.http.dependencies import Ping, StreamedEvent
 from api_gateway.settings import GatewaySettings
 from contracts.base import Accepted, ErrorReply, Ok
 from eventstore import StoreSettings

@@ -13,7 +13,7 @@ from typing import Any
 from eventsourcing.persistence import Tracking
 
 from api_gateway.application import GatewayApplication
-from api_gateway.handlers import mint_run_token_handler
+from api_gateway.endpoints import RunTokenEndpoints
 from contracts.base import Actor, Principal
 from contracts.run_events import AgentDeleted, RunFinished
 from contracts.run_tokens import MintRunToken, RunTokenIssued
@@ -113,7 +113,7 @@ async def mint(
     """Mint a run token through the gateway's bus handler, as the controller asks for one."""
     executor = StoreExecutor(name="mint-test")
     try:
-        handler = mint_run_token_handler(application, executor)
+        handler = RunTokenEndpoints(application, executor).mint
         request = MintRunToken(
             principal=principal or controller_principal(company_id),
             run_id=run_id,

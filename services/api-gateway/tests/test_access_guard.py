@@ -20,8 +20,8 @@ from litestar.routes import HTTPRoute
 from litestar.testing import TestClient
 
 from api_gateway.application import GatewayApplication
-from api_gateway.errors import problem_of
-from api_gateway.security import ACCESS_OPT, PUBLIC_OPT
+from api_gateway.http.errors import problem_of
+from api_gateway.http.security import ACCESS_OPT, PUBLIC_OPT
 from contracts import heartbeat_subjects as hb
 from contracts import workspace_subjects as ws
 from servicekit.access import (

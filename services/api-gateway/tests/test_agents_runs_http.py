@@ -15,7 +15,7 @@ import pytest
 from litestar.testing import TestClient
 
 from api_gateway.application import GatewayApplication
-from api_gateway.handlers import controller_inbox
+from api_gateway.inbox import controller_inbox
 from contracts import heartbeat_subjects as hb
 from contracts import workspace_subjects as ws
 from contracts.agents import (

@@ -8,13 +8,11 @@ from uuid import UUID
 
 import pytest
 
-from api_gateway.application import (
-    ApiKeyNotFoundError,
-    CompanyNotFoundError,
-    GatewayApplication,
-)
+from api_gateway.application import GatewayApplication
 from api_gateway.domain import (
+    ApiKeyNotFoundError,
     Company,
+    CompanyNotFoundError,
     KeyKindNotAllowedError,
     Session,
     UnauthenticatedError,

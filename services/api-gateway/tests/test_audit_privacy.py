@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from api_gateway.application import GatewayApplication, SessionStarted
+from api_gateway.application import GatewayApplication
 from api_gateway.domain import Session, hash_secret
+from api_gateway.usecases.sessions import SessionStarted
 from eventstore import audit_trail, verify_replay
 from eventstore.privacy import REDACTED
 

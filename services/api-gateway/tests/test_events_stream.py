@@ -13,7 +13,7 @@ from litestar.testing import AsyncTestClient
 from api_gateway.app import create_app
 from api_gateway.application import GatewayApplication
 from api_gateway.controllers.events import company_events
-from api_gateway.dependencies import Gateway, StreamedEvent
+from api_gateway.http.dependencies import Gateway, StreamedEvent
 from api_gateway.settings import GatewaySettings
 from eventstore import StoreExecutor
 

@@ -23,8 +23,8 @@ from litestar.response import ServerSentEventMessage
 from api_gateway.app import create_app
 from api_gateway.application import GatewayApplication
 from api_gateway.controllers.events import MAX_SEQUENCE, company_events, parse_last_event_id
-from api_gateway.dependencies import Gateway, StreamedEvent
 from api_gateway.domain import GatewayError
+from api_gateway.http.dependencies import Gateway, StreamedEvent
 from api_gateway.settings import GatewaySettings
 from eventstore import StoreExecutor
 

@@ -11,7 +11,7 @@ import pytest
 from litestar.testing import TestClient
 
 from api_gateway.application import GatewayApplication
-from api_gateway.dependencies import Ping
+from api_gateway.http.dependencies import Ping
 from contracts.subjects import SERVICE_NAMES
 
 Client = TestClient[Any]

@@ -1,4 +1,4 @@
-"""The edge's own checks (``api_gateway.input_guard``): an id in a path that is not a UUID is
+"""The edge's own checks (``api_gateway.http.input_guard``): an id in a path that is not a UUID is
 404 naming the parameter and never reaches a service; a NUL byte or another control character in
 a body (at any depth, keys too), a query parameter or a path is 400 ``validation_failed`` naming
 the field; tab, line feed and carriage return are text; a 405 says which methods are allowed."""

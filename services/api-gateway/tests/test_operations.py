@@ -11,8 +11,8 @@ from litestar.params import FromPath
 from litestar.testing import TestClient
 
 from api_gateway.controllers.common import answer
-from api_gateway.dependencies import Gateway
-from api_gateway.security import access
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import access
 from contracts.base import Accepted, ErrorReply, Ok
 from contracts.service import GetOperation
 from servicekit.access import Action, Resource

@@ -15,7 +15,7 @@ import pytest
 from litestar.testing import TestClient
 
 from api_gateway.controllers.realizer import board_key
-from api_gateway.security import access, access_guard
+from api_gateway.http.security import access, access_guard
 from contracts.base import Accepted, Actor, ErrorReply, Principal
 from contracts.workspace_commands import (
     CreateProject,

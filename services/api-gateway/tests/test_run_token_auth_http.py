@@ -17,7 +17,7 @@ import pytest
 from litestar.testing import TestClient
 
 from api_gateway.application import GatewayApplication
-from api_gateway.handlers import controller_inbox
+from api_gateway.inbox import controller_inbox
 from contracts import heartbeat_subjects as hb
 from contracts.agents import GetAgent, GetRun
 from contracts.base import ErrorReply

@@ -20,13 +20,15 @@ from litestar.testing import AsyncTestClient
 
 from api_gateway.app import create_app
 from api_gateway.application import GatewayApplication
-from api_gateway.handlers import MINT_ENDPOINT, controller_inbox, mint_run_token_handler
+from api_gateway.endpoints import RunTokenEndpoints
+from api_gateway.inbox import controller_inbox
 from api_gateway.settings import GatewaySettings
 from contracts import heartbeat_subjects as hb
 from contracts.base import Actor, Ok, Principal
 from contracts.run_tokens import MintRunToken, RunTokenIssued
 from eventstore import StoreExecutor
 from natsbus import BusClient, BusService
+from servicekit.routes import mount
 
 _spec = importlib.util.spec_from_file_location(
     "heartbeat_fixtures", Path(__file__).parent / "heartbeat_fixtures.py"
@@ -53,12 +55,7 @@ async def served_mint(
     nc = await nats.connect(nats_server.url)
     executor = StoreExecutor(name="gateway-store-test")
     service = await BusService.start(nc, name="api-gateway", version="0.1.0")
-    await service.add_endpoint(
-        MINT_ENDPOINT,
-        hb.RUN_TOKEN_MINT,
-        mint_run_token_handler(application, executor),
-        MintRunToken,
-    )
+    await mount(service, RunTokenEndpoints(application, executor))
     try:
         yield BusClient(nc)
     finally:

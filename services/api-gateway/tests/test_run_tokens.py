@@ -15,13 +15,20 @@ from typing import Any
 
 import pytest
 
-from api_gateway.application import AgentNotFoundError, GatewayApplication
-from api_gateway.deleted_agents import DeletedAgent
-from api_gateway.domain import ForbiddenError, UnauthenticatedError, hash_secret
-from api_gateway.handlers import controller_inbox
+from api_gateway.application import GatewayApplication
+from api_gateway.domain import (
+    AgentNotFoundError,
+    DeletedAgent,
+    ForbiddenError,
+    RunEndedError,
+    RunToken,
+    RunTokenUnusableError,
+    UnauthenticatedError,
+    hash_secret,
+    is_run_token,
+)
+from api_gateway.inbox import controller_inbox
 from api_gateway.publishing import to_contract
-from api_gateway.run_token_store import RunTokenUnusableError
-from api_gateway.run_tokens import RunEndedError, RunToken, is_run_token
 from contracts.base import Actor, Principal
 from contracts.gateway import ApiKeyRevoked
 from contracts.run_events import RunCancelRequested

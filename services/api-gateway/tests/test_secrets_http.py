@@ -17,7 +17,7 @@ from litestar.testing import TestClient
 
 from api_gateway.application import GatewayApplication
 from api_gateway.domain import ApiKey, hash_secret, new_key
-from api_gateway.security import access, access_guard
+from api_gateway.http.security import access, access_guard
 from contracts import credential_subjects as subjects
 from contracts.base import Actor, ErrorReply, Principal
 from contracts.credentials import (

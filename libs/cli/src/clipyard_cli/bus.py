@@ -1,4 +1,4 @@
-"""How the CLI reaches the services: its NATS login, its principal, and micro pings.
+"""How the CLI reaches the services: its NATS login, its principal, micro pings and stats.
 
 The CLI connects as NATS user ``cli`` with the password ``clipyard up`` generated into
 ``$CLIPYARD_HOME/nats/passwords.json``; ``CLIPYARD_NATS_URL``, ``CLIPYARD_NATS_USER`` and
@@ -19,6 +19,7 @@ from nats.aio.client import Client
 
 from clipyard_cli.home import CLI_USER, load_passwords, resolve_home
 from contracts.base import Actor, Principal
+from contracts.service import READ_MODEL_HEALTH_ENDPOINT, ReadModelHealth
 from natsbus.connection import connect, inbox_prefix_for
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "connect_cli",
     "login_from_env",
     "ping_service",
+    "read_model_health",
 ]
 
 DEFAULT_NATS_URL: Final = "nats://127.0.0.1:4222"
@@ -126,3 +128,43 @@ async def ping_service(nc: Client, name: str, *, timeout: float = 2.0) -> Ping |
     except msgspec.DecodeError:
         return None
     return msgspec.structs.replace(ping, latency_ms=round(latency_ms, 2))
+
+
+class _EndpointStats(msgspec.Struct, frozen=True):
+    """One endpoint of a micro stats response (``io.nats.micro.v1.stats_response``)."""
+
+    name: str
+    data: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+    """Left undecoded: only the read-model endpoint's is read (others may hold anything)."""
+
+
+class _Stats(msgspec.Struct, frozen=True):
+    endpoints: list[_EndpointStats] = msgspec.field(default_factory=list)
+
+
+async def read_model_health(
+    nc: Client, name: str, *, timeout: float = 2.0
+) -> ReadModelHealth | None:
+    """Ask one micro service how its read models stand (``$SRV.STATS.<name>``).
+
+    Args:
+        nc: A connected client.
+        name: The service name (``workspace-realizer``).
+        timeout: Seconds to wait for an answer.
+
+    Returns:
+        The first instance's :class:`~contracts.service.ReadModelHealth`, or ``None`` when none
+        answers or the answer does not carry it (a service of an older version).
+    """
+    try:
+        msg = await nc.request(f"$SRV.STATS.{name}", b"", timeout=timeout)
+    except (TimeoutError, nats.errors.NoRespondersError):
+        return None
+    try:
+        stats = msgspec.json.decode(msg.data, type=_Stats)
+        for endpoint in stats.endpoints:
+            if endpoint.name == READ_MODEL_HEALTH_ENDPOINT:
+                return msgspec.json.decode(endpoint.data, type=ReadModelHealth | None)
+    except msgspec.DecodeError:
+        return None
+    return None

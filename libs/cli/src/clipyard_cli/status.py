@@ -1,5 +1,5 @@
-"""``clipyard status``: every service's ping (name, version, latency), the event stream's state,
-and, while a ``clipyard up`` runs with this home, each of its processes (state, pid, uptime, and
+"""``clipyard status``: every service's ping (name, version, latency) and read-model projection
+failures (from ``$SRV.STATS``, :mod:`servicekit.health`), the event stream's state, and, while a ``clipyard up`` runs with this home, each of its processes (state, pid, uptime, and
 how often and when ``up`` restarted it, from ``run/stack.json``)."""
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from typing import TextIO
 
 import nats.js.errors
 
-from clipyard_cli.bus import Ping, connect_cli, login_from_env, ping_service
+from clipyard_cli.bus import Ping, connect_cli, login_from_env, ping_service, read_model_health
 from clipyard_cli.home import resolve_home
 from clipyard_cli.probes import format_duration
 from clipyard_cli.runstate import ProcessRecord, lock_holder, read_records
+from contracts.service import ReadModelHealth
 from contracts.subjects import EVENT_STREAM, SERVICE_NAMES, SERVICES
 from natsbus.connection import NatsConnectError
 
@@ -34,15 +35,42 @@ class StreamState:
     consumers: int
 
 
-def format_services(rows: Sequence[tuple[str, Ping | None]]) -> str:
-    """One line per service: name, ok/DOWN, version, ping latency, instance id."""
-    lines = [f"{'SERVICE':<22}{'STATUS':<8}{'VERSION':<10}{'LATENCY':>10}  ID"]
+def format_services(
+    rows: Sequence[tuple[str, Ping | None]],
+    health: Mapping[str, ReadModelHealth | None] | None = None,
+) -> str:
+    """One line per service: name, ok/DOWN, version, ping latency, instance id.
+
+    With ``health`` (by service name), a ``PROJECTION`` column follows: ``ok``, ``N FAILED`` for
+    a service whose read models failed to project N stored events (a ``!`` line under the table
+    says what to do), or ``-`` when the service did not tell.
+    """
+    header = f"{'SERVICE':<22}{'STATUS':<8}{'VERSION':<10}{'LATENCY':>10}  {'ID':<24}"
+    lines = [header + "PROJECTION" if health is not None else header.rstrip()]
+    failing: list[tuple[str, int]] = []
     for name, ping in rows:
         if ping is None:
-            lines.append(f"{name:<22}{'DOWN':<8}{'-':<10}{'-':>10}  -")
+            line = f"{name:<22}{'DOWN':<8}{'-':<10}{'-':>10}  {'-':<24}"
         else:
             latency = f"{ping.latency_ms:.1f} ms"
-            lines.append(f"{name:<22}{'ok':<8}{ping.version:<10}{latency:>10}  {ping.id}")
+            line = f"{name:<22}{'ok':<8}{ping.version:<10}{latency:>10}  {ping.id:<24}"
+        if health is None:
+            lines.append(line.rstrip())
+            continue
+        report = health.get(name)
+        if ping is None or report is None:
+            lines.append(line + "-")
+        elif report.projection_failures:
+            lines.append(line + f"{report.projection_failures} FAILED")
+            failing.append((name, report.projection_failures))
+        else:
+            lines.append(line + "ok")
+    lines.extend(
+        f"! {name}: {count} stored event{'s' if count != 1 else ''} failed to project into its "
+        "read models (logged as 'read-model projection failed'); its queries may be wrong until "
+        f"it is fixed and restarted. Check with `clipyard replay {name} --verify`."
+        for name, count in failing
+    )
     return "\n".join(lines)
 
 
@@ -118,6 +146,7 @@ async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
     try:
         names = [SERVICE_NAMES[token] for token in SERVICES]
         pings = await asyncio.gather(*(ping_service(nc, name) for name in names))
+        reports = await asyncio.gather(*(read_model_health(nc, name) for name in names))
         try:
             info = await nc.jetstream().stream_info(EVENT_STREAM)
             state: StreamState | None = StreamState(
@@ -133,7 +162,8 @@ async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
         server = f"{version.major}.{version.minor}.{version.patch}"
     finally:
         await nc.close()
-    print(format_services(list(zip(names, pings, strict=True))), file=out)
+    health = dict(zip(names, reports, strict=True))
+    print(format_services(list(zip(names, pings, strict=True)), health), file=out)
     print(format_stream(server, login.url, state), file=out, flush=True)
     if processes:
         print(processes, file=out, flush=True)

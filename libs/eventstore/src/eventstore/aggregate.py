@@ -20,7 +20,7 @@ what the method was given, so the aggregate's state never depends on who acted.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 from uuid import UUID
 
 import msgspec
@@ -36,6 +36,7 @@ __all__ = [
     "ENVELOPE_FIELDS",
     "METADATA_FIELDS",
     "ClipyardAggregate",
+    "EventMetadata",
     "aggregate_state",
     "event_metadata",
 ]
@@ -62,7 +63,18 @@ def aggregate_state(aggregate: Any) -> dict[str, Any]:
     }
 
 
-def event_metadata() -> dict[str, Any]:
+class EventMetadata(TypedDict):
+    """The cause and trace fields stamped on an event (:data:`METADATA_FIELDS`)."""
+
+    actor: dict[str, str] | None
+    """``{"type", "id"}`` of the acting :class:`contracts.base.Actor`, as stored."""
+    run_id: str | None
+    reason: str | None
+    trace: dict[str, str]
+    """W3C ``traceparent`` / ``tracestate`` / ``baggage``."""
+
+
+def event_metadata() -> EventMetadata:
     """The metadata of an event triggered now: the current cause and trace context.
 
     Returns:
@@ -109,7 +121,7 @@ class ClipyardAggregate(Aggregate):
     class Event(Aggregate.Event):
         """Base of every event of a Clipyard aggregate."""
 
-        actor: dict[str, Any] | None = dataclasses.field(default=None, kw_only=True)
+        actor: dict[str, str] | None = dataclasses.field(default=None, kw_only=True)
         """Who acted: ``{"type": ..., "id": ...}`` (see ``contracts.base.Actor``)."""
         run_id: str | None = dataclasses.field(default=None, kw_only=True)
         """The heartbeat run acted for, if any."""

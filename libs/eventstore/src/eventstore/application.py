@@ -133,6 +133,15 @@ class ServiceApplication(Application[UUID]):
             self.projection_failures = 0
             count = self._catch_up(source or self.recorder)
             self.rebuild_duration_ms = (time.perf_counter() - started) * 1000
+            if self.projection_failures:
+                logger.warning(
+                    "read models rebuilt with projection failures",
+                    extra={
+                        "service": self.service,
+                        "projection_failures": self.projection_failures,
+                        "notifications_projected": self.notifications_projected,
+                    },
+                )
             return count
 
     def catch_up(self) -> int:
@@ -165,7 +174,12 @@ class ServiceApplication(Application[UUID]):
             self.projection_failures += 1
             logger.exception(
                 "read-model projection failed",
-                extra={"service": self.service, "notification_id": notification_id},
+                extra={
+                    "service": self.service,
+                    "notification_id": notification_id,
+                    "event_type": type(domain_event).__qualname__,
+                    "projection_failures": self.projection_failures,
+                },
             )
         self.projected_upto = notification_id
         self.notifications_projected += 1

@@ -22,6 +22,10 @@ A crash between append and publish loses nothing; one between publish and record
 which the stream de-duplicates and which the relay avoids anyway by starting after the last
 message of its service already in the stream.
 
+The parts: :mod:`eventstore.relay_position` (handled, recorded and latest notification ids),
+:mod:`eventstore.relay_publish` (one notification, published until acked) and
+:mod:`eventstore.relay_recovery` (backoff, a deleted stream, an event that can never go).
+
 At start the relay refuses (:class:`RelayRefusedError`) when the stream holds a message of its
 service beyond the store's last notification, or one whose origin is not the store's event of that
 id: the store was wiped or replaced under a live stream, and publishing would reuse ids.
@@ -33,39 +37,21 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
-import nats.js.errors
-from eventsourcing.persistence import Tracking
-
-from eventstore.publication import (
-    OUTBOX_POSITION,
-    OutboxSkips,
-    UnpublishableEventError,
-    build_message,
-    check_publishable,
-    record_skip,
-    skips_id,
-    too_large,
-)
+from eventstore.publication import OUTBOX_POSITION, check_publishable
+from eventstore.relay_position import RelayPosition
+from eventstore.relay_publish import NotificationPublisher, Outgoing, StreamSettings
+from eventstore.relay_recovery import Pacing
 from eventstore.streamcheck import (
     NOTIFICATION_ID_HEADER,
     ORIGIN_HEADER,
     RelayRefusedError,
     check_stream_against_store,
 )
-from natsbus.jetstream import (
-    DEFAULT_DUPLICATE_WINDOW,
-    DEFAULT_MAX_AGE,
-    ensure_event_stream,
-    publish,
-)
-from natsbus.limits import MessageTooLargeError
+from natsbus.jetstream import DEFAULT_DUPLICATE_WINDOW, DEFAULT_MAX_AGE
 
 if TYPE_CHECKING:
-    from eventsourcing.domain import DomainEventProtocol
     from nats.js.client import JetStreamContext
 
     from contracts.base import Event
@@ -89,13 +75,6 @@ OUTBOX_TRACKING: Final = OUTBOX_POSITION
 
 ToContract = Callable[[Any], "Event | None"]
 """Maps a stored domain event to its public contract, or None for a private event."""
-
-
-@dataclass(frozen=True)
-class _Outgoing:
-    notification_id: int
-    origin: str
-    domain_event: DomainEventProtocol[Any]
 
 
 class OutboxRelay:
@@ -142,31 +121,39 @@ class OutboxRelay:
         self._executor = executor
         self._poll_interval = poll_interval
         self._batch_size = batch_size
-        self._publish_timeout = publish_timeout
-        self._max_backoff = max_backoff
         self._start_from = start_from
-        self._duplicate_window = duplicate_window
-        self._max_age = max_age
-        self._position = 0
-        self._latest = 0
-        self.skipped = 0
-        """Notifications skipped in this process because they can never be published."""
-        self._recorded = 0
+        self._at = RelayPosition(app, executor, service)
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()
-        self._progress = asyncio.Condition()
+        self._pacing = Pacing(max_backoff, self._stopping)
+        self._publisher = NotificationPublisher(
+            app,
+            js,
+            executor,
+            service=service,
+            to_contract=to_contract,
+            publish_timeout=publish_timeout,
+            stream=StreamSettings(duplicate_window=duplicate_window, max_age=max_age),
+            pacing=self._pacing,
+            position=self._at,
+        )
 
     @property
     def position(self) -> int:
         """The last notification id handled (published or private) in this process."""
-        return self._position
+        return self._at.handled
 
     @property
     def recorded_position(self) -> int:
         """The last position recorded durably in the store."""
-        return self._recorded
+        return self._at.recorded
+
+    @property
+    def skipped(self) -> int:
+        """Notifications skipped in this process because they can never be published."""
+        return self._publisher.skipped
 
     @property
     def lag(self) -> int:
@@ -174,7 +161,7 @@ class OutboxRelay:
 
         Cheap (no store access): the last notification id is the one the latest save reported.
         """
-        return max(0, self._latest - self._position)
+        return self._at.lag
 
     def check_publishable(self, domain_event: Any) -> None:
         """Raise unless this relay can publish ``domain_event`` (the save-boundary check).
@@ -197,24 +184,22 @@ class OutboxRelay:
         """
         if self._task is not None:
             raise RuntimeError(f"outbox relay of {self.service} already started")
-        recorded = await self._executor.run(self.app.recorder.max_tracking_id, OUTBOX_TRACKING)
-        self._recorded = recorded or 0
+        await self._at.load()
         published = await check_stream_against_store(
             self._js, self.app, self._executor, self.service
         )
-        self._latest = await self._executor.run(self.app.last_notification_id)
         if self._start_from is not None:
-            self._position = self._start_from
+            self._at.handled = self._start_from
         else:
-            self._position = max(self._recorded, published or 0)
-            await self._record_position()
+            self._at.handled = max(self._at.recorded, published or 0)
+            await self._at.record()
         self._loop = asyncio.get_running_loop()
         self._stopping.clear()
         self.app.on_saved.append(self._on_saved)
         self.app.publication_check = self.check_publishable
         self._task = asyncio.create_task(self._run(), name=f"outbox-relay:{self.service}")
         logger.info(
-            "outbox relay of %s started after notification %s", self.service, self._position
+            "outbox relay of %s started after notification %s", self.service, self._at.handled
         )
 
     async def stop(self, timeout: float = 5.0) -> None:
@@ -238,7 +223,7 @@ class OutboxRelay:
         with contextlib.suppress(ValueError):
             self.app.on_saved.remove(self._on_saved)
         with contextlib.suppress(Exception):
-            await self._record_position()
+            await self._at.record()
 
     async def flush(self, timeout: float = 5.0) -> bool:
         """Wait until every event saved so far is published and its position recorded.
@@ -261,18 +246,18 @@ class OutboxRelay:
     # -- the loop ------------------------------------------------------------------------------
 
     def _on_saved(self, notification_id: int) -> None:
-        self._latest = max(self._latest, notification_id)
+        self._at.saw(notification_id)
         loop = self._loop
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(self._wake.set)
 
-    def _read_batch(self, after: int) -> list[_Outgoing]:
+    def _read_batch(self, after: int) -> list[Outgoing]:
         notifications = self.app.recorder.select_notifications(
             start=after, limit=self._batch_size, inclusive_of_start=False
         )
         return [
-            _Outgoing(
+            Outgoing(
                 notification_id=n.id,
                 origin=f"{n.originator_id}:{n.originator_version}",
                 domain_event=self.app.mapper.to_domain_event(n),
@@ -285,188 +270,29 @@ class OutboxRelay:
         while not self._stopping.is_set():
             self._wake.clear()
             try:
-                batch = await self._executor.run(self._read_batch, self._position)
+                batch = await self._executor.run(self._read_batch, self._at.handled)
             except Exception:
                 failures += 1
                 logger.exception("outbox relay of %s: reading the log failed", self.service)
-                await self._pause(self._backoff(failures))
+                await self._pacing.pause(self._pacing.backoff(failures))
                 continue
             failures = 0
             if batch:
-                self._latest = max(self._latest, batch[-1].notification_id)
+                self._at.saw(batch[-1].notification_id)
             for outgoing in batch:
-                if not await self._publish(outgoing):
+                if not await self._publisher.publish(outgoing):
                     break
-                self._position = outgoing.notification_id
-            await self._record_position_quietly()
+                self._at.handled = outgoing.notification_id
+            await self._at.record_quietly()
             if not batch:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self._poll_interval)
 
-    async def _publish(self, outgoing: _Outgoing) -> bool:
-        """Publish one notification (or pass a private one), retrying transient failures.
-
-        Returns:
-            True when it is published, private, or skipped for good; False when stopping.
-        """
-        if isinstance(outgoing.domain_event, OutboxSkips.Event):
-            return True  # the relay's own record: private, never mapped
-        try:
-            message = build_message(
-                self._to_contract,
-                outgoing.domain_event,
-                service=self.service,
-                notification_id=outgoing.notification_id,
-                origin=outgoing.origin,
-            )
-        except UnpublishableEventError as error:
-            return await self._skip(outgoing, error)
-        if message is None:
-            return True
-        attempt = 0
-        while not self._stopping.is_set():
-            try:
-                await publish(
-                    self._js,
-                    message.subject,
-                    message.payload,
-                    msg_id=message.msg_id,
-                    trace_headers=message.trace,
-                    headers=message.headers,
-                    timeout=self._publish_timeout,
-                )
-                return True
-            except asyncio.CancelledError:
-                raise
-            except MessageTooLargeError as error:
-                return await self._skip(outgoing, too_large(outgoing.domain_event, error))
-            except Exception as error:
-                attempt += 1
-                if _stream_missing(error):
-                    await self._ensure_stream()
-                delay = self._backoff(attempt)
-                logger.log(
-                    logging.WARNING if attempt < 5 else logging.ERROR,
-                    "outbox relay of %s: publishing notification %s failed (attempt %s), "
-                    "retrying in %.1f s",
-                    self.service,
-                    outgoing.notification_id,
-                    attempt,
-                    delay,
-                    exc_info=True,
-                )
-                await self._pause(delay)
-        return False
-
-    async def _ensure_stream(self) -> None:
-        """The event stream is gone: create it again with the settings the service started with."""
-        try:
-            await ensure_event_stream(
-                self._js, duplicate_window=self._duplicate_window, max_age=self._max_age
-            )
-        except Exception:
-            logger.warning(
-                "outbox relay of %s: the event stream is missing and cannot be created yet",
-                self.service,
-                exc_info=True,
-            )
-        else:
-            logger.warning(
-                "outbox relay of %s: the event stream was missing; created it again", self.service
-            )
-
-    async def _skip(self, outgoing: _Outgoing, error: UnpublishableEventError) -> bool:
-        """Record that ``outgoing`` can never be published (with its position), and go on.
-
-        Returns:
-            True once recorded; False when stopping first (the next start decides again).
-        """
-        logger.error(
-            "outbox relay of %s: notification %s (%s) can never be published; skipped and "
-            "recorded on aggregate %s: %s",
-            self.service,
-            outgoing.notification_id,
-            outgoing.origin,
-            skips_id(self.service),
-            error,
-        )
-        attempt = 0
-        while not self._stopping.is_set():
-            try:
-                await self._executor.run(
-                    partial(
-                        record_skip,
-                        self.app,
-                        service=self.service,
-                        notification_id=outgoing.notification_id,
-                        origin=outgoing.origin,
-                        event_type=type(outgoing.domain_event).__qualname__,
-                        error=str(error),
-                    )
-                )
-            except Exception:
-                attempt += 1
-                logger.exception(
-                    "outbox relay of %s: recording the skip of notification %s failed",
-                    self.service,
-                    outgoing.notification_id,
-                )
-                await self._pause(self._backoff(attempt))
-                continue
-            self.skipped += 1
-            self._recorded = max(self._recorded, outgoing.notification_id)
-            return True
-        return False
-
-    async def _record_position(self) -> None:
-        position = self._position
-        if position > self._recorded:
-            tracking = Tracking(OUTBOX_TRACKING, position)
-            await self._executor.run(self.app.recorder.insert_tracking, tracking)
-            self._recorded = position
-        async with self._progress:
-            self._progress.notify_all()
-
-    async def _record_position_quietly(self) -> None:
-        try:
-            await self._record_position()
-        except Exception:
-            logger.exception("outbox relay of %s: recording its position failed", self.service)
-
-    def _done_upto(self) -> int:
-        return min(self._position, self._recorded)
-
     async def _flush(self, timeout: float, task: asyncio.Task[None] | None) -> bool:
         target = await self._executor.run(self.app.last_notification_id)
-        if self._done_upto() >= target:
+        if self._at.done_upto() >= target:
             return True
         if task is None or task.done():
             return False
         self._wake.set()
-        try:
-            async with self._progress:
-                await asyncio.wait_for(
-                    self._progress.wait_for(lambda: self._done_upto() >= target), timeout
-                )
-        except TimeoutError:
-            logger.warning(
-                "outbox relay of %s: published up to %s of %s after %g s",
-                self.service,
-                self._done_upto(),
-                target,
-                timeout,
-            )
-            return False
-        return True
-
-    def _backoff(self, attempt: int) -> float:
-        return float(min(self._max_backoff, 0.1 * 2 ** min(attempt - 1, 16)))
-
-    async def _pause(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), seconds)
-
-
-def _stream_missing(error: Exception) -> bool:
-    """True when a publish failed because no stream stores the subject (it was deleted)."""
-    return isinstance(error, nats.js.errors.NoStreamResponseError | nats.js.errors.NotFoundError)
+        return await self._at.wait_until(target, timeout)

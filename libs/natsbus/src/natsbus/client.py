@@ -33,8 +33,6 @@ from nats.micro.request import ERROR_CODE_HEADER, ERROR_HEADER
 from opentelemetry import trace
 
 from contracts.base import Accepted, ErrorReply, Ok, Reply
-from contracts.errors import ErrorCode
-from contracts.subjects import AGGREGATE_OWNERS, SERVICE_NAMES, SERVICES
 from natsbus.codec import decode, decode_reply, encode
 from natsbus.context import (
     DEADLINE_HEADER,
@@ -46,9 +44,9 @@ from natsbus.context import (
     deadline_header,
     epoch_ms,
 )
-from natsbus.errors import error_reply
 from natsbus.limits import check_size
 from natsbus.tracing import annotate_reply
+from natsbus.unanswered import bad_reply, service_of, timed_out, unavailable
 from telemetry.spans import producer_span
 
 __all__ = [
@@ -178,7 +176,7 @@ class BusClient:
                 try:
                     return decode(raw, result_type)
                 except msgspec.DecodeError as exc:
-                    bad = _bad_reply(subject, f"result does not decode: {exc}")
+                    bad = bad_reply(subject, f"result does not decode: {exc}")
                     raise BusRequestError(subject, bad) from exc
             case Accepted(operation_id=operation_id):
                 raise OperationAccepted(subject, operation_id)
@@ -211,7 +209,7 @@ class BusClient:
         self, subject: str, data: bytes, headers: dict[str, str], timeout: float
     ) -> bytes | ErrorReply:
         if not self._nc.is_connected:  # a request would wait in the reconnect buffer
-            return _unavailable(subject, "cannot be reached (the bus connection is down)")
+            return unavailable(subject, "cannot be reached (the bus connection is down)")
         pending = asyncio.ensure_future(
             self._nc.request(subject, data, timeout=timeout, headers=headers)
         )
@@ -227,23 +225,16 @@ class BusClient:
         try:
             msg = pending.result()
         except nats.errors.NoRespondersError:
-            return _unavailable(subject, "is not answering")
+            return unavailable(subject, "is not answering")
         except TimeoutError:
-            service = service_of(subject)
-            who = service or "The service that handles this request"
-            return error_reply(
-                ErrorCode.TIMEOUT,
-                f"{who} did not answer within {timeout:g} s; the request may still complete. "
-                "Check `clipyard status`, then look at the result before retrying.",
-                details=_details(subject, service),
-            )
+            return timed_out(subject, timeout)
         except nats.errors.Error as exc:
             # Closed, draining, reconnecting with a full buffer, stale: this side cannot send.
             logger.warning("request on %s not sent: %r", subject, exc)
-            return _unavailable(subject, "cannot be reached (the bus connection is down)")
+            return unavailable(subject, "cannot be reached (the bus connection is down)")
         if msg.headers and ERROR_HEADER in msg.headers:
             code = msg.headers.get(ERROR_CODE_HEADER, "")
-            return _bad_reply(subject, f"service error {code}: {msg.headers[ERROR_HEADER]}")
+            return bad_reply(subject, f"service error {code}: {msg.headers[ERROR_HEADER]}")
         return msg.data
 
     async def _watch(
@@ -263,7 +254,7 @@ class BusClient:
             if pending.done():
                 break
             if not self._nc.is_connected:
-                return _unavailable(
+                return unavailable(
                     subject,
                     "cannot be reached (the bus connection was lost; "
                     "the request may still have completed)",
@@ -274,7 +265,7 @@ class BusClient:
                 break
             match found:
                 case "lost":
-                    return _unavailable(
+                    return unavailable(
                         subject,
                         "restarted while handling this request (it "
                         "may have completed, so look at the result before "
@@ -283,7 +274,7 @@ class BusClient:
                 case "served":
                     served_at = loop.time()
                 case "unserved" if loop.time() - served_at >= UNSERVED_FOR:
-                    return _unavailable(
+                    return unavailable(
                         subject,
                         "stopped while handling this request (nothing "
                         "has served it for a while; it may still have completed, "
@@ -308,58 +299,16 @@ class BusClient:
         return "lost" if restarted and facts.get(HELD_HEADER) == "0" else "served"
 
 
-def service_of(subject: str) -> str | None:
-    """The name of the service that answers ``subject`` (``workspace-realizer``), if known.
-
-    ``ws.qry.<service>.<noun>`` names it; ``ws.cmd|qry.<aggregate>.*`` has the aggregate's owner.
-
-    Args:
-        subject: A command or query subject.
-
-    Returns:
-        The service's process name, or None for a subject no single service owns.
-    """
-    parts = subject.split(".")
-    if len(parts) < 3 or parts[0] != "ws" or parts[1] not in ("cmd", "qry"):
-        return None
-    token = parts[2]
-    owner = token if token in SERVICES else AGGREGATE_OWNERS.get(token)
-    return SERVICE_NAMES[owner] if owner is not None else None  # type: ignore[index]
-
-
-def _details(subject: str, service: str | None) -> dict[str, str]:
-    details = {"subject": subject}
-    if service is not None:
-        details["service"] = service
-    return details
-
-
-def _unavailable(subject: str, what: str) -> ErrorReply:
-    service = service_of(subject)
-    who = service or "The service that handles this request"
-    return error_reply(
-        ErrorCode.SERVICE_UNAVAILABLE,
-        f"{who} {what}; check `clipyard status` and retry.",
-        details=_details(subject, service),
-    )
-
-
 def _decode_public(subject: str, data: bytes) -> Ok | ErrorReply | Accepted:
     try:
         return decode_reply(data)
     except msgspec.DecodeError as exc:
-        return _bad_reply(subject, f"malformed reply: {exc}")
+        return bad_reply(subject, f"malformed reply: {exc}")
 
 
 def _decode_raw(subject: str, data: bytes) -> _RawOk | ErrorReply | Accepted:
     try:
         reply: _RawOk | ErrorReply | Accepted = decode(data, _RawReply)  # type: ignore[arg-type]
     except msgspec.DecodeError as exc:
-        return _bad_reply(subject, f"malformed reply: {exc}")
+        return bad_reply(subject, f"malformed reply: {exc}")
     return reply
-
-
-def _bad_reply(subject: str, why: str) -> ErrorReply:
-    logger.warning("bad reply from %s: %s", subject, why)
-    # 502, not the catalogue's 500: the fault is in the answer, not here (an allowed status).
-    return error_reply(ErrorCode.INTERNAL, f"bad reply from {subject}: {why}", status=502)

@@ -118,32 +118,8 @@ async def connect(
         inbox_prefix = inbox_prefix_for(user)
     elif not all(_TOKEN.fullmatch(part) for part in inbox_prefix.split(".")):
         raise ValueError(f"inbox prefix {inbox_prefix!r} is not a subject without wildcards")
-    shown = redact_url(url)
-    last_error: list[Exception] = []
-    # A refused attempt (``-ERR 'Authorization Violation'``) may report a second error right
-    # after the refusal: the server drops the connection at once (often by a TCP reset, the
-    # client's PING still unread), and nats-py's cleanup of that socket then reports
-    # ``ConnectionResetError`` too. That echo must not hide the reason, so the server's last
-    # refusal is kept apart from the last error.
-    refusal: list[Exception] = []
-
-    async def on_error(error: Exception) -> None:
-        last_error[:] = [error]
-        if _is_refusal(error):
-            refusal[:] = [error]
-        logger.warning("nats %s: %s", shown, str(error) or type(error).__name__)
-
-    async def on_disconnected() -> None:
-        if not nc.is_closed:  # a deliberate close is not worth a warning
-            logger.warning("nats %s: disconnected", shown)
-
-    async def on_reconnected() -> None:
-        logger.info("nats %s: reconnected", shown)
-
-    async def on_closed() -> None:
-        logger.info("nats %s: connection closed", shown)
-
     nc = Client()
+    events = _ConnectionEvents(nc, redact_url(url))
     try:
         async with asyncio.timeout(initial_wait):
             await nc.connect(
@@ -156,23 +132,69 @@ async def connect(
                 reconnect_time_wait=reconnect_wait,  # type: ignore[arg-type]
                 allow_reconnect=True,
                 max_reconnect_attempts=-1,
-                error_cb=on_error,
-                disconnected_cb=on_disconnected,
-                reconnected_cb=on_reconnected,
-                closed_cb=on_closed,
+                error_cb=events.on_error,
+                disconnected_cb=events.on_disconnected,
+                reconnected_cb=events.on_reconnected,
+                closed_cb=events.on_closed,
             )
     except TimeoutError as exc:
         await nc.close()
-        last = last_error[0] if last_error else exc
-        cause = refusal[0] if refusal else last
+        raise events.connect_error(exc, initial_wait) from events.cause(exc)
+    logger.info("nats %s: connected as %s", events.shown, name)
+    return nc
+
+
+class _ConnectionEvents:
+    """Logs a connection's events (without credentials) and keeps its last errors.
+
+    A refused attempt (``-ERR 'Authorization Violation'``) may report a second error right after
+    the refusal: the server drops the connection at once (often by a TCP reset, the client's PING
+    still unread), and nats-py's cleanup of that socket then reports ``ConnectionResetError`` too.
+    That echo must not hide the reason, so the server's last refusal is kept apart from the last
+    error.
+    """
+
+    def __init__(self, nc: Client, shown: str) -> None:
+        self._nc = nc
+        self.shown = shown
+        """The server URL(s) without credentials."""
+        self.last_error: Exception | None = None
+        self.refusal: Exception | None = None
+
+    async def on_error(self, error: Exception) -> None:
+        """Keep and log an error (a refusal apart)."""
+        self.last_error = error
+        if _is_refusal(error):
+            self.refusal = error
+        logger.warning("nats %s: %s", self.shown, str(error) or type(error).__name__)
+
+    async def on_disconnected(self) -> None:
+        """Warn of a lost connection (a deliberate close is not worth a warning)."""
+        if not self._nc.is_closed:
+            logger.warning("nats %s: disconnected", self.shown)
+
+    async def on_reconnected(self) -> None:
+        """Note the connection is back."""
+        logger.info("nats %s: reconnected", self.shown)
+
+    async def on_closed(self) -> None:
+        """Note the connection is closed."""
+        logger.info("nats %s: connection closed", self.shown)
+
+    def cause(self, timeout: TimeoutError) -> BaseException:
+        """Why the first connection failed: the server's refusal, else the last error."""
+        return self.refusal or self.last_error or timeout
+
+    def connect_error(self, timeout: TimeoutError, initial_wait: float) -> NatsConnectError:
+        """The error for a first connection that did not succeed within ``initial_wait``."""
+        last = self.last_error or timeout
+        cause = self.cause(timeout)
         reason = _describe(cause)
         if last is not cause:
             reason += f" (last error: {_describe(last)})"
-        raise NatsConnectError(
-            f"could not connect to NATS at {shown} within {initial_wait:g} s: {reason}"
-        ) from cause
-    logger.info("nats %s: connected as %s", shown, name)
-    return nc
+        return NatsConnectError(
+            f"could not connect to NATS at {self.shown} within {initial_wait:g} s: {reason}"
+        )
 
 
 def _is_refusal(error: Exception) -> bool:

@@ -100,6 +100,7 @@ class BusService:
         metadata: dict[str, str] | None = None,
         error_mapper: ErrorMapper = default_error_mapper,
         announce: bool = True,
+        stats: Callable[[str], object] | None = None,
     ) -> BusService:
         """Start a micro service on ``nc`` (no endpoints yet).
 
@@ -113,12 +114,18 @@ class BusService:
             announce: Answer ``$SRV.PING/INFO/STATS`` at once; with ``False`` the service stays
                 silent (its endpoints still serve) until :meth:`announce`, so whoever waits for
                 its ping never finds it up with endpoints still missing.
+            stats: ``stats(endpoint_name)``: the JSON-ready ``data`` that ``$SRV.STATS`` shows for
+                that endpoint (None: none); called on the event loop, it must not raise.
 
         Returns:
             The started service.
         """
         config = ServiceConfig(
-            name=name, version=version, description=description, metadata=metadata
+            name=name,
+            version=version,
+            description=description,
+            metadata=metadata,
+            stats_handler=None if stats is None else lambda endpoint: stats(endpoint.name),
         )
         service = cls(nc, Service(nc, config), error_mapper=error_mapper)
         if announce:

@@ -2,7 +2,7 @@
 
 ARCHITECTURE §5.1 describes it. A request's principal is one of five actor kinds
 (plus ``system``, Clipyard itself); every route and bus endpoint acts on one resource kind with one
-action (read, write or control). :data:`POLICY` says, per kind, resource and action, how far the
+action (read, write or control). :data:`POLICY` (:mod:`servicekit.policy`) says, per kind, resource and action, how far the
 actor reaches:
 
 - ``ALL``: every company's (the admin key: companies, keys, secrets, operations, events);
@@ -23,12 +23,23 @@ because only it holds the facts (an issue's assignee, a workspace's holders, a r
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
+from contracts.base import Actor
 from contracts.errors import CodedError, ErrorCode
+from servicekit.policy import (
+    POLICY,
+    WHO,
+    Action,
+    ActorKind,
+    Reach,
+    Resource,
+    allowed_kinds,
+    noun,
+    reach_of,
+)
 
 if TYPE_CHECKING:
     from contracts.base import Principal
@@ -45,122 +56,6 @@ __all__ = [
     "kind_of",
     "reach_of",
 ]
-
-
-class ActorKind(StrEnum):
-    """How a request authenticated."""
-
-    ADMIN = "admin"
-    BOARD_KEY = "board_key"
-    BOARD_SESSION = "board_session"
-    AGENT_KEY = "agent_key"
-    RUN_TOKEN = "run_token"
-    SYSTEM = "system"
-
-
-class Resource(StrEnum):
-    """What a route or bus endpoint acts on."""
-
-    COMPANY = "company"
-    API_KEY = "api_key"
-    SECRET = "secret"
-    PROJECT = "project"
-    PROJECT_WORKSPACE = "project_workspace"
-    ISSUE = "issue"
-    EXECUTION_WORKSPACE = "execution_workspace"
-    RUNTIME_SERVICE = "runtime_service"
-    AGENT = "agent"
-    RUN = "run"
-    OPERATION = "operation"
-    EVENT_STREAM = "event_stream"
-    ADAPTER_SLOTS = "adapter_slots"
-
-
-class Action(StrEnum):
-    """Read (GET), write (create, change, delete) or control (realize, start and stop, wake,
-    cancel)."""
-
-    READ = "read"
-    WRITE = "write"
-    CONTROL = "control"
-
-
-class Reach(StrEnum):
-    """How far an actor reaches for one resource and action."""
-
-    ALL = "all"
-    COMPANY = "company"
-    OWN = "own"
-    REDACTED = "redacted"
-
-
-_R, _W, _C = Action.READ, Action.WRITE, Action.CONTROL
-
-
-def _rows(
-    kind: ActorKind, table: dict[Resource, dict[Action, Reach]]
-) -> dict[tuple[ActorKind, Resource, Action], Reach]:
-    return {(kind, r, a): reach for r, actions in table.items() for a, reach in actions.items()}
-
-
-_BOARD: Final = {
-    Resource.COMPANY: {_R: Reach.COMPANY},
-    Resource.API_KEY: {_R: Reach.COMPANY, _W: Reach.COMPANY},
-    Resource.SECRET: {_R: Reach.COMPANY, _W: Reach.COMPANY},
-    Resource.PROJECT: {_R: Reach.COMPANY, _W: Reach.COMPANY},
-    Resource.PROJECT_WORKSPACE: {_R: Reach.COMPANY, _W: Reach.COMPANY},
-    Resource.ISSUE: {_R: Reach.COMPANY, _W: Reach.COMPANY, _C: Reach.COMPANY},
-    Resource.EXECUTION_WORKSPACE: {_R: Reach.COMPANY, _W: Reach.COMPANY},
-    Resource.RUNTIME_SERVICE: {_R: Reach.COMPANY, _C: Reach.COMPANY},
-    Resource.AGENT: {_R: Reach.COMPANY, _W: Reach.COMPANY, _C: Reach.COMPANY},
-    Resource.RUN: {_R: Reach.COMPANY, _C: Reach.COMPANY},
-    Resource.OPERATION: {_R: Reach.COMPANY},
-    Resource.EVENT_STREAM: {_R: Reach.COMPANY},
-    Resource.ADAPTER_SLOTS: {_R: Reach.COMPANY},
-}
-
-_AGENT: Final = {
-    Resource.COMPANY: {_R: Reach.COMPANY},
-    Resource.PROJECT: {_R: Reach.REDACTED},
-    Resource.PROJECT_WORKSPACE: {_R: Reach.REDACTED},
-    Resource.ISSUE: {_R: Reach.OWN, _W: Reach.OWN, _C: Reach.OWN},
-    Resource.EXECUTION_WORKSPACE: {_R: Reach.OWN},
-    Resource.RUNTIME_SERVICE: {_R: Reach.OWN, _C: Reach.OWN},
-    Resource.AGENT: {_R: Reach.OWN, _C: Reach.OWN},
-    Resource.RUN: {_R: Reach.OWN, _C: Reach.OWN},
-    Resource.OPERATION: {_R: Reach.OWN},
-}
-
-POLICY: Final[dict[tuple[ActorKind, Resource, Action], Reach]] = {
-    **_rows(
-        ActorKind.ADMIN,
-        {
-            Resource.COMPANY: {_R: Reach.ALL, _W: Reach.ALL},
-            Resource.API_KEY: {_R: Reach.ALL, _W: Reach.ALL},
-            Resource.SECRET: {_R: Reach.ALL, _W: Reach.ALL},
-            # Only to grant (or take back) an agent's host trust: the controller refuses the
-            # admin key any other change of an agent.
-            Resource.AGENT: {_R: Reach.ALL, _W: Reach.ALL},
-            Resource.OPERATION: {_R: Reach.ALL},
-            Resource.EVENT_STREAM: {_R: Reach.ALL},
-        },
-    ),
-    **_rows(ActorKind.BOARD_KEY, _BOARD),
-    **_rows(ActorKind.BOARD_SESSION, _BOARD),
-    **_rows(ActorKind.AGENT_KEY, _AGENT),
-    **_rows(ActorKind.RUN_TOKEN, _AGENT),
-    **{(ActorKind.SYSTEM, r, a): Reach.ALL for r in Resource for a in Action},
-}
-"""(actor kind, resource, action) -> reach; a missing entry is refused (403)."""
-
-_WHO: Final = {
-    ActorKind.ADMIN: "the admin key",
-    ActorKind.BOARD_KEY: "a board key",
-    ActorKind.BOARD_SESSION: "a board session",
-    ActorKind.AGENT_KEY: "an agent key",
-    ActorKind.RUN_TOKEN: "a run token",
-    ActorKind.SYSTEM: "Clipyard itself",
-}
 
 
 class AccessDeniedError(CodedError, PermissionError):
@@ -195,31 +90,6 @@ def kind_of(principal: Principal) -> ActorKind:
     if actor == "system":
         return ActorKind.SYSTEM
     raise AccessDeniedError(f"Unknown actor type {actor!r}; nothing is allowed to it.", actor=actor)
-
-
-def reach_of(kind: ActorKind, resource: Resource, action: Action) -> Reach | None:
-    """How far ``kind`` reaches for ``action`` on ``resource``; None: refused."""
-    return POLICY.get((kind, resource, action))
-
-
-def _allowed_kinds(resource: Resource, action: Action) -> str:
-    kinds = [
-        _WHO[k] for k in ActorKind if k is not ActorKind.SYSTEM and reach_of(k, resource, action)
-    ]
-    if not kinds:
-        return "no key"
-    return kinds[0] if len(kinds) == 1 else ", ".join(kinds[:-1]) + " or " + kinds[-1]
-
-
-_PLURAL: Final = {
-    Resource.COMPANY: "companies",
-    Resource.EVENT_STREAM: "the company event stream",
-    Resource.ADAPTER_SLOTS: "the adapter slots",
-}
-
-
-def _noun(resource: Resource) -> str:
-    return _PLURAL.get(resource) or resource.value.replace("_", " ") + "s"
 
 
 @dataclass(frozen=True)
@@ -263,8 +133,8 @@ class Access:
         reach = reach_of(self.kind, resource, action)
         if reach is None:
             raise AccessDeniedError(
-                f"{_WHO[self.kind].capitalize()} may not {action.value} {_noun(resource)}; "
-                f"{_allowed_kinds(resource, action)} may.",
+                f"{WHO[self.kind].capitalize()} may not {action.value} {noun(resource)}; "
+                f"{allowed_kinds(resource, action)} may.",
                 actorKind=self.kind.value,
                 resource=resource.value,
                 action=action.value,
@@ -326,16 +196,22 @@ class Access:
         """Whether the actor is a run token whose run is among ``run_holders`` (of a workspace)."""
         return self.is_run_token and self.run_id is not None and self.run_id in run_holders
 
-    def started(self, actor: dict[str, Any] | None, run_id: str | None) -> bool:
+    def started(self, actor: Actor | Mapping[str, str] | None, run_id: str | None) -> bool:
         """Whether an operation started by ``actor`` (for ``run_id``) is the actor's own: an agent
-        key's when its agent started it, a run token's when its run did. The board's: all."""
+        key's when its agent started it, a run token's when its run did. The board's: all.
+
+        ``actor`` is the contract's :class:`~contracts.base.Actor` or the ``{"type", "id"}`` an
+        operation's stored ``Started`` event holds.
+        """
         if not self.is_agent:
             return True
         if self.is_run_token:
             return run_id is not None and run_id == self.run_id
-        return (
-            actor is not None and actor.get("type") == "agent" and actor.get("id") == self.actor_id
-        )
+        if actor is None:
+            return False
+        if isinstance(actor, Actor):
+            return actor.type == "agent" and actor.id == self.actor_id
+        return actor.get("type") == "agent" and actor.get("id") == self.actor_id
 
     # Checks that raise ----------------------------------------------------------------------
 
@@ -381,7 +257,7 @@ class Access:
         """Raise ``AccessDeniedError`` for agents: ``action`` is the board's."""
         if self.is_agent:
             raise AccessDeniedError(
-                f"Only a board key may {action}; {_WHO[self.kind]} may not.",
+                f"Only a board key may {action}; {WHO[self.kind]} may not.",
                 actorKind=self.kind.value,
             )
 
@@ -389,7 +265,7 @@ class Access:
         """Raise ``AccessDeniedError`` unless the actor is the admin or Clipyard itself."""
         if self.kind not in (ActorKind.ADMIN, ActorKind.SYSTEM):
             raise AccessDeniedError(
-                f"Only an admin or Clipyard itself may read {what}; {_WHO[self.kind]} may not.",
+                f"Only an admin or Clipyard itself may read {what}; {WHO[self.kind]} may not.",
                 actorKind=self.kind.value,
             )
 

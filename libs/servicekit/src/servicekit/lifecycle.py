@@ -24,7 +24,8 @@ from eventstore import Inbox, OutboxRelay, StoreExecutor, build_application
 from natsbus import BusClient, BusService, connect
 from natsbus.jetstream import ensure_event_stream
 from servicekit.endpoints import register_common_endpoints
-from servicekit.operations import OperationRunner
+from servicekit.health import health_stats
+from servicekit.operation_runner import OperationRunner
 from servicekit.outbox import published_contract
 from servicekit.settings import ServiceSettings
 from servicekit.shutdown import EXIT_RESERVE, TELEMETRY_SHARE, ShutdownBudget
@@ -33,6 +34,8 @@ from telemetry import configure_telemetry, shutdown_telemetry
 from telemetry.logs import configure_logging
 
 if TYPE_CHECKING:
+    from nats.aio.client import Client as NATS
+
     from eventstore import ServiceApplication
 
 __all__ = ["run_service", "start_service"]
@@ -86,42 +89,13 @@ async def start_service(
     whose clock starts with the first stage to stop (or with ``runtime.shutdown.start()``).
     """
     budget = ShutdownBudget(settings.shutdown_timeout - EXIT_RESERVE)
-    executor = StoreExecutor(name=f"{spec.name}-store")
-    try:
-        app: ServiceApplication = await executor.run(
-            build_application, spec.application_class, service=spec.token, settings=settings.store
-        )
-    except BaseException:
-        executor.close(wait=False)
-        raise
-
-    async def close_store(timeout: float) -> None:
-        # The store closes on its own thread after every call queued before: none runs on a
-        # closed store, and the wait is bounded (the thread is a daemon).
-        await executor.shutdown(timeout, last=app.close)
-
-    budget.push(stack, "store", close_store)
-
-    nc = await connect(
-        settings.nats.url,
-        name=spec.name,
-        user=settings.nats.user,
-        password=settings.nats.password,
-        inbox_prefix=settings.nats.inbox_prefix,
-    )
-    budget.push(stack, "nats", partial(_drain, nc))
+    executor, app = await _open_store(spec, settings, stack, budget)
+    nc = await _connect(spec, settings, stack, budget)
     js = nc.jetstream()
-    await ensure_event_stream(
-        js,
-        duplicate_window=settings.event_duplicate_window,
-        max_age=settings.event_retention_days * 86400,
-    )
-
     operations = OperationRunner(app, executor, service=spec.name)
     interrupted = await executor.run(operations.fail_interrupted)
     if interrupted:
         log.warning("operations cut short by the last stop", extra={"count": interrupted})
-
     relay = OutboxRelay(
         app,
         js,
@@ -142,6 +116,7 @@ async def start_service(
         version=spec.version,
         description=spec.description or spec.name,
         announce=False,
+        stats=partial(health_stats, app),
     )
     runtime = ServiceRuntime(
         spec=spec,
@@ -159,18 +134,7 @@ async def start_service(
         shutdown=budget,
     )
     await register_common_endpoints(runtime)
-
-    inboxes: list[Inbox] = []
-
-    async def stop_inboxes(timeout: float) -> None:
-        await asyncio.gather(*(inbox.stop(timeout) for inbox in inboxes))
-
-    budget.push(stack, "inboxes", stop_inboxes)
-    for upstream, handler in spec.upstreams.items():
-        inbox = Inbox(app, js, upstream=upstream, handler=partial(handler, app), executor=executor)
-        await inbox.start()
-        inboxes.append(inbox)
-
+    await _start_inboxes(runtime, stack)
     # What the service's register hook pushes on runtime.exit_stack stops as one stage, after the
     # endpoints and before the inboxes.
     budget.push(stack, "service hooks", _closer(hooks))
@@ -182,6 +146,63 @@ async def start_service(
     budget.push(stack, "operations", operations.stop)
     budget.push(stack, "endpoints", service.stop, weight=2.0)
     return runtime
+
+
+async def _open_store(
+    spec: ServiceSpec, settings: ServiceSettings, stack: AsyncExitStack, budget: ShutdownBudget
+) -> tuple[StoreExecutor, ServiceApplication]:
+    """Open the service's store on its own thread (read models rebuilt); it closes last."""
+    executor = StoreExecutor(name=f"{spec.name}-store")
+    try:
+        app: ServiceApplication = await executor.run(
+            build_application, spec.application_class, service=spec.token, settings=settings.store
+        )
+    except BaseException:
+        executor.close(wait=False)
+        raise
+
+    async def close_store(timeout: float) -> None:
+        # The store closes on its own thread after every call queued before: none runs on a
+        # closed store, and the wait is bounded (the thread is a daemon).
+        await executor.shutdown(timeout, last=app.close)
+
+    budget.push(stack, "store", close_store)
+    return executor, app
+
+
+async def _connect(
+    spec: ServiceSpec, settings: ServiceSettings, stack: AsyncExitStack, budget: ShutdownBudget
+) -> NATS:
+    """Connect to NATS (drained on stop) and make sure the event stream exists."""
+    nc = await connect(
+        settings.nats.url,
+        name=spec.name,
+        user=settings.nats.user,
+        password=settings.nats.password,
+        inbox_prefix=settings.nats.inbox_prefix,
+    )
+    budget.push(stack, "nats", partial(_drain, nc))
+    await ensure_event_stream(
+        nc.jetstream(),
+        duplicate_window=settings.event_duplicate_window,
+        max_age=settings.event_retention_days * 86400,
+    )
+    return nc
+
+
+async def _start_inboxes(runtime: ServiceRuntime, stack: AsyncExitStack) -> None:
+    """Consume every upstream the spec names, each with its handler (stopped as one stage)."""
+    inboxes: list[Inbox] = []
+
+    async def stop_inboxes(timeout: float) -> None:
+        await asyncio.gather(*(inbox.stop(timeout) for inbox in inboxes))
+
+    runtime.shutdown.push(stack, "inboxes", stop_inboxes)
+    app, js, executor = runtime.app, runtime.js, runtime.executor
+    for upstream, handler in runtime.spec.upstreams.items():
+        inbox = Inbox(app, js, upstream=upstream, handler=partial(handler, app), executor=executor)
+        await inbox.start()
+        inboxes.append(inbox)
 
 
 def _closer(hooks: AsyncExitStack) -> Callable[[float], Awaitable[None]]:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from contracts.subjects import ServiceToken
     from eventstore import OutboxRelay, ServiceApplication, StoreExecutor
     from natsbus import BusClient, BusService
-    from servicekit.operations import OperationRunner
+    from servicekit.operation_runner import OperationRunner
     from servicekit.settings import ServiceSettings
     from servicekit.shutdown import ShutdownBudget
 

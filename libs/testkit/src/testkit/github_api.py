@@ -29,6 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Literal
 
+from testkit.github_records import AuthorizationSeen, FakePullRequest, RecordedRequest
+
 __all__ = [
     "AuthorizationSeen",
     "FakeGitHubApi",
@@ -37,73 +39,8 @@ __all__ = [
     "start_github_api",
 ]
 
-AuthorizationSeen = Literal["none", "valid", "invalid"]
-
 _PULL = re.compile(r"^/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/pulls/(?P<number>[0-9]+)/?$")
 _DOCS = "https://docs.github.com/rest/pulls/pulls#get-a-pull-request"
-
-
-@dataclass(frozen=True)
-class FakePullRequest:
-    """A registered pull request."""
-
-    owner: str
-    repo: str
-    number: int
-    state: Literal["open", "closed"]
-    merged: bool
-    head_ref: str
-    head_sha: str
-    private: bool
-    include_merged_flag: bool
-
-    def body(self, base_url: str) -> dict[str, Any]:
-        """The JSON GitHub would answer (the fields a client may read, and some it must ignore)."""
-        full_name = f"{self.owner}/{self.repo}"
-        body: dict[str, Any] = {
-            "url": f"{base_url}/repos/{full_name}/pulls/{self.number}",
-            "html_url": f"https://github.com/{full_name}/pull/{self.number}",
-            "number": self.number,
-            "state": self.state,
-            "locked": False,
-            "title": f"Pull request {self.number}",
-            "user": {"login": "octocat", "id": 1, "type": "User"},
-            "body": "Answered by testkit.github_api.",
-            "created_at": "2024-01-01T00:00:00Z",
-            "updated_at": "2024-01-02T00:00:00Z",
-            "closed_at": "2024-01-02T00:00:00Z" if self.state == "closed" else None,
-            "merged_at": "2024-01-02T00:00:00Z" if self.merged else None,
-            "merge_commit_sha": "0" * 40,
-            "draft": False,
-            "head": {
-                "label": f"{self.owner}:{self.head_ref}",
-                "ref": self.head_ref,
-                "sha": self.head_sha,
-                "repo": {"full_name": full_name, "private": self.private},
-            },
-            "base": {"label": f"{self.owner}:main", "ref": "main", "sha": "f" * 40},
-        }
-        if self.include_merged_flag:
-            body["merged"] = self.merged
-            body["mergeable"] = None if self.merged else True
-        return body
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One request as the server saw it (never the credential itself)."""
-
-    method: str
-    path: str
-    authorization: AuthorizationSeen
-    accept: str | None
-    api_version: str | None
-    user_agent: str | None
-
-    @property
-    def authorized(self) -> bool:
-        """Whether the request carried the server's token."""
-        return self.authorization == "valid"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit, urlunsplit
 
 from testkit.procutil import free_port, parent_death_signal, stop_process, tail
@@ -140,7 +140,15 @@ class PostgresServer:
             self._base_dir = None
 
 
-def _as_server_user() -> dict[str, Any]:
+class _RunAs(TypedDict, total=False):
+    """The ``subprocess`` arguments that run a command as another user."""
+
+    user: str
+    group: str
+    extra_groups: list[str]
+
+
+def _as_server_user() -> _RunAs:
     """Popen arguments that drop root privileges to the ``postgres`` user (none when not root)."""
     if os.geteuid() != 0:
         return {}
@@ -172,8 +180,50 @@ def start_local_postgres(timeout: float = 30.0) -> PostgresServer:
     """
     bindir = postgres_bin_dir()
     drop = _as_server_user()
-    base = Path(tempfile.mkdtemp(prefix="clipyard-pg-", dir="/tmp"))
+    base = _create_cluster(bindir, drop)
     data, sockets, log_path = base / "data", base / "sockets", base / "postgres.log"
+    last_log = ""
+    for _ in range(3):  # a port taken between probing and binding: retry with another
+        port = free_port()
+        server = PostgresServer(
+            dsn=f"postgresql://postgres:postgres@127.0.0.1:{port}/postgres",
+            port=port,
+            data_dir=data,
+            log_path=log_path,
+        )
+        server._base_dir = base
+        with log_path.open("ab") as log:
+            server._process = subprocess.Popen(
+                _server_command(bindir, data, sockets, port),
+                cwd=base,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=parent_death_signal(signal.SIGINT),
+                **drop,
+            )
+        process = server._process
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and process.poll() is None:
+            if _connects(server.dsn):
+                return server
+            time.sleep(0.02)
+        stop_process(process, signal.SIGINT, timeout=5.0)
+        last_log = tail(log_path)
+    shutil.rmtree(base, ignore_errors=True)
+    msg = f"PostgreSQL did not accept connections:\n{last_log}"
+    raise PostgresError(msg)
+
+
+def _create_cluster(bindir: Path, drop: _RunAs) -> Path:
+    """A fresh cluster (``data/``, ``sockets/``) in a temporary folder under ``/tmp``.
+
+    Raises:
+        PostgresError: ``initdb`` failed (the folder is removed).
+    """
+    base = Path(tempfile.mkdtemp(prefix="clipyard-pg-", dir="/tmp"))
+    data, sockets = base / "data", base / "sockets"
     data.mkdir(mode=0o700)
     sockets.mkdir(mode=0o700)
     if drop:
@@ -204,56 +254,30 @@ def start_local_postgres(timeout: float = 30.0) -> PostgresServer:
         output = (initdb.stdout + initdb.stderr).decode(errors="replace")
         msg = f"initdb failed ({initdb.returncode}):\n{output}"
         raise PostgresError(msg)
-    last_log = ""
-    for _ in range(3):  # a port taken between probing and binding: retry with another
-        port = free_port()
-        server = PostgresServer(
-            dsn=f"postgresql://postgres:postgres@127.0.0.1:{port}/postgres",
-            port=port,
-            data_dir=data,
-            log_path=log_path,
-        )
-        server._base_dir = base
-        with log_path.open("ab") as log:
-            server._process = subprocess.Popen(
-                [
-                    str(bindir / "postgres"),
-                    "-D",
-                    str(data),
-                    "-p",
-                    str(port),
-                    "-k",
-                    str(sockets),
-                    "-c",
-                    "listen_addresses=127.0.0.1",
-                    "-c",
-                    "fsync=off",
-                    "-c",
-                    "synchronous_commit=off",
-                    "-c",
-                    "full_page_writes=off",
-                    "-c",
-                    "max_connections=300",
-                ],
-                cwd=base,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=parent_death_signal(signal.SIGINT),
-                **drop,
-            )
-        process = server._process
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and process.poll() is None:
-            if _connects(server.dsn):
-                return server
-            time.sleep(0.02)
-        stop_process(process, signal.SIGINT, timeout=5.0)
-        last_log = tail(log_path)
-    shutil.rmtree(base, ignore_errors=True)
-    msg = f"PostgreSQL did not accept connections:\n{last_log}"
-    raise PostgresError(msg)
+    return base
+
+
+def _server_command(bindir: Path, data: Path, sockets: Path, port: int) -> list[str]:
+    """``postgres`` on 127.0.0.1:``port``, tuned for tests (no fsync: nothing must survive)."""
+    return [
+        str(bindir / "postgres"),
+        "-D",
+        str(data),
+        "-p",
+        str(port),
+        "-k",
+        str(sockets),
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "fsync=off",
+        "-c",
+        "synchronous_commit=off",
+        "-c",
+        "full_page_writes=off",
+        "-c",
+        "max_connections=300",
+    ]
 
 
 def start_postgres_container(image: str = POSTGRES_IMAGE) -> PostgresServer:

@@ -116,7 +116,7 @@ def end_contained(home: str) -> None:
     """End what a supervisor of ``home`` left on the host beyond its services: relays, network
     namespaces, resource units (they outlive the supervisor by design)."""
     subprocess.run(
-        [sys.executable, "-m", "runtime_supervisor.containment.cleanup", home],
+        [sys.executable, "-m", "runtime_supervisor.adapters.containment.cleanup", home],
         check=False,
         timeout=60,
         capture_output=True,

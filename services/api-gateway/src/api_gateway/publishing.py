@@ -1,7 +1,8 @@
 """Stored gateway events -> public contracts (the one translation point; STYLE 13).
 
 Companies and API keys are public (without key material); sessions, run tokens and the marks of
-deleted agents are private and never leave the gateway (``None``). The envelope is servicekit's, built the same way for every service.
+deleted agents are private and never leave the gateway (``None``). The envelope is servicekit's,
+built the same way for every service.
 """
 
 from __future__ import annotations
@@ -54,21 +55,23 @@ def to_contract(domain_event: Any) -> Event | None:
             )
         case ApiKey.Created():
             return ApiKeyCreated(
-                **_key_envelope(domain_event),
+                **envelope(
+                    domain_event,
+                    aggregate="api_key",
+                    company_id=domain_event.company_id,
+                    service=SERVICE_NAME,
+                ),
                 name=domain_event.name,
                 kind=domain_event.kind,  # type: ignore[arg-type]
                 agent_id=domain_event.agent_id,
             )
         case ApiKey.Revoked():
-            return ApiKeyRevoked(**_key_envelope(domain_event))
+            return ApiKeyRevoked(
+                **envelope(
+                    domain_event,
+                    aggregate="api_key",
+                    company_id=domain_event.company_id,
+                    service=SERVICE_NAME,
+                )
+            )
     return rejection_to_contract(domain_event, SERVICE_NAME)
-
-
-def _key_envelope(domain_event: ApiKey.Created | ApiKey.Revoked) -> dict[str, Any]:
-    fields: dict[str, Any] = envelope(
-        domain_event,
-        aggregate="api_key",
-        company_id=domain_event.company_id,
-        service=SERVICE_NAME,
-    )
-    return fields

@@ -5,25 +5,44 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 
 from git_credentials import __version__
+from git_credentials.adapters.crypto import KeyRing
+from git_credentials.adapters.github import GitHubPullRequests
+from git_credentials.adapters.masterkey import load_key_ring
+from git_credentials.adapters.sealing import SecretSealer
+from git_credentials.adapters.vault import open_vault
 from git_credentials.application import GitCredentialsApplication
-from git_credentials.crypto import KeyRing
 from git_credentials.endpoints.common import Endpoints
-from git_credentials.endpoints.credentials import register_credentials
-from git_credentials.endpoints.secrets import register_secrets
-from git_credentials.masterkey import load_key_ring
+from git_credentials.endpoints.credentials import CredentialEndpoints
+from git_credentials.endpoints.secrets import SecretEndpoints
 from git_credentials.publishing import to_contract
-from git_credentials.sealing import SecretSealer
 from git_credentials.settings import (
     SERVICE_NAME,
     CredentialsSettings,
     load_credentials_settings,
 )
-from git_credentials.vault import open_vault
+from git_credentials.usecases.resolver import CredentialResolver
 from servicekit import ServiceRuntime, ServiceSpec, run_service
+from servicekit.routes import mount
 
-__all__ = ["build_spec", "main", "make_register"]
+__all__ = ["build_spec", "credential_endpoints", "main", "make_register"]
 
 Register = Callable[[ServiceRuntime], Awaitable[None]]
+
+
+def credential_endpoints(e: Endpoints) -> CredentialEndpoints:
+    """The git-invocation and pull-request endpoints with their resolver (secrets read and
+    resolutions saved through ``e``) and GitHub's client (closed with the service)."""
+    settings = e.settings
+    resolver = CredentialResolver(
+        lookup=e.secret_value,
+        server_env=settings.server_env,
+        gitlab_hosts=[settings.gitlab_hosts] if settings.gitlab_hosts else [],
+        ca_cert_path=settings.ca_cert_path,
+        on_resolved=e.audit,
+    )
+    github = GitHubPullRequests(api_url=settings.github_api_url)
+    e.runtime.exit_stack.push_async_callback(github.aclose)
+    return CredentialEndpoints(resolver, github, settings.github_api_url)
 
 
 def make_register(settings: CredentialsSettings, keys: KeyRing) -> Register:
@@ -35,9 +54,10 @@ def make_register(settings: CredentialsSettings, keys: KeyRing) -> Register:
         vault = await runtime.store(open_vault, settings.service.store)
         runtime.exit_stack.push_async_callback(runtime.store, vault.close)
         await runtime.store(app.open_vault, SecretSealer(vault, keys))
-        endpoints = Endpoints(runtime, app, settings)
-        resolver = await register_credentials(endpoints)
-        await register_secrets(endpoints, on_deleted=resolver.forget)
+        e = Endpoints(runtime, app, settings)
+        credentials = credential_endpoints(e)
+        secrets = SecretEndpoints(e, on_deleted=credentials.resolver.forget)
+        await mount(runtime.service, credentials, secrets)
 
     return register
 

@@ -6,6 +6,7 @@ service (ARCHITECTURE §2).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from contracts.base import Event
@@ -22,11 +23,8 @@ from servicekit.publishing import envelope
 __all__ = ["to_contract"]
 
 
-def _env(domain_event: Any, aggregate: str) -> dict[str, Any]:
-    fields: dict[str, Any] = envelope(
-        domain_event, aggregate=aggregate, company_id=domain_event.company_id, service=SERVICE_NAME
-    )
-    return fields
+_envelope = partial(envelope, service=SERVICE_NAME)
+"""The envelope fields of a public event of this service (``aggregate``, ``company_id`` given)."""
 
 
 def to_contract(domain_event: Any) -> Event | None:
@@ -34,16 +32,24 @@ def to_contract(domain_event: Any) -> Event | None:
     e = domain_event
     match e:
         case Secret.Created():
-            return SecretCreated(**_env(e, "secret"), name=e.name, version=1)
+            return SecretCreated(
+                **_envelope(e, aggregate="secret", company_id=e.company_id), name=e.name, version=1
+            )
         case Secret.Rotated():
-            return SecretRotated(**_env(e, "secret"), name=e.name, version=e.version)
+            return SecretRotated(
+                **_envelope(e, aggregate="secret", company_id=e.company_id),
+                name=e.name,
+                version=e.version,
+            )
         case Secret.Deleted():
             return SecretDeleted(
-                **_env(e, "secret"), name=e.name, versions_destroyed=e.versions_destroyed
+                **_envelope(e, aggregate="secret", company_id=e.company_id),
+                name=e.name,
+                versions_destroyed=e.versions_destroyed,
             )
         case CredentialResolution.Resolved():
             return CredentialResolved(
-                **_env(e, "credential"),
+                **_envelope(e, aggregate="credential", company_id=e.company_id),
                 secret_name=e.secret_name,
                 source=e.source,
                 provider=e.provider,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
-from git_credentials.masterkey import parse_master_key, parse_previous_keys
+from git_credentials.adapters.masterkey import parse_master_key, parse_previous_keys
 from servicekit import ServiceSettings, SettingsError
 from telemetry import scrub_url_secrets
 

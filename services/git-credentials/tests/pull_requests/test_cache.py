@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from git_credentials.pull_requests import SingleFlightCache
+from git_credentials.adapters.cache import SingleFlightCache
 
 
 class Clock:

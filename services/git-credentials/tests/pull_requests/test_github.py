@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from contracts.credentials import PullRequestFact
-from git_credentials.pull_requests import GitHubPullRequests
+from git_credentials.adapters.github import GitHubPullRequests
 from testkit.github_api import FakeGitHubApi
 
 pytestmark = pytest.mark.integration

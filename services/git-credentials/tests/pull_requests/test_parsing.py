@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from git_credentials.pull_requests import parse_github_repo_url, parse_pull_request_url
+from git_credentials.adapters.github import parse_github_repo_url, parse_pull_request_url
 
 
 @pytest.mark.parametrize(

@@ -5,12 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 
-from git_credentials.resolution import (
-    CredentialResolver,
-    ResolutionMemo,
-    ResolutionRecord,
-    SecretUnavailable,
-)
+from git_credentials.domain.chain import SecretUnavailable
+from git_credentials.usecases.memo import ResolutionMemo
+from git_credentials.usecases.resolver import CredentialResolver, ResolutionRecord
 
 __all__ = ["AuditLog", "FakeSecrets", "make_resolver", "unavailable"]
 

@@ -15,12 +15,9 @@ from pathlib import Path
 import pytest
 
 from contracts.credentials import GitCredential
-from git_credentials.resolution import (
-    ResolvedToken,
-    build_credential,
-    classify_remote,
-    helper_script,
-)
+from git_credentials.domain.chain import ResolvedToken
+from git_credentials.domain.hosts import classify_remote
+from git_credentials.domain.invocation import build_credential, helper_script
 
 pytestmark = pytest.mark.integration
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from resolution_fakes import AuditLog, FakeSecrets, make_resolver, unavailable
 
-from git_credentials.resolution import (
+from git_credentials.domain.chain import (
     GITHUB_SECRET_NAMES,
     GITLAB_SECRET_NAMES,
     SERVER_ENV_NAMES,

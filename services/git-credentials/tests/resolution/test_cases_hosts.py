@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 from resolution_fakes import AuditLog, FakeSecrets, make_resolver
 
-from git_credentials.resolution import classify_remote, is_github_https_remote, parse_gitlab_hosts
-from git_credentials.resolution.hosts import Remote
+from git_credentials.domain.hosts import (
+    Remote,
+    classify_remote,
+    is_github_https_remote,
+    parse_gitlab_hosts,
+)
 
 GITHUB = ("github.com", "www.github.com")
 

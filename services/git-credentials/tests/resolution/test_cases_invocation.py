@@ -6,13 +6,9 @@ import pytest
 from resolution_fakes import AuditLog, FakeSecrets, make_resolver
 
 from contracts.credentials import GitCredential
-from git_credentials.resolution import (
-    ResolvedToken,
-    build_credential,
-    classify_remote,
-    helper_script,
-)
-from git_credentials.resolution.hosts import Remote
+from git_credentials.domain.chain import ResolvedToken
+from git_credentials.domain.hosts import Remote, classify_remote
+from git_credentials.domain.invocation import build_credential, helper_script
 
 CANARY = "ghp_CANARY_7f3a9c"
 GITHUB_TOKEN = ResolvedToken(CANARY, "company_secret", "GH_TOKEN", "github")

@@ -8,12 +8,9 @@ import asyncio
 import pytest
 from resolution_fakes import AuditLog, FakeSecrets, make_resolver, unavailable
 
-from git_credentials.resolution import (
-    CredentialResolver,
-    ResolutionMemo,
-    ResolutionRecord,
-    ResolvedToken,
-)
+from git_credentials.domain.chain import ResolvedToken
+from git_credentials.usecases.memo import ResolutionMemo
+from git_credentials.usecases.resolver import CredentialResolver, ResolutionRecord
 
 TOKEN = ResolvedToken("t", "company_secret", "GH_TOKEN", "github")
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from eventstore import StoreSettings, eventsourcing_env
+from git_credentials.adapters.crypto import KeyRing, MasterKey
+from git_credentials.adapters.sealing import SecretSealer
+from git_credentials.adapters.vault import KeyVault, MemoryVault, SqliteVault, vault_path
 from git_credentials.application import GitCredentialsApplication, VaultStart
-from git_credentials.crypto import KeyRing, MasterKey
 from git_credentials.domain import Secret
-from git_credentials.sealing import SecretSealer
-from git_credentials.vault import KeyVault, MemoryVault, SqliteVault, vault_path
 
 TOKEN = "credentials"
 """The service token: names the SQLite store file ``data/credentials.sqlite``."""

@@ -10,6 +10,7 @@ from secrets_helpers import memory_app, new_key, ring, stored_ciphertexts, store
 
 from contracts.base import Actor
 from eventstore import Cause, acting, audit_trail
+from git_credentials.adapters.vault import MemoryVault
 from git_credentials.application import GitCredentialsApplication
 from git_credentials.domain import (
     InvalidSecretError,
@@ -17,9 +18,8 @@ from git_credentials.domain import (
     SecretNotFoundError,
     VaultError,
 )
-from git_credentials.resolution import ResolutionRecord
-from git_credentials.resolution.chain import SecretUnavailable
-from git_credentials.vault import MemoryVault
+from git_credentials.domain.chain import SecretUnavailable
+from git_credentials.usecases.resolver import ResolutionRecord
 
 CANARY = "ghp_CANARY_application_9d1e"
 

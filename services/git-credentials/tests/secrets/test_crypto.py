@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from git_credentials.crypto import (
+from git_credentials.adapters.crypto import (
     DecryptionError,
     KeyRing,
     MasterKey,

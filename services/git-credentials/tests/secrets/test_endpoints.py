@@ -23,14 +23,15 @@ from contracts.credentials import (
     Secret,
 )
 from contracts.workspace_views import Deleted, Page
+from git_credentials.app import credential_endpoints
 from git_credentials.application import GitCredentialsApplication
 from git_credentials.domain import InvalidSecretError, SecretNotFoundError
 from git_credentials.endpoints.common import Endpoints
-from git_credentials.endpoints.credentials import register_credentials
-from git_credentials.endpoints.secrets import register_secrets
-from git_credentials.resolution import ResolutionRecord
+from git_credentials.endpoints.secrets import SecretEndpoints
 from git_credentials.settings import load_credentials_settings
+from git_credentials.usecases.resolver import ResolutionRecord
 from servicekit.access import Access, AccessDeniedError, NotVisibleError
+from servicekit.routes import mount
 
 CANARY = "ghp_CANARY_endpoints_3b2f"
 BOARD = Principal(company_id="c-1", actor=Actor(type="board", id="key-1"))
@@ -71,7 +72,7 @@ def app() -> GitCredentialsApplication:
 async def call(app: GitCredentialsApplication) -> Callable[..., Any]:
     runtime = _Runtime()
     endpoints = Endpoints(runtime, app, load_credentials_settings({}))  # type: ignore[arg-type]
-    await register_secrets(endpoints)
+    await mount(runtime.service, SecretEndpoints(endpoints))  # type: ignore[arg-type]
     served = runtime.service.endpoints
     assert {name: entry[0] for name, entry in served.items()} == {
         "secret_create": subjects.SECRET_CREATE,
@@ -209,7 +210,7 @@ async def test_only_clipyard_itself_asks_for_git_credentials_of_its_own_company(
     async with contextlib.AsyncExitStack() as stack:
         runtime.exit_stack = stack  # type: ignore[attr-defined]
         endpoints = Endpoints(runtime, app, load_credentials_settings({}))  # type: ignore[arg-type]
-        await register_credentials(endpoints)
+        await mount(runtime.service, credential_endpoints(endpoints))  # type: ignore[arg-type]
         served = {entry[2]: entry[1] for entry in runtime.service.endpoints.values()}
         remote = "https://github.com/acme/api.git"
         asks = (

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from git_credentials.crypto import master_key_id
-from git_credentials.masterkey import (
+from git_credentials.adapters.crypto import master_key_id
+from git_credentials.adapters.masterkey import (
     GENERATE_COMMAND,
     MasterKeyError,
     key_file_path,

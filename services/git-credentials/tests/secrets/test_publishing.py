@@ -15,7 +15,7 @@ from contracts.credential_events import (
 from contracts.events import AnyEvent
 from eventstore import Cause, acting
 from git_credentials.publishing import to_contract
-from git_credentials.resolution import ResolutionRecord
+from git_credentials.usecases.resolver import ResolutionRecord
 
 CANARY = "ghp_CANARY_publishing_77aa"
 

@@ -9,9 +9,9 @@ import msgspec
 import pytest
 from secrets_helpers import new_key, ring, sqlite_app, started, vault_rows
 
+from git_credentials.adapters.vault import vault_path
 from git_credentials.domain import VaultError
-from git_credentials.resolution.chain import SecretUnavailable
-from git_credentials.vault import vault_path
+from git_credentials.domain.chain import SecretUnavailable
 
 CANARY = "glpat_CANARY_restart_51c0"
 
@@ -62,7 +62,7 @@ def test_rotating_the_master_key_rewraps_every_row_and_keeps_values_readable(
     app.close()
     vault.close()
     # Start with the new key and the old one as previous: every row is rewrapped (a count logged).
-    caplog.set_level("INFO", logger="git_credentials.application")
+    caplog.set_level("INFO", logger="git_credentials.usecases.vault")
     app, vault, start = started(tmp_path, ring(new, old))
     assert (start.rewrapped, start.unreadable) == (3, 0)
     assert [r.__dict__.get("rewrapped") for r in caplog.records if r.msg == "key vault open"] == [3]

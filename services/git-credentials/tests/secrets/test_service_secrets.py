@@ -25,16 +25,16 @@ from contracts.credentials import (
     RotateSecret,
 )
 from contracts.service import GetAuditTrail, ReplayReport, VerifyReplay
-from git_credentials.crypto import (
+from git_credentials.adapters.crypto import (
     DecryptionError,
     MasterKey,
     open_value,
     unwrap_data_key,
 )
-from git_credentials.masterkey import GENERATE_COMMAND, key_file_path, parse_master_key
-from git_credentials.resolution.chain import SecretUnavailable
-from git_credentials.sealing import SecretSealer
-from git_credentials.vault import SqliteVault, vault_path
+from git_credentials.adapters.masterkey import GENERATE_COMMAND, key_file_path, parse_master_key
+from git_credentials.adapters.sealing import SecretSealer
+from git_credentials.adapters.vault import SqliteVault, vault_path
+from git_credentials.domain.chain import SecretUnavailable
 from natsbus import BusClient
 from natsbus.codec import decode_reply, encode
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from git_credentials.masterkey import GENERATE_COMMAND
+from git_credentials.adapters.masterkey import GENERATE_COMMAND
 from git_credentials.settings import load_credentials_settings
 from servicekit import SettingsError
 

@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from eventstore import StoreSettings
-from git_credentials.vault import (
+from git_credentials.adapters.vault import (
     PG_SCHEMA,
     PG_TABLE,
     KeyVault,

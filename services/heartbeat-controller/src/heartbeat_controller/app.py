@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 
 from heartbeat_controller import __version__
+from heartbeat_controller.adapters.bus import bus_ports
 from heartbeat_controller.application import HeartbeatControllerApplication
-from heartbeat_controller.handlers import make_register
-from heartbeat_controller.inbox import HandOffs, realizer_inbox, supervisor_inbox
+from heartbeat_controller.endpoints import AgentEndpoints, RunEndpoints
+from heartbeat_controller.inbox import HandOffs, RunHandOffs, realizer_inbox, supervisor_inbox
+from heartbeat_controller.orchestration.context import Orchestration, RunSettings
+from heartbeat_controller.orchestration.dispatcher import Dispatcher, EndpointHooks
 from heartbeat_controller.orchestration.ports import RunPorts
+from heartbeat_controller.orchestration.recovery import recover_runs
 from heartbeat_controller.publishing import to_contract
 from heartbeat_controller.settings import (
     SERVICE_NAME,
@@ -16,8 +22,89 @@ from heartbeat_controller.settings import (
     load_controller_settings,
 )
 from servicekit import ServiceRuntime, ServiceSpec, run_service
+from servicekit.routes import mount
 
-__all__ = ["build_spec", "main"]
+__all__ = ["build_spec", "main", "make_register", "run_settings"]
+
+log = logging.getLogger(__name__)
+
+_CLOSE_SHARE = 1.0
+"""Seconds the run tasks get to end once cancelled at shutdown."""
+
+
+def run_settings(settings: ControllerSettings) -> RunSettings:
+    """The orchestration's settings from the controller's."""
+    return RunSettings(
+        api_url=settings.api_url,
+        kill_grace=settings.kill_grace,
+        end_wait=settings.end_wait,
+        slot_retry_max=settings.slot_retry_max,
+        tick=settings.tick,
+        prepare_timeout=settings.prepare_timeout,
+    )
+
+
+def make_register(
+    settings: ControllerSettings,
+    hooks: HandOffs,
+    ports: Callable[[ServiceRuntime], RunPorts] | None = None,
+) -> Callable[[ServiceRuntime], Awaitable[None]]:
+    """The ``register`` hook of the controller's ``ServiceSpec``.
+
+    It builds the orchestration (ports over the bus, dispatcher), hands the inboxes their
+    hooks, adds the agent and run endpoints (the service answers pings before this hook runs,
+    so they come before anything slow), recovers the runs left ``running`` after a restart,
+    then starts the dispatcher's loop. On shutdown the dispatcher and every run task stop; the
+    runs stay ``running`` for the next start's recovery.
+
+    Args:
+        settings: The controller's settings.
+        hooks: Receives the orchestration's hand-over hooks for the inboxes.
+        ports: Builds the run's ports (tests); by default the bus ports of this node.
+    """
+
+    async def register(runtime: ServiceRuntime) -> None:
+        node = runtime.settings.node_id
+        built = ports(runtime) if ports is not None else bus_ports(runtime.bus, node)
+        orch = Orchestration(
+            app=runtime.app, store=runtime.store, ports=built, settings=run_settings(settings)
+        )
+        dispatcher = Dispatcher(orch)
+        # First: an inbox message may already be waiting for the hooks on the store thread.
+        handoffs = RunHandOffs(
+            asyncio.get_running_loop(), nudge=dispatcher.nudge, deliver_end=orch.deliver_end
+        )
+        hooks.set(handoffs)
+        # A lease handed over by any save (a run moving to another workspace, a finish, a
+        # cancel of a queued run) wakes the run that waited for it.
+        runtime.app.on_workspace_handed.append(  # type: ignore[attr-defined]
+            lambda run_ids: handoffs.call_soon(orch.hand_over, run_ids)
+        )
+
+        async def close() -> None:
+            await dispatcher.stop()
+            await orch.close(_CLOSE_SHARE)
+
+        runtime.exit_stack.push_async_callback(close)
+        revoked = await runtime.store(runtime.app.revoke_board_trust)  # type: ignore[attr-defined]
+        if revoked:
+            log.warning("%d agents marked trusted by a board key run contained now", revoked)
+        # The endpoints first, and the service says it is up before recovery (which may wait on
+        # the supervisor): these only touch the store (a wake queues, a cancel is recorded and
+        # reaches its run's task once recovery re-attached it). Nothing starts a run before
+        # recovery.
+        told = EndpointHooks(orch, dispatcher)
+        await mount(
+            runtime.service,
+            AgentEndpoints(runtime, on_wake=told.woke, on_agent_deleted=told.agent_deleted),
+            RunEndpoints(runtime, on_cancel=told.cancelled),
+        )
+        await runtime.nc.flush()
+        await runtime.service.announce()
+        await recover_runs(orch, dispatcher)
+        dispatcher.start()
+
+    return register
 
 
 def build_spec(

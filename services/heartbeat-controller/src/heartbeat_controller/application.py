@@ -20,7 +20,7 @@ before anything is saved (``UseCaseBase._check_acting_run``).
 
 from __future__ import annotations
 
-from heartbeat_controller.scheduling import AgentSnapshot, Claim
+from heartbeat_controller.domain.scheduling import AgentSnapshot, Claim
 from heartbeat_controller.usecases import AgentUseCases, LeaseOutcome, RunUseCases, WakeUseCases
 
 __all__ = ["AgentSnapshot", "Claim", "HeartbeatControllerApplication", "LeaseOutcome"]

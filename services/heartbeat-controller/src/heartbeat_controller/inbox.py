@@ -4,7 +4,8 @@ Both handlers run on the store's thread inside the inbox (``eventstore.Inbox``) 
 upstream position, in one transaction. After the save they only hand over
 (``loop.call_soon_threadsafe``): an issue event nudges the dispatcher (a wake by assignment, a
 workspace link may let a run start); an adapter's end goes to the run's waiting task. Other events
-are left to the inbox, which records their position.
+are left to the inbox, which records their position. Each handler is one ``match`` over the
+event type of its upstream.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from contracts.base import Event
 from contracts.slot_events import SlotAdapterFinished
 from servicekit.handover import HandOver
 
@@ -52,9 +54,6 @@ HandOffs = HandOver[RunHandOffs]
 """The hooks, set by ``register`` once the orchestration runs (the handlers wait for them)."""
 
 
-_ISSUE_AGGREGATE = "issue"
-
-
 def realizer_inbox(
     hooks: HandOffs,
 ) -> Callable[[HeartbeatControllerApplication, Any, Tracking], None]:
@@ -62,11 +61,13 @@ def realizer_inbox(
     copies (assignee, current workspace, status); an assignment wakes the agent in that save."""
 
     def handle(app: HeartbeatControllerApplication, event: Any, tracking: Tracking) -> None:
-        if getattr(event, "aggregate", None) != _ISSUE_AGGREGATE:
-            return
-        app.note_issue_event(event, tracking)
-        handoffs = hooks.get()
-        handoffs.call_soon(handoffs.nudge)
+        match event:
+            case Event(aggregate="issue"):
+                app.note_issue_event(event, tracking)
+                handoffs = hooks.get()
+                handoffs.call_soon(handoffs.nudge)
+            case _:
+                return
 
     return handle
 
@@ -78,11 +79,13 @@ def supervisor_inbox(
     adapter's end is recorded on its run, then handed to the run's task."""
 
     def handle(app: HeartbeatControllerApplication, event: Any, tracking: Tracking) -> None:
-        if not isinstance(event, SlotAdapterFinished):
-            return
-        app.record_adapter_end(event, tracking)
-        if event.run_id:
-            handoffs = hooks.get()
-            handoffs.call_soon(handoffs.deliver_end, event.run_id, event)
+        match event:
+            case SlotAdapterFinished():
+                app.record_adapter_end(event, tracking)
+                if event.run_id:
+                    handoffs = hooks.get()
+                    handoffs.call_soon(handoffs.deliver_end, event.run_id, event)
+            case _:
+                return
 
     return handle

@@ -13,7 +13,9 @@ publishes its own ``slot.*`` events), and the copies of the realizer's issues.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from contracts import run_events as re_
@@ -27,52 +29,124 @@ from heartbeat_controller.settings import SERVICE_NAME
 __all__ = ["to_contract"]
 
 
-def _env(e: Any, aggregate: str) -> dict[str, Any]:
-    fields: dict[str, Any] = envelope(
-        e, aggregate=aggregate, company_id=e.tenant_id, service=SERVICE_NAME
-    )
-    return fields
+_envelope = partial(envelope, service=SERVICE_NAME)
+"""The envelope fields of a public event of this service (``aggregate``, ``company_id`` given)."""
 
 
-def _about(e: Any) -> dict[str, Any]:
+def _env(e: Any, aggregate: str) -> Mapping[str, Any]:
+    return _envelope(e, aggregate=aggregate, company_id=e.tenant_id)
+
+
+@dataclass(frozen=True, slots=True)
+class RunAbout:
+    """The run's agent, issue and workspace as its stored event recorded them."""
+
+    agent_id: str
+    issue_id: str | None
+    workspace_id: str | None
+
+
+def _about(e: Any) -> RunAbout:
+    """What a run's event is about (stamped on it when it was stored)."""
     about = e.about or {}
-    return {"agent_id": about.get("agent_id") or "", "issue_id": about.get("issue_id")}
-
-
-def _workspace(e: Any) -> str | None:
-    workspace: str | None = (e.about or {}).get("workspace_id")
-    return workspace
+    return RunAbout(
+        agent_id=about.get("agent_id") or "",
+        issue_id=about.get("issue_id"),
+        workspace_id=about.get("workspace_id"),
+    )
 
 
 def _wakeup(e: Any) -> Event:
-    common = {
-        **_env(e, "wakeup"),
-        "agent_id": e.agent_id,
-        "source": e.source,
-        "wake_reason": e.wake_reason,
-        "issue_id": e.issue_id,
-        "queued_run_id": e.queued_run_id,
-    }
     if e.status == "coalesced":
-        return re_.WakeupCoalesced(**common)
-    return re_.WakeupRequested(**common, idempotency_key=e.idempotency_key)
+        return re_.WakeupCoalesced(
+            **_env(e, "wakeup"),
+            agent_id=e.agent_id,
+            source=e.source,
+            wake_reason=e.wake_reason,
+            issue_id=e.issue_id,
+            queued_run_id=e.queued_run_id,
+        )
+    return re_.WakeupRequested(
+        **_env(e, "wakeup"),
+        agent_id=e.agent_id,
+        source=e.source,
+        wake_reason=e.wake_reason,
+        issue_id=e.issue_id,
+        queued_run_id=e.queued_run_id,
+        idempotency_key=e.idempotency_key,
+    )
 
 
-def _agent_record(e: Any) -> dict[str, Any]:
-    return {
-        "name": e.name,
-        "adapter_type": e.adapter_type,
-        "trust_level": e.trust_level,
-        "max_concurrent_runs": e.max_concurrent_runs,
-        "heartbeat_interval_sec": e.heartbeat_interval_sec,
-    }
+def _agent_created(e: Any) -> Event:
+    return re_.AgentCreated(
+        **_env(e, "agent"),
+        name=e.name,
+        adapter_type=e.adapter_type,
+        trust_level=e.trust_level,
+        max_concurrent_runs=e.max_concurrent_runs,
+        heartbeat_interval_sec=e.heartbeat_interval_sec,
+    )
+
+
+def _agent_updated(e: Any) -> Event:
+    return re_.AgentUpdated(
+        **_env(e, "agent"),
+        name=e.name,
+        adapter_type=e.adapter_type,
+        trust_level=e.trust_level,
+        max_concurrent_runs=e.max_concurrent_runs,
+        heartbeat_interval_sec=e.heartbeat_interval_sec,
+        changed_fields=list(e.changed_fields),
+    )
+
+
+def _run_stage_changed(e: Any) -> Event:
+    about = _about(e)
+    return re_.RunStageChanged(
+        **_env(e, "run"),
+        agent_id=about.agent_id,
+        issue_id=about.issue_id,
+        workspace_id=about.workspace_id,
+        stage=e.stage,
+        previous_stage=e.previous_stage,
+        detail=dict(e.detail) if e.detail is not None else None,
+    )
+
+
+def _run_finished(e: Any) -> Event:
+    about = _about(e)
+    return re_.RunFinished(
+        **_env(e, "run"),
+        agent_id=about.agent_id,
+        issue_id=about.issue_id,
+        workspace_id=about.workspace_id,
+        status=e.status,
+        error_code=e.error_code,
+        exit_code=e.exit_code,
+    )
+
+
+def _run_event(contract: Callable[..., Event], *, own_workspace: bool) -> Callable[[Any], Event]:
+    """The mapper of a run event carrying only its envelope and what it is about (its own
+    ``workspace_id`` where ``own_workspace``)."""
+
+    def mapped(e: Any) -> Event:
+        about = _about(e)
+        if own_workspace:
+            return contract(
+                **_env(e, "run"),
+                agent_id=about.agent_id,
+                issue_id=about.issue_id,
+                workspace_id=e.workspace_id,
+            )
+        return contract(**_env(e, "run"), agent_id=about.agent_id, issue_id=about.issue_id)
+
+    return mapped
 
 
 _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
-    A.Created: lambda e: re_.AgentCreated(**_env(e, "agent"), **_agent_record(e)),
-    A.Updated: lambda e: re_.AgentUpdated(
-        **_env(e, "agent"), **_agent_record(e), changed_fields=list(e.changed_fields)
-    ),
+    A.Created: _agent_created,
+    A.Updated: _agent_updated,
     A.Deleted: lambda e: re_.AgentDeleted(**_env(e, "agent")),
     W.Requested: _wakeup,
     R.Queued: lambda e: re_.RunQueued(
@@ -83,30 +157,12 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         source=e.source,
         wake_reason=e.wake_reason,
     ),
-    R.Started: lambda e: re_.RunStarted(**_env(e, "run"), **_about(e), workspace_id=e.workspace_id),
-    R.StageChanged: lambda e: re_.RunStageChanged(
-        **_env(e, "run"),
-        **_about(e),
-        workspace_id=_workspace(e),
-        stage=e.stage,
-        previous_stage=e.previous_stage,
-        detail=dict(e.detail) if e.detail is not None else None,
-    ),
-    R.WorkspaceLeased: lambda e: re_.RunWorkspaceLeased(
-        **_env(e, "run"), **_about(e), workspace_id=e.workspace_id
-    ),
-    R.WorkspaceReleased: lambda e: re_.RunWorkspaceReleased(
-        **_env(e, "run"), **_about(e), workspace_id=e.workspace_id
-    ),
-    R.CancelRequested: lambda e: re_.RunCancelRequested(**_env(e, "run"), **_about(e)),
-    R.Finished: lambda e: re_.RunFinished(
-        **_env(e, "run"),
-        **_about(e),
-        workspace_id=_workspace(e),
-        status=e.status,
-        error_code=e.error_code,
-        exit_code=e.exit_code,
-    ),
+    R.Started: _run_event(re_.RunStarted, own_workspace=True),
+    R.StageChanged: _run_stage_changed,
+    R.WorkspaceLeased: _run_event(re_.RunWorkspaceLeased, own_workspace=True),
+    R.WorkspaceReleased: _run_event(re_.RunWorkspaceReleased, own_workspace=True),
+    R.CancelRequested: _run_event(re_.RunCancelRequested, own_workspace=False),
+    R.Finished: _run_finished,
 }
 
 

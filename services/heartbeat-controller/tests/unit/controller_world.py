@@ -22,6 +22,7 @@ from contracts.slots import AdapterLaunched, SlotGrant
 from contracts.workspace_events import IssueAssigned, IssueCreated, IssueWorkspaceLinked
 from eventstore.publication import check_publishable
 from heartbeat_controller.application import HeartbeatControllerApplication
+from heartbeat_controller.domain.stage_detail import SlotDetail
 from heartbeat_controller.publishing import to_contract
 
 ACME = "c-acme"
@@ -197,7 +198,9 @@ class World:
         grant = SlotGrant(slot_id=f"slot-{run_id}", type="local_stdio", index=0,
                           contained=True, sandbox="bwrap")  # fmt: skip
         self.app.record_slot(run_id, grant)
-        self.app.record_stage(run_id, "adapter_launch", {"slotId": grant.slot_id})
+        detail = SlotDetail(slot_id=grant.slot_id, slot_type=grant.type,
+                            contained=grant.contained, sandbox=grant.sandbox)  # fmt: skip
+        self.app.record_stage(run_id, "adapter_launch", detail)
         self.app.record_launch(run_id, AdapterLaunched(
             slot_id=grant.slot_id, run_id=run_id, pid=4242, pgid=4242,
             started_at=self.clock.now, deadline=self.clock.now + timedelta(seconds=60),

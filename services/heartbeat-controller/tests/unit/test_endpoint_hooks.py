@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from heartbeat_controller.endpoints.hooks import call_hook
+from heartbeat_controller.endpoints.common import call_hook
 
 
 async def test_plain_and_async_hooks_are_both_called() -> None:

@@ -3,7 +3,7 @@ no overtaking on a workspace."""
 
 from __future__ import annotations
 
-from heartbeat_controller.scheduling import Candidate, runnable
+from heartbeat_controller.domain.scheduling import Candidate, runnable
 
 
 def _ids(chosen: list[Candidate]) -> list[str]:

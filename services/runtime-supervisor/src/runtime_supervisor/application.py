@@ -8,11 +8,11 @@ recorded here.
 
 from __future__ import annotations
 
-from runtime_supervisor.slots.usecases import SlotUseCases
 from runtime_supervisor.usecases.copies import CopyUseCases
 from runtime_supervisor.usecases.egress import EgressUseCases
 from runtime_supervisor.usecases.operations import OperationUseCases
 from runtime_supervisor.usecases.runtimes import RuntimeUseCases
+from runtime_supervisor.usecases.slots import SlotUseCases
 
 __all__ = ["RuntimeSupervisorApplication"]
 

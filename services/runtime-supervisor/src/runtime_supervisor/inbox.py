@@ -106,88 +106,93 @@ def _issue(e: we.IssueCreated | we.IssueUpdated) -> dict[str, Any]:
 
 def _realizer_note(e: Any) -> Note | None:
     """What a realizer event says, or None for one the supervisor does not copy."""
-    if isinstance(e, ee.WorkspaceRealized):
-        return "workspace", _workspace(e), ()
-    if isinstance(e, ee.WorkspaceReused):
-        fields: dict[str, Any] = {"last_used_at": e.last_used_at}
-        return "workspace", fields, ("checkout_version",) if e.rebuilt else ()
-    if isinstance(e, ee.WorkspaceStatusChanged):
-        return (
-            "workspace",
-            {"status": e.to_status, "lifecycle_generation": e.lifecycle_generation},
-            (),
-        )
-    if isinstance(e, ee.WorkspaceConfigChanged):
-        return "workspace", {"config": _plain(e.config)}, ()
-    if isinstance(e, ee.WorkspaceArchiveStarted):
-        return "workspace", {"closing": True, "lifecycle_generation": e.lifecycle_generation}, ()
-    if isinstance(e, ee.WorkspaceArchived | ee.WorkspaceCleanupFailed):
-        status = "archived" if isinstance(e, ee.WorkspaceArchived) else "cleanup_failed"
-        fields = {
-            "status": status,
-            "closing": False,
-            "lifecycle_generation": e.lifecycle_generation,
-        }
-        return "workspace", fields, ()
-    if isinstance(e, ee.WorkspaceReopened):
-        fields = {
-            "status": "active",
-            "closing": False,
-            "cwd": e.cwd,
-            "branch_name": e.branch_name,
-            "lifecycle_generation": e.lifecycle_generation,
-        }
-        return "workspace", fields, ("checkout_version",)
-    if isinstance(e, ee.WorkspaceReopenFailed):
-        return "workspace", {"lifecycle_generation": e.lifecycle_generation}, ()
-    if isinstance(e, ee.WorkspaceRenamed):
-        return "workspace", {"name": e.name}, ()
-    if isinstance(e, ee.WorkspaceBranchReconciled):
-        return "workspace", {"branch_name": e.branch_name, "name": e.name}, ()
+    match e:
+        case ee.WorkspaceRealized():
+            return "workspace", _workspace(e), ()
+        case ee.WorkspaceReused():
+            fields: dict[str, Any] = {"last_used_at": e.last_used_at}
+            return "workspace", fields, ("checkout_version",) if e.rebuilt else ()
+        case ee.WorkspaceStatusChanged():
+            fields = {"status": e.to_status, "lifecycle_generation": e.lifecycle_generation}
+            return "workspace", fields, ()
+        case ee.WorkspaceConfigChanged():
+            return "workspace", {"config": _plain(e.config)}, ()
+        case ee.WorkspaceArchiveStarted():
+            fields = {"closing": True, "lifecycle_generation": e.lifecycle_generation}
+            return "workspace", fields, ()
+        case ee.WorkspaceArchived() | ee.WorkspaceCleanupFailed():
+            status = "archived" if isinstance(e, ee.WorkspaceArchived) else "cleanup_failed"
+            fields = {
+                "status": status,
+                "closing": False,
+                "lifecycle_generation": e.lifecycle_generation,
+            }
+            return "workspace", fields, ()
+        case ee.WorkspaceReopened():
+            fields = {
+                "status": "active",
+                "closing": False,
+                "cwd": e.cwd,
+                "branch_name": e.branch_name,
+                "lifecycle_generation": e.lifecycle_generation,
+            }
+            return "workspace", fields, ("checkout_version",)
+        case ee.WorkspaceReopenFailed():
+            return "workspace", {"lifecycle_generation": e.lifecycle_generation}, ()
+        case ee.WorkspaceRenamed():
+            return "workspace", {"name": e.name}, ()
+        case ee.WorkspaceBranchReconciled():
+            return "workspace", {"branch_name": e.branch_name, "name": e.name}, ()
     return _catalog_note(e)
 
 
 def _catalog_note(e: Any) -> Note | None:
-    if isinstance(e, we.ProjectCreated | we.ProjectUpdated):
-        egress = _plain(e.execution_workspace_policy.egress_allowlist)
-        return "project", {"name": e.name, "egress_allowlist": egress, "deleted": False}, ()
-    if isinstance(e, we.ProjectDeleted):
-        return "project", {"egress_allowlist": [], "deleted": True}, ()
-    if isinstance(e, we.ProjectWorkspaceCreated):
-        fields = {
-            **_project_workspace(e),
-            "runtime_config": _plain(e.runtime_config),
-            "managed_checkout": _plain(e.managed_checkout),
-        }
-        return "project_workspace", fields, ()
-    if isinstance(e, we.ProjectWorkspaceUpdated):
-        return "project_workspace", _project_workspace(e), ()
-    if isinstance(e, we.ProjectWorkspaceRuntimeConfigChanged):
-        fields = {"project_id": e.project_id, "runtime_config": _plain(e.runtime_config)}
-        return "project_workspace", fields, ()
-    if isinstance(e, we.ProjectWorkspaceCheckoutChanged):
-        fields = {"project_id": e.project_id, "managed_checkout": _plain(e.managed_checkout)}
-        return "project_workspace", fields, ()
-    if isinstance(e, we.ProjectWorkspaceDeleted):
-        return "project_workspace", {"project_id": e.project_id, "deleted": True}, ()
-    if isinstance(e, we.IssueCreated):
-        fields = {
-            **_issue(e),
-            "status": e.status,
-            "assignee_agent_id": e.assignee_agent_id,
-            "deleted": False,
-        }
-        return "issue", fields, ()
-    if isinstance(e, we.IssueUpdated):
-        return "issue", _issue(e), ()
-    if isinstance(e, we.IssueStatusChanged):
-        return "issue", {"status": e.to_status}, ()
-    if isinstance(e, we.IssueAssigned):
-        return "issue", {"assignee_agent_id": e.assignee_agent_id}, ()
-    if isinstance(e, we.IssueWorkspaceLinked):
-        return "issue", {"execution_workspace_id": e.execution_workspace_id}, ()
-    if isinstance(e, we.IssueDeleted):
-        return "issue", {"identifier": e.identifier, "deleted": True}, ()
+    match e:
+        case we.ProjectCreated() | we.ProjectUpdated():
+            egress = _plain(e.execution_workspace_policy.egress_allowlist)
+            return "project", {"name": e.name, "egress_allowlist": egress, "deleted": False}, ()
+        case we.ProjectDeleted():
+            return "project", {"egress_allowlist": [], "deleted": True}, ()
+        case we.ProjectWorkspaceCreated():
+            fields = {
+                **_project_workspace(e),
+                "runtime_config": _plain(e.runtime_config),
+                "managed_checkout": _plain(e.managed_checkout),
+            }
+            return "project_workspace", fields, ()
+        case we.ProjectWorkspaceUpdated():
+            return "project_workspace", _project_workspace(e), ()
+        case we.ProjectWorkspaceRuntimeConfigChanged():
+            fields = {"project_id": e.project_id, "runtime_config": _plain(e.runtime_config)}
+            return "project_workspace", fields, ()
+        case we.ProjectWorkspaceCheckoutChanged():
+            fields = {"project_id": e.project_id, "managed_checkout": _plain(e.managed_checkout)}
+            return "project_workspace", fields, ()
+        case we.ProjectWorkspaceDeleted():
+            return "project_workspace", {"project_id": e.project_id, "deleted": True}, ()
+    return _issue_note(e)
+
+
+def _issue_note(e: Any) -> Note | None:
+    match e:
+        case we.IssueCreated():
+            fields = {
+                **_issue(e),
+                "status": e.status,
+                "assignee_agent_id": e.assignee_agent_id,
+                "deleted": False,
+            }
+            return "issue", fields, ()
+        case we.IssueUpdated():
+            return "issue", _issue(e), ()
+        case we.IssueStatusChanged():
+            return "issue", {"status": e.to_status}, ()
+        case we.IssueAssigned():
+            return "issue", {"assignee_agent_id": e.assignee_agent_id}, ()
+        case we.IssueWorkspaceLinked():
+            return "issue", {"execution_workspace_id": e.execution_workspace_id}, ()
+        case we.IssueDeleted():
+            return "issue", {"identifier": e.identifier, "deleted": True}, ()
     return None
 
 
@@ -215,30 +220,31 @@ def apply_controller_event(
     """Note one controller event (on the store's thread); a finished run's leases are released
     in the same save, then ``on_run_finished`` hears of them. Return whether it was a run
     event."""
-    if isinstance(event, re_.RunStarted):
-        fields = {
-            "agent_id": event.agent_id,
-            "issue_id": event.issue_id,
-            "workspace_id": event.workspace_id,
-            "status": "running",
-        }
-        app.note_copy("run", event.aggregate_id, event.company_id, fields, tracking)
-        return True
-    if isinstance(event, re_.RunFinished):
-        fields = {
-            "agent_id": event.agent_id,
-            "issue_id": event.issue_id,
-            "workspace_id": event.workspace_id,
-            "status": event.status,
-            "error_code": event.error_code,
-        }
-        releases = app.note_run_finished(event.aggregate_id, event.company_id, fields, tracking)
-        if on_run_finished is not None:
-            try:
-                on_run_finished(event.aggregate_id, releases)
-            except Exception:  # saved already: a retry would skip it, so never fail here
-                logger.exception("on_run_finished failed", extra={"run_id": event.aggregate_id})
-        return True
+    match event:
+        case re_.RunStarted():
+            fields = {
+                "agent_id": event.agent_id,
+                "issue_id": event.issue_id,
+                "workspace_id": event.workspace_id,
+                "status": "running",
+            }
+            app.note_copy("run", event.aggregate_id, event.company_id, fields, tracking)
+            return True
+        case re_.RunFinished():
+            fields = {
+                "agent_id": event.agent_id,
+                "issue_id": event.issue_id,
+                "workspace_id": event.workspace_id,
+                "status": event.status,
+                "error_code": event.error_code,
+            }
+            releases = app.note_run_finished(event.aggregate_id, event.company_id, fields, tracking)
+            if on_run_finished is not None:
+                try:
+                    on_run_finished(event.aggregate_id, releases)
+                except Exception:  # saved already: a retry would skip it, so never fail here
+                    logger.exception("on_run_finished failed", extra={"run_id": event.aggregate_id})
+            return True
     return False
 
 
@@ -252,10 +258,12 @@ def apply_gateway_event(
 ) -> bool:
     """Note a company's host access (``company.host_access_changed.v1``: a ``hostTrusted``
     company's commands run unconfined, docs/design/isolation.md); return whether it was one."""
-    if isinstance(event, ge.CompanyHostAccessChanged) and event.company_id:
-        fields = {"host_trusted": event.host_trusted, "allowed_roots": list(event.allowed_roots)}
-        app.note_copy("company", event.company_id, event.company_id, fields, tracking)
-        return True
+    match event:
+        case ge.CompanyHostAccessChanged(company_id=str() as company_id) if company_id:
+            roots = list(event.allowed_roots)
+            fields = {"host_trusted": event.host_trusted, "allowed_roots": roots}
+            app.note_copy("company", company_id, company_id, fields, tracking)
+            return True
     return False
 
 

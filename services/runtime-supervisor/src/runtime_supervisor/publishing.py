@@ -41,16 +41,21 @@ def _env(e: Any, aggregate: str) -> dict[str, Any]:
     return fields
 
 
-def _target(e: Any) -> dict[str, Any]:
-    about = e.about or {}
-    return {
-        "execution_workspace_id": about.get("execution_workspace_id"),
-        "project_workspace_id": about.get("project_workspace_id"),
-    }
+def _ws(e: Any) -> str | None:
+    """The execution workspace the stored event is about."""
+    found: str | None = (e.about or {}).get("execution_workspace_id")
+    return found
 
 
-def _named(e: Any) -> dict[str, Any]:
-    return {**_target(e), "service_name": (e.about or {}).get("service_name") or ""}
+def _pws(e: Any) -> str | None:
+    """The project workspace the stored event is about."""
+    found: str | None = (e.about or {}).get("project_workspace_id")
+    return found
+
+
+def _name(e: Any) -> str:
+    """The name of the service the stored event is about."""
+    return str((e.about or {}).get("service_name") or "")
 
 
 def _agent(e: Any) -> str:
@@ -60,19 +65,6 @@ def _agent(e: Any) -> str:
 def _port(e: Any) -> int | None:
     port: int | None = (e.about or {}).get("port")
     return port
-
-
-def _egress(e: Any) -> dict[str, Any]:
-    return {
-        "execution_workspace_id": e.execution_workspace_id,
-        "project_workspace_id": e.project_workspace_id,
-        "host": e.host,
-        "port": e.port,
-        "verdict": e.verdict,
-        "count": e.count,
-        "first_at": e.first_at,
-        "last_at": e.last_at,
-    }
 
 
 _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
@@ -95,11 +87,20 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         owner_agent_id=e.owner_agent_id,
     ),
     S.Started: lambda e: rt.RuntimeServiceStarted(
-        **_env(e, _SERVICE), **_named(e), pid=e.pid, port=_port(e), url=e.url, started_at=e.at
+        **_env(e, _SERVICE),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
+        service_name=_name(e),
+        pid=e.pid,
+        port=_port(e),
+        url=e.url,
+        started_at=e.at,
     ),
     S.StartFailed: lambda e: rt.RuntimeServiceStartFailed(
         **_env(e, _SERVICE),
-        **_named(e),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
+        service_name=_name(e),
         error=e.error,
         exit_code=e.exit_code,
         exit_signal=e.exit_signal,
@@ -107,7 +108,9 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
     ),
     S.Stopped: lambda e: rt.RuntimeServiceStopped(
         **_env(e, _SERVICE),
-        **_named(e),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
+        service_name=_name(e),
         stop_reason=e.stop_reason,
         exit_code=e.exit_code,
         exit_signal=e.exit_signal,
@@ -115,52 +118,69 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
     ),
     S.Failed: lambda e: rt.RuntimeServiceFailed(
         **_env(e, _SERVICE),
-        **_named(e),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
+        service_name=_name(e),
         error=e.error,
         exit_code=e.exit_code,
         exit_signal=e.exit_signal,
         stopped_at=e.at,
     ),
     S.Adopted: lambda e: rt.RuntimeServiceAdopted(
-        **_env(e, _SERVICE), **_named(e), pid=e.pid, port=_port(e)
+        **_env(e, _SERVICE),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
+        service_name=_name(e),
+        pid=e.pid,
+        port=_port(e),
     ),
     S.LeaseAcquired: lambda e: rt.RuntimeServiceLeaseAcquired(
         **_env(e, _SERVICE),
-        **_target(e),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
         lease_run_id=e.lease_run_id,
         lease_run_ids=list(e.lease_run_ids),
     ),
     S.LeaseReleased: lambda e: rt.RuntimeServiceLeaseReleased(
         **_env(e, _SERVICE),
-        **_target(e),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
         lease_run_id=e.lease_run_id,
         lease_run_ids=list(e.lease_run_ids),
     ),
     S.HealthChanged: lambda e: rt.RuntimeServiceHealthChanged(
         **_env(e, _SERVICE),
-        **_target(e),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
         health_status=e.health_status,
         previous_health_status=e.previous,
     ),
     W.DesiredStateChanged: lambda e: rt.RuntimeServiceDesiredStateChanged(
         **_env(e, _SERVICE),
-        **_target(e),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
         desired_state=e.desired_state,
         service_states=dict(e.service_states),
     ),
     W.ProvisioningStarted: lambda e: rt.RuntimeProvisioningStarted(
         **_env(e, _PROVISIONING),
-        **_target(e),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
         operation_id=e.operation_id,
         command=e.command,
         started_at=e.at,
     ),
     W.ProvisioningSucceeded: lambda e: rt.RuntimeProvisioningSucceeded(
-        **_env(e, _PROVISIONING), **_target(e), operation_id=e.operation_id, provisioned_at=e.at
+        **_env(e, _PROVISIONING),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
+        operation_id=e.operation_id,
+        provisioned_at=e.at,
     ),
     W.ProvisioningFailed: lambda e: rt.RuntimeProvisioningFailed(
         **_env(e, _PROVISIONING),
-        **_target(e),
+        execution_workspace_id=_ws(e),
+        project_workspace_id=_pws(e),
         operation_id=e.operation_id,
         error=e.error,
         failed_at=e.at,
@@ -196,8 +216,28 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         group_gone=e.group_gone,
     ),
     A.Released: lambda e: se.SlotReleased(**_env(e, _SLOT), agent_id=_agent(e)),
-    E.Observed: lambda e: eg.EgressObserved(**_env(e, _EGRESS), **_egress(e)),
-    E.Tallied: lambda e: eg.EgressTallied(**_env(e, _EGRESS), **_egress(e)),
+    E.Observed: lambda e: eg.EgressObserved(
+        **_env(e, _EGRESS),
+        execution_workspace_id=e.execution_workspace_id,
+        project_workspace_id=e.project_workspace_id,
+        host=e.host,
+        port=e.port,
+        verdict=e.verdict,
+        count=e.count,
+        first_at=e.first_at,
+        last_at=e.last_at,
+    ),
+    E.Tallied: lambda e: eg.EgressTallied(
+        **_env(e, _EGRESS),
+        execution_workspace_id=e.execution_workspace_id,
+        project_workspace_id=e.project_workspace_id,
+        host=e.host,
+        port=e.port,
+        verdict=e.verdict,
+        count=e.count,
+        first_at=e.first_at,
+        last_at=e.last_at,
+    ),
 }
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from runtime_supervisor.process import parse_port_range
+from runtime_supervisor.adapters.process import parse_port_range
 from servicekit import ServiceSettings, SettingsError
 from servicekit.settings import env_count, env_seconds
 

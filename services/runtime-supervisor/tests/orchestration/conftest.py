@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "state"))
 
 from state_world import Clock, World, make_app
 
+from runtime_supervisor.adapters.containment.launcher import Launcher
+from runtime_supervisor.adapters.process import group_members
 from runtime_supervisor.application import RuntimeSupervisorApplication
-from runtime_supervisor.containment.launcher import Launcher
-from runtime_supervisor.context import Supervisor
-from runtime_supervisor.process import group_members
+from runtime_supervisor.orchestration.context import Supervisor
 from runtime_supervisor.settings import SupervisorSettings, load_settings
 
 

@@ -15,13 +15,13 @@ import pytest
 from state_world import World, runtime_of
 
 from contracts.workspace_config import ServiceSpec, StopPolicy
-from runtime_supervisor.config.effective import WorkspaceCommand, effective_commands
-from runtime_supervisor.context import Supervisor
+from runtime_supervisor.adapters.process import proc_start_time, read_status
 from runtime_supervisor.domain import RuntimeTarget, ServiceRecord
-from runtime_supervisor.process import proc_start_time, read_status
-from runtime_supervisor.runs import after_release
-from runtime_supervisor.runtime import start_service
-from runtime_supervisor.stopping import instance_lock_key, stop_instance
+from runtime_supervisor.domain.config.effective import WorkspaceCommand, effective_commands
+from runtime_supervisor.orchestration.context import Supervisor
+from runtime_supervisor.orchestration.runs import after_release
+from runtime_supervisor.orchestration.starting import start_service
+from runtime_supervisor.orchestration.stopping import instance_lock_key, stop_instance
 
 pytestmark = pytest.mark.integration
 

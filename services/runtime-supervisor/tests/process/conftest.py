@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime_supervisor.process import Spawned, group_members, spawn_service
+from runtime_supervisor.adapters.process import Spawned, group_members, spawn_service
 
 Spawn = Callable[..., Awaitable[Spawned]]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime_supervisor.process import JOB_OUTPUT_CAP, run_job
+from runtime_supervisor.adapters.process import JOB_OUTPUT_CAP, run_job
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime_supervisor.process import LogSlice, read_range, tail_bytes, tail_lines
-from runtime_supervisor.process.logs import MAX_READ
+from runtime_supervisor.adapters.process import LogSlice, read_range, tail_bytes, tail_lines
+from runtime_supervisor.adapters.process.logs import MAX_READ
 
 
 @pytest.fixture

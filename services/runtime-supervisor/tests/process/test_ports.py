@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime_supervisor.process import PortAllocator, PortConflict, PortsExhausted, parse_port_range
+from runtime_supervisor.adapters.process import (
+    PortAllocator,
+    PortConflict,
+    PortsExhausted,
+    parse_port_range,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,13 @@ import httpx
 import pytest
 
 from contracts.workspace_config import HttpReadiness, LogReadiness, TcpReadiness
-from runtime_supervisor.process import NotReady, Spawned, read_status, stop_group, wait_ready
+from runtime_supervisor.adapters.process import (
+    NotReady,
+    Spawned,
+    read_status,
+    stop_group,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime_supervisor.containment import relays
-from runtime_supervisor.containment.relays import Relay, revive_service_relay
+from runtime_supervisor.adapters.containment import relays
+from runtime_supervisor.adapters.containment.relays import Relay, revive_service_relay
 
 KEY = {"port": 47001, "netns": "/run/netns/cy-test"}
 ARGV = ["some.module", "a", "b"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runtime_supervisor.outputs import scrub_output
-from runtime_supervisor.process.inspect import last_output
+from runtime_supervisor.adapters.outputs import scrub_output
+from runtime_supervisor.adapters.process.inspect import last_output
 
 LEAKY = "cloning https://x-access-token:ghp_Secret123@github.com/a/b.git?token=abc done"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime_supervisor.process import (
+from runtime_supervisor.adapters.process import (
     ExitStatus,
     SpawnError,
     alive,
@@ -24,8 +24,8 @@ from runtime_supervisor.process import (
     spawn_service,
     wait_exit,
 )
-from runtime_supervisor.process import spawn as spawn_module
-from runtime_supervisor.process.inspect import proc_stat
+from runtime_supervisor.adapters.process import spawn as spawn_module
+from runtime_supervisor.adapters.process.inspect import proc_stat
 
 pytestmark = pytest.mark.integration
 
@@ -240,7 +240,7 @@ async def test_alive_is_false_for_a_zombie() -> None:
 _ORPHANING_SUPERVISOR = """
 import asyncio, json, os, sys
 from pathlib import Path
-from runtime_supervisor.process import spawn_service
+from runtime_supervisor.adapters.process import spawn_service
 
 async def main():
     s = await spawn_service(command=sys.argv[1], cwd=Path(sys.argv[2]),

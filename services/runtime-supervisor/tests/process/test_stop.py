@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime_supervisor.process import (
+from runtime_supervisor.adapters.process import (
     ExitStatus,
     StopOutcome,
     alive,

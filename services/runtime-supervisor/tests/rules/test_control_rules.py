@@ -9,8 +9,8 @@ import pytest
 
 from contracts.execution_views import RuntimeServiceBrief
 from contracts.workspace_config import JobSpec, RuntimeConfig, ServiceSpec
-from runtime_supervisor.config.effective import EffectiveConfig, effective_commands
-from runtime_supervisor.control_rules import ControlError, RowLike, Selection, select_targets
+from runtime_supervisor.domain.config.effective import EffectiveConfig, effective_commands
+from runtime_supervisor.domain.control_rules import ControlError, RowLike, Selection, select_targets
 
 CONFIG = RuntimeConfig(
     services=[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime_supervisor.desired import (
+from runtime_supervisor.domain.desired import (
     aggregate_desired_state,
     desired_state_patch,
     seeded_states,

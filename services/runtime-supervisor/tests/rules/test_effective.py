@@ -11,7 +11,7 @@ from contracts.workspace_config import (
     ServiceSpec,
     StopPolicy,
 )
-from runtime_supervisor.config.effective import (
+from runtime_supervisor.domain.config.effective import (
     command_by_id,
     command_slug,
     effective_commands,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from runtime_supervisor.containment import gate as gate_module
-from runtime_supervisor.containment.egress import (
+from runtime_supervisor.adapters.containment import gate as gate_module
+from runtime_supervisor.adapters.containment.egress import (
     Policy,
     Rule,
     network_list,
@@ -24,8 +24,8 @@ from runtime_supervisor.containment.egress import (
     tally_path,
     write_json,
 )
-from runtime_supervisor.containment.gate import Gate
-from runtime_supervisor.egress import _periods, hold, let_go
+from runtime_supervisor.adapters.containment.gate import Gate
+from runtime_supervisor.orchestration.egress import _periods, hold, let_go
 
 PROJECT = "p-1"
 

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from runtime_supervisor.containment import dns
-from runtime_supervisor.containment.egress import (
+from runtime_supervisor.adapters.containment import dns
+from runtime_supervisor.adapters.containment.egress import (
     ALWAYS_LOCAL,
     Policy,
     Rule,
     network_list,
     rules_of,
 )
-from runtime_supervisor.egress import _periods
+from runtime_supervisor.orchestration.egress import _periods
 
 HOST_ADDRESS = "10.20.30.40"
 LOCAL = network_list([*ALWAYS_LOCAL, HOST_ADDRESS])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime_supervisor.environment import is_sensitive_name, sanitized_env, service_env
+from runtime_supervisor.domain.environment import is_sensitive_name, sanitized_env, service_env
 
 
 def test_case_42_only_host_and_path_survive() -> None:

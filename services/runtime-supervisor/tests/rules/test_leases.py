@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from runtime_supervisor.leases import (
+from runtime_supervisor.domain.leases import (
     LEASE_TTL,
     ControlLease,
     LeaseDecision,

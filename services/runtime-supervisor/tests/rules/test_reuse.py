@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from runtime_supervisor.reuse import reuse_key, scope_of
+from runtime_supervisor.domain.reuse import reuse_key, scope_of
 
 
 def _identity(**changes: Any) -> dict[str, Any]:

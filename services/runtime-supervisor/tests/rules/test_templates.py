@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime_supervisor.config.templates import (
+from runtime_supervisor.domain.config.templates import (
     CwdOutsideWorkspaceError,
     TemplateError,
     render,

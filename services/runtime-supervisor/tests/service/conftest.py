@@ -28,7 +28,7 @@ from contracts.base import ErrorReply
 from contracts.execution_commands import ListWorkspaceOperations
 from contracts.workspace_subjects import workspace_operations
 from natsbus import BusClient
-from runtime_supervisor.process import group_members
+from runtime_supervisor.adapters.process import group_members
 from testkit.nats_server import start_nats_server
 
 StartSupervisor = Callable[..., Awaitable[Any]]

@@ -13,7 +13,7 @@ import pytest
 from bus_world import Sup, Upstream, eventually, http_service, runtime
 
 from contracts.workspace_config import StopPolicy
-from runtime_supervisor.process import proc_start_time
+from runtime_supervisor.adapters.process import proc_start_time
 
 pytestmark = pytest.mark.integration
 

@@ -38,7 +38,7 @@ from contracts.workspace_subjects import (
     workspace_operation_output,
     workspace_operations,
 )
-from runtime_supervisor.freshness import OWN_WAIT
+from runtime_supervisor.orchestration.freshness import OWN_WAIT
 
 pytestmark = pytest.mark.integration
 

@@ -24,7 +24,7 @@ from contracts.runtime_subjects import runtime_control
 from contracts.service import GetOperation, OperationView
 from contracts.subjects import service_query
 from contracts.workspace_config import JobSpec
-from runtime_supervisor.freshness import OWN_WAIT
+from runtime_supervisor.orchestration.freshness import OWN_WAIT
 
 pytestmark = pytest.mark.integration
 

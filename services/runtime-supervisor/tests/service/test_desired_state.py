@@ -12,7 +12,7 @@ import pytest
 from bus_world import Sup, Upstream, http_service, runtime
 
 from contracts.base import Ok
-from runtime_supervisor.process import proc_start_time
+from runtime_supervisor.adapters.process import proc_start_time
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ import pytest
 from bus_world import Sup, Upstream, http_service, runtime
 
 from contracts.workspace_config import PortSpec, TcpReadiness
-from runtime_supervisor.process.ports import port_holder
+from runtime_supervisor.adapters.process.ports import port_holder
 
 pytestmark = pytest.mark.integration
 

@@ -20,7 +20,7 @@ from contracts.run_events import RunStarted
 from contracts.runtime_commands import EnsureRunServices
 from contracts.runtime_subjects import ensure_run_services
 from contracts.workspace_config import StopPolicy
-from runtime_supervisor.process import proc_start_time
+from runtime_supervisor.adapters.process import proc_start_time
 
 pytestmark = pytest.mark.integration
 

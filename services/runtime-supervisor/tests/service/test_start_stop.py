@@ -24,7 +24,7 @@ from contracts.workspace_config import (
     LogReadiness,
     PortSpec,
 )
-from runtime_supervisor.process import proc_start_time
+from runtime_supervisor.adapters.process import proc_start_time
 
 pytestmark = pytest.mark.integration
 

@@ -26,8 +26,8 @@ from contracts.service import StopAllRuntimeServices, StopAllRuntimeServicesResu
 from contracts.workspace_config import PortSpec, TcpReadiness
 from contracts.workspace_subjects import stop_workspace_runtime_services, workspace_operations
 from contracts.workspace_views import Page
-from runtime_supervisor.process import proc_start_time
-from runtime_supervisor.process.inspect import proc_stat
+from runtime_supervisor.adapters.process import proc_start_time
+from runtime_supervisor.adapters.process.inspect import proc_stat
 
 pytestmark = pytest.mark.integration
 

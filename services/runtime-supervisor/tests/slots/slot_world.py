@@ -35,7 +35,7 @@ from contracts.slots import (
 )
 from contracts.workspace_subjects import workspace_operations
 from natsbus import BusClient
-from runtime_supervisor.process import group_members
+from runtime_supervisor.adapters.process import group_members
 
 ACME = "c-acme"
 OTHER = "c-other"

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from slot_world import Repo
 
-from runtime_supervisor.containment.cgroups import Cgroups, Limits
-from runtime_supervisor.containment.launcher import Launcher
-from runtime_supervisor.slots.layout import LayoutError, trusted_layout
-from runtime_supervisor.slots.ownership import chown_tree, hand_back, hand_over
+from runtime_supervisor.adapters.containment.cgroups import Cgroups, Limits
+from runtime_supervisor.adapters.containment.launcher import Launcher
+from runtime_supervisor.adapters.slots.layout import LayoutError, trusted_layout
+from runtime_supervisor.adapters.slots.ownership import chown_tree, hand_back, hand_over
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ from slot_world import Repo, Slots, company_uid, uid_processes
 
 from contracts.base import Ok
 from contracts.slots import AdapterLaunched, RunLogSlice, RunSlot
-from runtime_supervisor.process import group_members
+from runtime_supervisor.adapters.process import group_members
 
 pytestmark = pytest.mark.integration
 

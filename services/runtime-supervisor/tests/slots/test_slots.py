@@ -19,7 +19,7 @@ from slot_world import STRANGER, Repo, Slots, company_uid
 
 from contracts.base import ErrorReply, Ok
 from contracts.slots import AdapterLaunched, RunLogSlice, RunSlot, SlotHealth
-from runtime_supervisor.process import group_members
+from runtime_supervisor.adapters.process import group_members
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ from state_world import ACME, World
 
 from contracts.egress_events import EgressObserved, EgressTallied
 from runtime_supervisor.application import RuntimeSupervisorApplication
-from runtime_supervisor.context import as_system
+from runtime_supervisor.orchestration.context import as_system
 from runtime_supervisor.publishing import to_contract
 from runtime_supervisor.usecases.egress import EgressOwner, EgressPeriod, Seen
 

@@ -11,9 +11,9 @@ from state_world import ACME, OTHER, World
 
 from contracts.base import Actor
 from eventstore import Cause, StoreExecutor, acting
+from runtime_supervisor.adapters.outputs import finish_with_output, output_path, read_output
 from runtime_supervisor.application import RuntimeSupervisorApplication
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, StateConflictError
-from runtime_supervisor.outputs import finish_with_output, output_path, read_output
 
 
 def test_an_operation_begins_running_and_ends_with_its_excerpts(

@@ -12,9 +12,9 @@ from state_world import ACME, DB, OTHER, WEB, World, runtime_of
 from contracts.execution_views import RuntimeProvisioning
 from contracts.workspace_config import ExecutionWorkspaceConfig
 from runtime_supervisor.application import RuntimeSupervisorApplication
-from runtime_supervisor.desired import desired_state_patch
 from runtime_supervisor.domain import LeaseConflictError, RuntimeTarget
-from runtime_supervisor.leases import LEASE_TTL, decide, owner_key
+from runtime_supervisor.domain.desired import desired_state_patch
+from runtime_supervisor.domain.leases import LEASE_TTL, decide, owner_key
 
 
 def test_the_desired_state_the_rule_computes_is_recorded_and_shown(

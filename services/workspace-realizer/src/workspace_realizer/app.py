@@ -1,23 +1,42 @@
-"""Composition root and lifecycle of the workspace-realizer."""
+"""Composition root and lifecycle of the workspace-realizer: reads the settings, builds the host
+ports, the orchestration context and the endpoint classes of both parts (the company-wide part's
+given the ports to the host part, docs/design/service-shape.md, the realizer's two parts), and hands them to
+``servicekit``."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from servicekit import ServiceRuntime, ServiceSpec, run_service
+from servicekit.routes import mount
 from workspace_realizer import __version__
+from workspace_realizer.adapters.agents_bus import BusAgentDirectory
+from workspace_realizer.adapters.contained_bus import BusCommandRunner
+from workspace_realizer.adapters.credentials_bus import BusCredentials, BusPullRequests
+from workspace_realizer.adapters.host import HostPorts, default_ports
+from workspace_realizer.adapters.supervisor_bus import supervisor_stopper
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.handlers import (
-    controller_inbox,
-    gateway_inbox,
-    make_register,
-)
-from workspace_realizer.host import HostPorts
+from workspace_realizer.endpoints.host.audit import AuditEndpoints
+from workspace_realizer.endpoints.host.workspaces import WorkspaceEndpoints
+from workspace_realizer.endpoints.issues import IssueEndpoints
+from workspace_realizer.endpoints.project_workspaces import ProjectWorkspaceEndpoints
+from workspace_realizer.endpoints.projects import ProjectEndpoints
+from workspace_realizer.inbox import controller_inbox, gateway_inbox
+from workspace_realizer.orchestration.clone import InProcessCheckouts
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.reaper import run_reaper
+from workspace_realizer.orchestration.recovery import fail_interrupted_archives
 from workspace_realizer.publishing import to_contract
-from workspace_realizer.recovery import fail_interrupted_archives
 from workspace_realizer.settings import SERVICE_NAME, RealizerSettings, load_realizer_settings
 
-__all__ = ["build_spec", "main", "recovering"]
+if TYPE_CHECKING:
+    from servicekit.routes import BusEndpoints
+
+__all__ = ["build_spec", "bus_ports", "endpoint_groups", "main", "make_register", "recovering"]
 
 Register = Callable[[ServiceRuntime], Awaitable[None]]
 
@@ -32,6 +51,71 @@ def recovering(register: Register) -> Register:
         await register(runtime)
 
     return hook
+
+
+def bus_ports(runtime: ServiceRuntime) -> HostPorts:
+    """The real host ports: the host's git adapter; commands run contained by this node's
+    runtime-supervisor; git credentials and pull-request facts asked of git-credentials, all
+    over ``runtime.bus``."""
+    host = default_ports(runtime.settings.home)
+    commands = BusCommandRunner(runtime.bus, runtime.settings.node_id, os.environ)
+    return replace(
+        host,
+        commands=commands,
+        credentials=BusCredentials(runtime.bus),
+        pull_requests=BusPullRequests(runtime.bus),
+    )
+
+
+def endpoint_groups(runtime: ServiceRuntime, realizer: Realizer) -> list[BusEndpoints]:
+    """The endpoint classes of both parts: the company-wide part's (projects, project
+    workspaces, issues) get the host part only through ports; the host part's (execution
+    workspaces, their operations) get the orchestration context."""
+    return [
+        ProjectEndpoints(runtime),
+        ProjectWorkspaceEndpoints(runtime, InProcessCheckouts(realizer)),
+        IssueEndpoints(runtime, realizer.agents),
+        WorkspaceEndpoints(runtime, realizer),
+        AuditEndpoints(runtime),
+    ]
+
+
+def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Register:
+    """The ``register`` hook of the realizer's ``ServiceSpec``.
+
+    Args:
+        settings: The realizer's settings.
+        ports: The host ports (tests pass fakes); None builds the real ones (:func:`bus_ports`)
+            once the runtime, and so its bus, exists.
+    """
+
+    async def register(runtime: ServiceRuntime) -> None:
+        app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
+        realizer = Realizer(
+            app=app,
+            store=runtime.store,
+            ports=ports if ports is not None else bus_ports(runtime),
+            home=runtime.settings.home,
+            stop_services=supervisor_stopper(runtime),
+            node_id=runtime.settings.node_id,
+            command_timeout=settings.command_timeout,
+            reaper_cooldown=settings.reaper_cooldown,
+            agents=BusAgentDirectory(runtime.bus),
+        )
+        await mount(runtime.service, *endpoint_groups(runtime, realizer))
+        stop = asyncio.Event()
+        task = asyncio.create_task(
+            run_reaper(realizer, interval=settings.reaper_interval, stop=stop)
+        )
+
+        async def stop_reaper() -> None:
+            stop.set()
+            await asyncio.wait({task}, timeout=2.0)
+            task.cancel()
+
+        runtime.exit_stack.push_async_callback(stop_reaper)
+
+    return register
 
 
 def build_spec(

@@ -18,7 +18,7 @@ import msgspec
 from contracts import execution_events as ee
 from contracts import workspace_events as we
 from contracts.base import Event
-from contracts.execution_views import BranchInspection
+from contracts.execution_views import BranchInspection, RescueRefView
 from contracts.workspace_config import (
     ExecutionWorkspaceConfig,
     ExecutionWorkspacePolicy,
@@ -27,14 +27,16 @@ from contracts.workspace_config import (
     RuntimeConfig,
 )
 from servicekit.publishing import envelope
-from workspace_realizer.domain import ExecutionWorkspace as W
 from workspace_realizer.domain import Issue as I
 from workspace_realizer.domain import Project as P
 from workspace_realizer.domain import ProjectWorkspace as PW
+from workspace_realizer.domain.host import ExecutionWorkspace as W
+from workspace_realizer.domain.host.lifecycle import WorkspaceLifecycle as L
+from workspace_realizer.domain.host.records import RescueRefRecord
 from workspace_realizer.domain.issues import TERMINAL_STATUSES
-from workspace_realizer.domain.lifecycle import WorkspaceLifecycle as L
 from workspace_realizer.settings import SERVICE_NAME
-from workspace_realizer.views import rescue_view, work_product_view
+from workspace_realizer.usecases.host.views import rescue_view
+from workspace_realizer.usecases.views import work_product_view
 
 __all__ = ["to_contract"]
 
@@ -44,27 +46,12 @@ def _conv(value: Any, kind: type[Any]) -> Any:
 
 
 def _env(e: Any, aggregate: str) -> dict[str, Any]:
-    fields: dict[str, Any] = envelope(
-        e, aggregate=aggregate, company_id=e.tenant_id, service=SERVICE_NAME
-    )
-    return fields
+    # The envelope's keyword arguments, as servicekit builds them for every service.
+    return envelope(e, aggregate=aggregate, company_id=e.tenant_id, service=SERVICE_NAME)
 
 
 def _policy(e: Any) -> ExecutionWorkspacePolicy:
     return _conv(e.policy, ExecutionWorkspacePolicy) or ExecutionWorkspacePolicy()
-
-
-def _project_workspace(e: Any) -> dict[str, Any]:
-    return {
-        "project_id": e.project_id,
-        "name": e.name,
-        "cwd": e.cwd,
-        "repo_url": e.repo_url,
-        "repo_ref": e.repo_ref,
-        "is_primary": e.is_primary,
-        "setup_command": e.setup_command,
-        "cleanup_command": e.cleanup_command,
-    }
 
 
 def _checkout(state: str, e: Any) -> ManagedCheckout:
@@ -76,20 +63,7 @@ def _checkout(state: str, e: Any) -> ManagedCheckout:
     )
 
 
-def _issue(e: Any) -> dict[str, Any]:
-    return {
-        "project_id": e.project_id,
-        "identifier": e.identifier,
-        "title": e.title,
-        "description": e.description,
-        "priority": e.priority,
-        "parent_id": e.parent_id,
-        "project_workspace_id": e.project_workspace_id,
-        "execution_workspace_settings": _conv(e.settings, ExecutionWorkspaceSettings),
-    }
-
-
-def _rescue(ref: dict[str, Any] | None) -> Any:
+def _rescue(ref: RescueRefRecord | None) -> RescueRefView | None:
     return rescue_view(ref) if ref else None
 
 
@@ -106,12 +80,26 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
     P.Deleted: lambda e: we.ProjectDeleted(**_env(e, "project")),
     PW.Created: lambda e: we.ProjectWorkspaceCreated(
         **_env(e, "project_workspace"),
-        **_project_workspace(e),
+        project_id=e.project_id,
+        name=e.name,
+        cwd=e.cwd,
+        repo_url=e.repo_url,
+        repo_ref=e.repo_ref,
+        is_primary=e.is_primary,
+        setup_command=e.setup_command,
+        cleanup_command=e.cleanup_command,
         runtime_config=_conv(e.runtime_config, RuntimeConfig),
     ),
     PW.Revised: lambda e: we.ProjectWorkspaceUpdated(
         **_env(e, "project_workspace"),
-        **_project_workspace(e),
+        project_id=e.project_id,
+        name=e.name,
+        cwd=e.cwd,
+        repo_url=e.repo_url,
+        repo_ref=e.repo_ref,
+        is_primary=e.is_primary,
+        setup_command=e.setup_command,
+        cleanup_command=e.cleanup_command,
         changed_fields=list(e.changed_fields),
     ),
     PW.RuntimeConfigChanged: lambda e: we.ProjectWorkspaceRuntimeConfigChanged(
@@ -139,12 +127,28 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
     ),
     I.Created: lambda e: we.IssueCreated(
         **_env(e, "issue"),
-        **_issue(e),
+        project_id=e.project_id,
+        identifier=e.identifier,
+        title=e.title,
+        description=e.description,
+        priority=e.priority,
+        parent_id=e.parent_id,
+        project_workspace_id=e.project_workspace_id,
+        execution_workspace_settings=_conv(e.settings, ExecutionWorkspaceSettings),
         status=e.status,
         assignee_agent_id=e.assignee_agent_id,
     ),
     I.Revised: lambda e: we.IssueUpdated(
-        **_env(e, "issue"), **_issue(e), changed_fields=list(e.changed_fields)
+        **_env(e, "issue"),
+        project_id=e.project_id,
+        identifier=e.identifier,
+        title=e.title,
+        description=e.description,
+        priority=e.priority,
+        parent_id=e.parent_id,
+        project_workspace_id=e.project_workspace_id,
+        execution_workspace_settings=_conv(e.settings, ExecutionWorkspaceSettings),
+        changed_fields=list(e.changed_fields),
     ),
     I.StatusChanged: lambda e: we.IssueStatusChanged(
         **_env(e, "issue"),

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from eventstore import ServiceApplication, aggregate_state
+from eventstore import ClipyardAggregate, ServiceApplication, aggregate_state
 from workspace_realizer.domain import (
     AgentCopy,
     CompanyCopy,
-    ExecutionWorkspace,
     Issue,
     Project,
     ProjectWorkspace,
-    WorkspaceOperation,
 )
 from workspace_realizer.domain.agents import agent_copy_id
-from workspace_realizer.domain.lifecycle import WorkspaceLifecycle
+from workspace_realizer.domain.host import ExecutionWorkspace, WorkspaceOperation
+from workspace_realizer.domain.host.lifecycle import WorkspaceLifecycle
 
 __all__ = ["RealizerReadModels"]
 
@@ -70,7 +69,7 @@ class RealizerReadModels(ServiceApplication):
         """Apply one stored event to the copy of its aggregate."""
         for name, kind in _KINDS:
             if isinstance(domain_event, kind.Event):
-                models: dict[str, Any] = getattr(self, name)
+                models: dict[str, ClipyardAggregate] = getattr(self, name)
                 key = str(domain_event.originator_id)
                 aggregate = domain_event.mutate(models.get(key))
                 models[key] = aggregate
@@ -98,13 +97,15 @@ class RealizerReadModels(ServiceApplication):
 
     def read_models(self) -> dict[str, Any]:
         """The read models as plain data, for replay verification."""
-        models: dict[str, Any] = {
+        models = {
             name: {key: aggregate_state(agg) for key, agg in getattr(self, name).items()}
             for name, _ in _KINDS
         }
-        models["identifiers"] = {f"{c}/{i}": issue for (c, i), issue in self.identifiers.items()}
-        models["operations_by_workspace"] = dict(self.operations_by_workspace)
-        return models
+        return {
+            **models,
+            "identifiers": {f"{c}/{i}": issue for (c, i), issue in self.identifiers.items()},
+            "operations_by_workspace": dict(self.operations_by_workspace),
+        }
 
     # -- plain lookups (no access check) -------------------------------------------------------
 

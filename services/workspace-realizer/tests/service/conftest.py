@@ -25,6 +25,7 @@ from realizer_git_helpers import clone_with_bare_origin, use_hermetic_git
 from contracts.base import Actor
 from eventstore import Cause, StoreExecutor, acting
 from servicekit.access import Access, ActorKind
+from workspace_realizer.adapters.host import HostPorts, default_ports
 from workspace_realizer.adapters.ports import (
     BaseRef,
     CommandResult,
@@ -40,8 +41,7 @@ from workspace_realizer.adapters.ports import (
     WorktreeOutcome,
 )
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.context import Realizer
-from workspace_realizer.host import HostPorts, default_ports
+from workspace_realizer.orchestration.context import Realizer
 
 
 def _now() -> datetime:

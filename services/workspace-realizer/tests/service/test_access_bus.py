@@ -69,12 +69,12 @@ from contracts.workspace_config import (
 from natsbus import BusClient, error_reply
 from servicekit import ServiceSettings, start_service
 from testkit.nats_server import start_nats_server
+from workspace_realizer.adapters.host import HostPorts, NoCredentials
 from workspace_realizer.app import build_spec
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.endpoints.issues import COMPANY_WAIT
-from workspace_realizer.host import HostPorts, NoCredentials
 from workspace_realizer.settings import RealizerSettings
-from workspace_realizer.views import project_workspace_view
+from workspace_realizer.usecases.views import project_workspace_view
 
 pytestmark = pytest.mark.integration
 

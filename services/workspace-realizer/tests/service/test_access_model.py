@@ -20,11 +20,11 @@ from contracts.run_events import AgentCreated, AgentDeleted
 from eventstore import acting, system_cause, verify_replay
 from servicekit.access import Access, AccessDeniedError, ActorKind, NotVisibleError
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import NotFoundError, RequestUnansweredError
-from workspace_realizer.facts import gather
-from workspace_realizer.realize import RealizeRequest, realize, refuse_unisolated
-from workspace_realizer.references import NoAgentDirectory, check_assignee
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.facts import gather
+from workspace_realizer.orchestration.realize import RealizeRequest, realize, refuse_unisolated
+from workspace_realizer.usecases.references import NoAgentDirectory, check_assignee
 
 ISOLATED = {"enabled": True, "defaultMode": "isolated_workspace",
             "workspaceStrategy": {"type": "git_worktree"}}  # fmt: skip

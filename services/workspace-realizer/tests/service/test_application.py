@@ -18,6 +18,7 @@ from workspace_realizer.domain.errors import (
     IdentifierTakenError,
     PathRequiredError,
 )
+from workspace_realizer.domain.host.records import WorkspaceRealization
 
 AGENT = Access(kind=ActorKind.AGENT_KEY, company_id="c-acme", actor_id="agent-1")
 NOT_FOUND = (NotFoundError, NotVisibleError)
@@ -31,7 +32,7 @@ def realized(app: WorkspaceRealizerApplication, issue_id: str, project_id: str, 
               "name": "b", "cwd": "/w", "repo_url": None, "base_ref": "origin/main",
               "base_ref_sha": "s", "branch_name": "b", "branch_created": True, "created_worktree": True,
               "node_id": "local", "config": {}, "operation_id": None, "warnings": []} | kw  # fmt: skip
-    return str(app.record_realized(fields).id)
+    return str(app.record_realized(WorkspaceRealization(**fields)).id)
 
 
 def test_issue_identifiers_come_from_the_company_prefix(

@@ -10,15 +10,15 @@ import pytest
 
 from workspace_realizer.adapters.ports import HostOperationError
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.archive import archive
-from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import (
     CloseBlockedError,
     NotReopenableError,
     ReopenPendingError,
 )
-from workspace_realizer.realize import RealizeRequest, realize
-from workspace_realizer.reopen import reopen
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.reopen import reopen
 
 POLICY = {"enabled": True, "defaultMode": "isolated_workspace",
           "workspaceStrategy": {"type": "git_worktree", "teardownCommand": "make down"}}  # fmt: skip

@@ -13,10 +13,10 @@ import pytest
 from realizer_git_helpers import git
 
 from workspace_realizer.app import recovering
-from workspace_realizer.archive import archive
-from workspace_realizer.context import Realizer
-from workspace_realizer.realize import RealizeRequest, realize
-from workspace_realizer.recovery import fail_interrupted_archives
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.recovery import fail_interrupted_archives
 
 DESTROY = 'rm -rf "$CLIPYARD_WORKSPACE_CWD"'
 WORKTREE = {"enabled": True, "defaultMode": "isolated_workspace",

@@ -30,8 +30,8 @@ from contracts.workspace_config import ExecutionWorkspacePolicy, WorkspaceStrate
 from natsbus import BusClient
 from servicekit import ServiceSettings, start_service
 from testkit.nats_server import start_nats_server
+from workspace_realizer.adapters.host import HostPorts, NoCredentials
 from workspace_realizer.app import build_spec
-from workspace_realizer.host import HostPorts, NoCredentials
 from workspace_realizer.settings import RealizerSettings
 
 pytestmark = pytest.mark.integration

@@ -9,10 +9,10 @@ from typing import Any
 from contracts.base import Actor
 from eventstore import Cause, acting
 from workspace_realizer.adapters.ports import GitInvocation
-from workspace_realizer.archive import archive
-from workspace_realizer.context import Realizer
-from workspace_realizer.realize import RealizeRequest, realize
-from workspace_realizer.reopen import reopen
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.reopen import reopen
 
 POLICY = {"enabled": True, "defaultMode": "isolated_workspace",
           "workspaceStrategy": {"type": "git_worktree"}}  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from workspace_realizer.adapters.ports import DeliveryFacts, PullRequestFacts
-from workspace_realizer.delivery import (
+from workspace_realizer.domain.host.delivery import (
     PrEvidence,
     derive_delivery,
     evaluate_pull_requests,

@@ -10,7 +10,6 @@ import pytest
 
 from workspace_realizer.domain import (
     CompanyCopy,
-    ExecutionWorkspace,
     FenceError,
     InvalidInputError,
     Issue,
@@ -23,6 +22,8 @@ from workspace_realizer.domain.errors import (
     PathRequiredError,
     ReopenPendingError,
 )
+from workspace_realizer.domain.host import ExecutionWorkspace
+from workspace_realizer.domain.host.records import ArchiveOutcome
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -170,7 +171,7 @@ def test_the_archive_saga_is_fenced_by_generation() -> None:
         ws.check_reopenable()
     # A step of another generation is skipped.
     with pytest.raises(FenceError):
-        ws.finish_archive(2, T0, **OUTCOME)
+        ws.finish_archive(2, T0, ArchiveOutcome(**OUTCOME))
     ws.fail_cleanup(
         1,
         T0,
@@ -185,7 +186,9 @@ def test_the_archive_saga_is_fenced_by_generation() -> None:
     )
     # A retry archives at generation 2; the rescue refs accumulate.
     generation = ws.start_archive(T0, expected_generation=1)
-    ws.finish_archive(generation, T0, **OUTCOME | {"rescue_ref": {"ref": "r2", "sha": "s2"}})
+    ws.finish_archive(
+        generation, T0, ArchiveOutcome(**OUTCOME | {"rescue_ref": {"ref": "r2", "sha": "s2"}})
+    )
     assert (ws.status, ws.lifecycle_generation, len(ws.rescue_refs)) == ("archived", 2, 2)
     with pytest.raises(StateConflictError, match="archived already"):
         ws.start_archive(T0)
@@ -193,7 +196,7 @@ def test_the_archive_saga_is_fenced_by_generation() -> None:
 
 def test_reopen_fences_archive_for_five_minutes() -> None:
     ws = workspace()
-    ws.finish_archive(ws.start_archive(T0), T0, **OUTCOME)
+    ws.finish_archive(ws.start_archive(T0), T0, ArchiveOutcome(**OUTCOME))
     with pytest.raises(FenceError):
         ws.check_reopenable(expected_generation=0)
     ws.reopen(ws.check_reopenable(), T0, restored_from=None, operation_id=None)
@@ -210,7 +213,7 @@ def test_reopen_fences_archive_for_five_minutes() -> None:
 
 def test_a_failed_reopen_stays_closed() -> None:
     ws = workspace()
-    ws.finish_archive(ws.start_archive(T0), T0, **OUTCOME)
+    ws.finish_archive(ws.start_archive(T0), T0, ArchiveOutcome(**OUTCOME))
     ws.fail_reopen(1, T0, error="branch gone", operation_id=None)
     assert (ws.status, ws.cleanup_reason, ws.lifecycle_generation) == (
         "archived",

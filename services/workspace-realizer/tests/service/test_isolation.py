@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import LowTrustViolationError, RequiresProjectError
-from workspace_realizer.planning import plan_realization
-from workspace_realizer.realize import RealizeRequest, realize, refuse_unisolated
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize, refuse_unisolated
+from workspace_realizer.usecases.host.planning import plan_realization
 
 ISOLATED = {"enabled": True, "defaultMode": "isolated_workspace", "allowIssueOverride": True,
             "workspaceStrategy": {"type": "git_worktree"}}  # fmt: skip

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from workspace_realizer.domain.errors import InvalidInputError
-from workspace_realizer.policy import (
+from workspace_realizer.domain.policy import (
     Strategy,
     check_worktree_parent,
     parse_policy,

@@ -9,11 +9,11 @@ import msgspec
 from contracts.events import AnyEvent
 from contracts.subjects import event_subject
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.archive import archive
-from workspace_realizer.context import Realizer
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.reopen import reopen
 from workspace_realizer.publishing import to_contract
-from workspace_realizer.realize import RealizeRequest, realize
-from workspace_realizer.reopen import reopen
 
 POLICY = {
     "enabled": True,

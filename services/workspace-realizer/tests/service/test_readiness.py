@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from workspace_realizer.adapters.ports import DeliveryFacts, GitInspection
-from workspace_realizer.readiness import (
+from workspace_realizer.domain.host.readiness import (
     CloseContext,
     LinkedIssueFacts,
     close_readiness,

@@ -10,11 +10,11 @@ import pytest
 from realizer_git_helpers import git
 
 from servicekit.access import Access
-from workspace_realizer.archive import archive
-from workspace_realizer.context import Realizer
-from workspace_realizer.facts import gather, inspect
-from workspace_realizer.realize import Realization, RealizeRequest, realize
-from workspace_realizer.reopen import reopen
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.facts import gather, inspect
+from workspace_realizer.orchestration.realize import Realization, RealizeRequest, realize
+from workspace_realizer.orchestration.reopen import reopen
 
 pytestmark = pytest.mark.integration
 
@@ -100,7 +100,7 @@ async def test_branch_reconcile_forward_and_quarantine(
 ) -> None:
     from servicekit.access import AccessDeniedError, ActorKind
     from workspace_realizer.domain.errors import BranchReconcileRefusedError
-    from workspace_realizer.reconcile import reconcile_branch
+    from workspace_realizer.orchestration.reconcile import reconcile_branch
 
     board, _, done, path = await realized(real, world, repo, "Rename me")
     (path / ".provisioned").unlink()  # a clean tree

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from realizer_git_helpers import clone_with_bare_origin, git, init_repo, use_hermetic_git
 
-from workspace_realizer.archive import archive
-from workspace_realizer.clone import url_keyed_target
-from workspace_realizer.context import Realizer
-from workspace_realizer.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.clone import url_keyed_target
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
 
 pytestmark = pytest.mark.integration
 

@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import (
     HostStepError,
     InvalidInputError,
     RequiresProjectError,
     StateConflictError,
 )
-from workspace_realizer.realize import RealizeRequest, realize
-from workspace_realizer.steps import read_output
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.steps import read_output
 
 ISOLATED = {"enabled": True, "defaultMode": "isolated_workspace", "allowIssueOverride": True,
             "workspaceStrategy": {"type": "git_worktree", "provisionCommand": "make setup"}}  # fmt: skip

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.archive import archive
-from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import StateConflictError
-from workspace_realizer.realize import RealizeRequest, realize
-from workspace_realizer.reopen import reopen
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.reopen import reopen
 
 PROVISIONED = {"enabled": True, "defaultMode": "isolated_workspace",
                "workspaceStrategy": {"type": "git_worktree", "provisionCommand": "make setup"}}  # fmt: skip

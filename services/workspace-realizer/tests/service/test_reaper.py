@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from workspace_realizer.context import Realizer
-from workspace_realizer.realize import RealizeRequest, realize
-from workspace_realizer.reaper import reap_once
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.reaper import reap_once
 
 POLICY = {"enabled": True, "defaultMode": "isolated_workspace",
           "workspaceStrategy": {"type": "git_worktree", "teardownCommand": "make down"}}  # fmt: skip
@@ -76,7 +76,7 @@ async def test_cooldown_and_reopen_fence(
     )
     assert (await reap_once(realizer))["archived"] == [recent]
     # A workspace reopened minutes ago is left alone.
-    from workspace_realizer.reopen import reopen
+    from workspace_realizer.orchestration.reopen import reopen
 
     await reopen(realizer, setup["board"], recent)
     realizer.reaper_cooldown = timedelta(0)

@@ -15,15 +15,16 @@ from contracts.execution_commands import GetWorkspaceHistory, UpdateExecutionWor
 from contracts.workspace_http import UpdateExecutionWorkspaceBody
 from servicekit.access import Access, AccessDeniedError, ActorKind
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import (
     DependentsError,
     InvalidInputError,
     NotFoundError,
     RequiresProjectError,
 )
-from workspace_realizer.planning import plan_realization
-from workspace_realizer.realize import RealizeRequest, realize
+from workspace_realizer.domain.host.records import WorkspaceRealization
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.usecases.host.planning import plan_realization
 
 ISOLATED = {"enabled": True, "defaultMode": "isolated_workspace", "allowIssueOverride": True,
             "workspaceStrategy": {"type": "git_worktree"}}  # fmt: skip
@@ -77,7 +78,7 @@ def test_a_foreign_default_is_ignored_at_realization_and_deletes_ignore_other_co
               "repo_url": None, "base_ref": "origin/main", "base_ref_sha": "s", "branch_name": "b",
               "branch_created": True, "created_worktree": True, "node_id": "local", "config": {},
               "operation_id": None, "warnings": []}  # fmt: skip
-    app.record_realized(fields)
+    app.record_realized(WorkspaceRealization(**fields))
     app.delete_project_workspace(board, acme_project, acme_checkout)
     assert app.project_workspaces[acme_checkout].deleted
 
@@ -146,7 +147,7 @@ def test_naive_times_are_refused_at_the_contract_and_taken_as_utc_in_the_realize
               "base_ref_sha": "s", "branch_name": "b", "branch_created": True,
               "created_worktree": True, "node_id": "local", "config": {}, "operation_id": None,
               "warnings": []}  # fmt: skip
-    workspace = str(app.record_realized(fields).id)
+    workspace = str(app.record_realized(WorkspaceRealization(**fields)).id)
     app.update_workspace(board, workspace, {"cleanup_eligible_at": datetime(2020, 1, 1)})
     assert app.workspaces[workspace].cleanup_eligible_at == datetime(2020, 1, 1, tzinfo=UTC)
 

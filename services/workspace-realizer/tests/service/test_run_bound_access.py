@@ -13,8 +13,8 @@ from contracts.run_events import RunWorkspaceLeased
 from eventstore import acting, system_cause
 from servicekit.access import Access, AccessDeniedError, ActorKind
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.context import Realizer
-from workspace_realizer.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
 
 ISOLATED = {"enabled": True, "defaultMode": "isolated_workspace",
             "workspaceStrategy": {"type": "git_worktree"}}  # fmt: skip

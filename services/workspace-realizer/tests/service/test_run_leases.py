@@ -14,10 +14,10 @@ from contracts.base import Actor
 from contracts.run_events import RunFinished, RunStarted, RunWorkspaceLeased, RunWorkspaceReleased
 from eventstore import acting, system_cause
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.archive import archive
-from workspace_realizer.context import Realizer
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
 from workspace_realizer.publishing import to_contract
-from workspace_realizer.realize import RealizeRequest, realize
 
 ISOLATED = {"enabled": True, "defaultMode": "isolated_workspace",
             "workspaceStrategy": {"type": "git_worktree"}}  # fmt: skip

@@ -27,10 +27,10 @@ from api_gateway.controllers.common import (
 )
 from api_gateway.controllers.realizer import board_key, fetch, fetch_page
 from api_gateway.controllers.runtime_control import acting_principal
-from api_gateway.dependencies import Gateway
 from api_gateway.domain import ForbiddenError, NotFoundError
-from api_gateway.errors import BusReplyError
-from api_gateway.security import access, check_company
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
+from api_gateway.http.security import access, check_company
 from contracts import heartbeat_subjects as subjects
 from contracts.agent_http import CreateAgentBody, UpdateAgentBody, WakeBody
 from contracts.agents import (

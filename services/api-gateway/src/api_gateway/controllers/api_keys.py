@@ -8,7 +8,6 @@ from litestar import Controller, Response, delete, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody
 
-from api_gateway.application import ApiKeyNotFoundError, KeyRecord
 from api_gateway.controllers.agents import confirm_agent
 from api_gateway.controllers.common import (
     TOTAL_COUNT,
@@ -17,9 +16,10 @@ from api_gateway.controllers.common import (
     listing,
     provide_page,
 )
-from api_gateway.dependencies import Gateway
-from api_gateway.domain import ForbiddenError
-from api_gateway.security import access, check_company
+from api_gateway.domain import ApiKeyNotFoundError, ForbiddenError
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import access, check_company
+from api_gateway.readmodels import KeyRecord
 from contracts.base import Principal
 from contracts.http import ApiKey, ApiKeyIssued, CreateApiKey
 from servicekit.access import Access, Action, Resource

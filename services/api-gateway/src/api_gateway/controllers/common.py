@@ -11,8 +11,8 @@ from litestar.datastructures import ResponseHeader
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import QueryParameter
 
-from api_gateway.dependencies import Gateway
-from api_gateway.errors import BusReplyError
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
 from contracts.base import Accepted, ErrorReply, Ok
 from contracts.errors import CATALOGUE, ErrorCode
 from contracts.http import Accepted202, ErrorBody

@@ -9,7 +9,6 @@ from litestar import Controller, Response, get, post, put
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody
 
-from api_gateway.application import CompanyRecord
 from api_gateway.controllers.common import (
     TOTAL_COUNT,
     Page,
@@ -17,8 +16,9 @@ from api_gateway.controllers.common import (
     listing,
     provide_page,
 )
-from api_gateway.dependencies import Gateway
-from api_gateway.security import access, admin_only, check_company
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import access, admin_only, check_company
+from api_gateway.readmodels import CompanyRecord
 from contracts.base import Principal
 from contracts.http import Company, CreateCompany, SetCompanyHostAccess
 from servicekit.access import Action, Resource

@@ -1,6 +1,6 @@
 """``GET /api/companies/{companyId}/events/stream``: the company's events as Server-Sent Events.
 
-A named ephemeral consumer (``api_gateway.bus``) follows ``WS_EVENTS`` (``ws.evt.>``); only events
+A named ephemeral consumer (``api_gateway.adapters.bus``) follows ``WS_EVENTS`` (``ws.evt.>``); only events
 whose envelope names the company pass (and, with ``?types=``, only those types). Each SSE message
 carries the stream sequence as ``id:``, so a reconnecting client resumes with ``Last-Event-ID``. A
 client that was sent nothing for ``sse_keepalive`` seconds gets a keep-alive comment (however busy
@@ -12,7 +12,7 @@ Who may read it is the access model's (ARCHITECTURE §5.1): the admin key (any c
 or board session (its own). Agent keys and run tokens are refused with 403 ``forbidden`` before the
 stream opens: it carries every issue's events, so the refusal names what an agent reads instead
 (its run and its log, its issue's heartbeat context, its workspace's events; the guard's
-``RESOURCE_HINTS`` in ``api_gateway.security``).
+``RESOURCE_HINTS`` in ``api_gateway.http.security``).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from litestar.params import FromPath, HeaderParameter, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from api_gateway.controllers.common import error_responses
-from api_gateway.dependencies import Gateway, StreamedEvent
 from api_gateway.domain import GatewayError
-from api_gateway.security import Credential, access, authenticate, check_company
+from api_gateway.http.dependencies import Gateway, StreamedEvent
+from api_gateway.http.security import Credential, access, authenticate, check_company
 from contracts.base import Principal
 from contracts.errors import CodedError, ErrorCode
 from contracts.events import ALL_EVENT_TYPES

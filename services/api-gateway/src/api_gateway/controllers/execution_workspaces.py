@@ -29,8 +29,8 @@ from api_gateway.controllers.runtime_facts import (
     warned,
     workspace_detail,
 )
-from api_gateway.dependencies import Gateway
-from api_gateway.security import access, check_company
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import access, check_company
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.execution_commands import (

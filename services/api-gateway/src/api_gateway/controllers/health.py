@@ -14,7 +14,7 @@ from litestar import Controller, Response, get
 from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
 
-from api_gateway.dependencies import Gateway
+from api_gateway.http.dependencies import Gateway
 from contracts.http import ComponentHealth, Health, ServiceHealth
 from contracts.subjects import SERVICE_NAMES
 

@@ -21,8 +21,8 @@ from litestar.params import FromPath
 from api_gateway.controllers.common import error_responses
 from api_gateway.controllers.realizer import fetch
 from api_gateway.controllers.runtime_facts import WARNING_HEADERS, warned, workspace_detail
-from api_gateway.dependencies import Gateway
-from api_gateway.security import access
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import access
 from contracts import heartbeat_subjects as hb
 from contracts import workspace_subjects as ws
 from contracts.agent_http import HeartbeatContext, HeartbeatWorkspace

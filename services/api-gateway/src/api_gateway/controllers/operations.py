@@ -11,10 +11,10 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from api_gateway.controllers.common import error_responses
-from api_gateway.dependencies import Gateway
 from api_gateway.domain import NotFoundError
-from api_gateway.errors import BusReplyError, unreadable_answer
-from api_gateway.security import access
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError, unreadable_answer
+from api_gateway.http.security import access
 from contracts.base import Accepted, ErrorReply, Ok, Principal
 from contracts.errors import ErrorCode
 from contracts.service import GetOperation, OperationView

@@ -17,9 +17,9 @@ from api_gateway.controllers.realizer import (
     node_of,
     perform,
 )
-from api_gateway.dependencies import Gateway
 from api_gateway.domain import GatewayError
-from api_gateway.security import access
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import access
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.errors import ErrorCode

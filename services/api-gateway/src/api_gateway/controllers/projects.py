@@ -11,8 +11,8 @@ from litestar.params import FromPath, JSONBody
 
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
 from api_gateway.controllers.realizer import fetch, fetch_page
-from api_gateway.dependencies import Gateway
-from api_gateway.security import access, check_company
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import access, check_company
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.workspace_commands import (

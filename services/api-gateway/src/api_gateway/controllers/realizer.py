@@ -3,7 +3,7 @@
 Projects, project workspaces, issues and execution workspaces belong to the workspace-realizer:
 each handler turns its HTTP call into one request to it. The realizer checks the principal's
 company again (a bug here cannot cross tenants) and the *own* rules; the gateway checks the key
-kind (the access guard, ``api_gateway.security``), the company in the path, and the shape of the
+kind (the access guard, ``api_gateway.http.security``), the company in the path, and the shape of the
 request, so that a malformed request sends nothing. The secrets
 controller sends its calls to git-credentials through the same ``fetch`` and ``fetch_page``.
 """
@@ -20,9 +20,9 @@ from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 
 from api_gateway.controllers.common import listing
-from api_gateway.dependencies import Gateway
 from api_gateway.domain import GatewayError
-from api_gateway.errors import BusReplyError, unreadable_answer
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError, unreadable_answer
 from contracts.base import Accepted, ErrorReply, Ok
 from contracts.errors import ErrorCode
 from contracts.http import Accepted202

@@ -24,8 +24,8 @@ from api_gateway.controllers.realizer import (
     fetch_page,
     parse_choices,
 )
-from api_gateway.dependencies import Gateway
-from api_gateway.security import access, check_company
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import access, check_company
 from contracts import heartbeat_subjects as subjects
 from contracts.agents import CancelRun, GetRun, ListRuns, RunFilters, RunView
 from contracts.base import Principal

@@ -29,9 +29,9 @@ from api_gateway.controllers.realizer import (
     request_result,
 )
 from api_gateway.controllers.runtime_facts import warned, workspace_detail
-from api_gateway.dependencies import Gateway
 from api_gateway.domain import ForbiddenError, NotFoundError
-from api_gateway.errors import BusReplyError
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
 from contracts import workspace_subjects as subjects
 from contracts.base import Accepted, Actor, Principal, Struct
 from contracts.execution_commands import GetExecutionWorkspace

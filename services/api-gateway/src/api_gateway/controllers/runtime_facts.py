@@ -21,7 +21,7 @@ from litestar import Response
 from litestar.datastructures import ResponseHeader
 
 from api_gateway.controllers.realizer import fetch
-from api_gateway.dependencies import Gateway
+from api_gateway.http.dependencies import Gateway
 from contracts import workspace_subjects as subjects
 from contracts.base import ErrorReply, Ok, Principal
 from contracts.execution_commands import GetCloseReadiness, GetExecutionWorkspace

@@ -27,8 +27,8 @@ from api_gateway.controllers.runtime_control import (
     known_action,
 )
 from api_gateway.controllers.runtime_facts import WARNING_HEADERS
-from api_gateway.dependencies import Gateway
-from api_gateway.security import access
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import access
 from contracts.base import Principal
 from contracts.runtime_commands import GetRuntimeServiceLog, RuntimeServiceLog
 from contracts.runtime_subjects import RUNTIME_LOG

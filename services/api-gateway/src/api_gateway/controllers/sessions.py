@@ -7,28 +7,28 @@ gateways set on ``/api``.
 from __future__ import annotations
 
 import hmac
-from typing import Any
+from typing import Any, Final
 
 from litestar import Controller, Request, Response, delete, post
 from litestar.di import NamedDependency
 from litestar.params import JSONBody
 
 from api_gateway.controllers.common import error_responses
-from api_gateway.dependencies import Gateway
 from api_gateway.domain import (
     ForbiddenError,
     KeyKindNotAllowedError,
     UnauthenticatedError,
     hash_secret,
 )
-from api_gateway.security import CSRF_HEADER, SESSION_COOKIE
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import CSRF_HEADER, SESSION_COOKIE
 from api_gateway.ui.session import session_cookies
 from contracts.base import Actor, Principal
 from contracts.http import SignedIn, SignIn
 
 __all__ = ["SessionController"]
 
-_PUBLIC: dict[str, Any] = {"exclude_from_auth": True}
+_PUBLIC: Final[dict[str, bool]] = {"exclude_from_auth": True}
 
 
 class SessionController(Controller):

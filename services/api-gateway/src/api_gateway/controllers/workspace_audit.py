@@ -24,10 +24,10 @@ from litestar.params import FromPath, QueryParameter
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
 from api_gateway.controllers.realizer import InvalidRequestError, fetch
 from api_gateway.controllers.runtime_facts import WARNING_HEADER, WARNING_HEADERS
-from api_gateway.dependencies import Gateway
 from api_gateway.domain import NotFoundError
-from api_gateway.errors import BusReplyError
-from api_gateway.security import access
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
+from api_gateway.http.security import access
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.errors import ErrorCode

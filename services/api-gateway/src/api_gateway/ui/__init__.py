@@ -31,7 +31,7 @@ from litestar.response import Redirect, Template
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
-from api_gateway.errors import BusReplyError, problem_of
+from api_gateway.http.errors import BusReplyError, problem_of
 from api_gateway.ui.headers import PAGE_HEADERS, add_page_headers
 from api_gateway.ui.session import (
     PageTokens,

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from api_gateway.controllers.realizer import fetch
-from api_gateway.dependencies import Gateway
-from api_gateway.errors import BusReplyError
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.execution_commands import (

@@ -12,8 +12,8 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from api_gateway.controllers.realizer import fetch
-from api_gateway.dependencies import Gateway
-from api_gateway.errors import BusReplyError
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
 from contracts import heartbeat_subjects, workspace_subjects
 from contracts.agents import AgentView, ListAgents
 from contracts.base import Principal

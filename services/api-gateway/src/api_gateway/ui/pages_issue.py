@@ -7,14 +7,14 @@ The selector's options come from :mod:`api_gateway.ui.issue_data`; choosing one 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from litestar import get
 from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Template
 
-from api_gateway.dependencies import Gateway
+from api_gateway.http.dependencies import Gateway
 from api_gateway.ui.fragments import render
 from api_gateway.ui.issue_data import MODE_LABELS, load_issue_page
 from api_gateway.ui.session import PageSession
@@ -36,13 +36,16 @@ async def issue_page(
     if fragment is not None and fragment not in FRAGMENTS:
         return render(page_session, "issue.html", fragments=FRAGMENTS, fragment=fragment)
     page = await load_issue_page(gateway, page_session.principal, issue_id)
-    context: dict[str, Any] = {
-        "nav": "issues",
-        "page": page,
-        "issue": page.issue,
-        "mode_labels": MODE_LABELS,
-    }
-    return render(page_session, "issue.html", fragments=FRAGMENTS, fragment=fragment, **context)
+    return render(
+        page_session,
+        "issue.html",
+        fragments=FRAGMENTS,
+        fragment=fragment,
+        nav="issues",
+        page=page,
+        issue=page.issue,
+        mode_labels=MODE_LABELS,
+    )
 
 
 ROUTES: Final = [issue_page]

@@ -16,7 +16,7 @@ from litestar.response import Template
 
 from api_gateway.controllers.realizer import fetch, parse_choices
 from api_gateway.controllers.runs import RUN_STATUSES
-from api_gateway.dependencies import Gateway
+from api_gateway.http.dependencies import Gateway
 from api_gateway.ui.fragments import check_fragment, render
 from api_gateway.ui.lookups import agent_names, gather, issue_identifiers
 from api_gateway.ui.session import PageSession

@@ -20,7 +20,6 @@ from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.response import Redirect
 
-from api_gateway.dependencies import Gateway
 from api_gateway.domain import (
     ForbiddenError,
     GatewayError,
@@ -28,8 +27,9 @@ from api_gateway.domain import (
     UnauthenticatedError,
     hash_secret,
 )
-from api_gateway.errors import problem_of
-from api_gateway.security import CSRF_HEADER, SESSION_COOKIE
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import problem_of
+from api_gateway.http.security import CSRF_HEADER, SESSION_COOKIE
 from api_gateway.ui.fragments import render
 from api_gateway.ui.session import (
     PageTokens,

@@ -12,7 +12,7 @@ marked so in its heading and summary; the timeline reads egress events as one li
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from litestar import get
 from litestar.di import NamedDependency
@@ -20,7 +20,7 @@ from litestar.params import FromPath, QueryParameter
 from litestar.response import Template
 
 from api_gateway.controllers.events import EVENT_TYPES
-from api_gateway.dependencies import Gateway
+from api_gateway.http.dependencies import Gateway
 from api_gateway.ui.fragments import render
 from api_gateway.ui.session import PageSession
 from api_gateway.ui.timeline import egress_of
@@ -85,18 +85,19 @@ async def workspace_detail_page(
         operation_id=operation_id,
         probe_health=fragment is None,
     )
-    context: dict[str, Any] = {
-        "nav": "workspaces",
-        "page": page,
-        "ws": page.workspace,
-        "sections": SECTIONS,
-        "titles": SECTION_TITLES,
-        "when": when,
-        "egress_of": egress_of,
-        "live_types": ",".join(LIVE_EVENT_TYPES),
-    }
     return render(
-        page_session, "workspace_detail.html", fragments=FRAGMENTS, fragment=fragment, **context
+        page_session,
+        "workspace_detail.html",
+        fragments=FRAGMENTS,
+        fragment=fragment,
+        nav="workspaces",
+        page=page,
+        ws=page.workspace,
+        sections=SECTIONS,
+        titles=SECTION_TITLES,
+        when=when,
+        egress_of=egress_of,
+        live_types=",".join(LIVE_EVENT_TYPES),
     )
 
 

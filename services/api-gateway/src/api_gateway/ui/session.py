@@ -28,9 +28,9 @@ from litestar import Request
 from litestar.datastructures import Cookie
 from litestar.di import NamedDependency
 
-from api_gateway.dependencies import Gateway
 from api_gateway.domain import UnauthenticatedError, csrf_token_of
-from api_gateway.security import SESSION_COOKIE
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.security import SESSION_COOKIE
 from contracts.base import Actor, Principal
 
 __all__ = [

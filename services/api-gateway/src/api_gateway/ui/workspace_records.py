@@ -22,8 +22,8 @@ import msgspec
 
 from api_gateway.controllers.realizer import fetch
 from api_gateway.controllers.workspace_audit import OPERATION_SOURCES
-from api_gateway.dependencies import Gateway
-from api_gateway.errors import BusReplyError
+from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.execution_commands import GetWorkspaceOperation

@@ -1,1 +1,2 @@
-"""The git-credentials' bus endpoints, one module per group (secrets; credentials)."""
+"""The git-credentials' bus endpoints, one class per group: secrets (:mod:`.secrets`), credentials
+(:mod:`.credentials`); what they share is :mod:`.common`."""

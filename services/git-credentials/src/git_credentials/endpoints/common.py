@@ -1,11 +1,13 @@
-"""What every endpoint group of the git-credentials shares: the running parts, running a use case
-on the store's thread (as the principal, stamping its cause), and who may manage secrets."""
+"""What every endpoint class of the git-credentials shares: the running parts, running a use case
+on the store's thread (as the principal, stamping its cause), the resolver's secret lookup and
+audit, and who may manage secrets."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from contracts.base import Actor
 from eventstore import Cause, acting
 from git_credentials.domain import InvalidSecretError
 from servicekit.access import Access, Action, Resource
@@ -14,8 +16,8 @@ if TYPE_CHECKING:
     from contracts.base import Principal
     from git_credentials.application import GitCredentialsApplication
     from git_credentials.settings import CredentialsSettings
+    from git_credentials.usecases.resolver import ResolutionRecord
     from natsbus import BusClient
-    from natsbus.service import Handler
     from servicekit import ServiceRuntime
 
 __all__ = ["MAX_PAGE", "Endpoints", "cause_of", "check_page", "manager"]
@@ -61,7 +63,7 @@ def check_page(limit: int, offset: int) -> None:
 
 
 class Endpoints:
-    """Helpers bound to one running git-credentials (handed to every endpoint group).
+    """Helpers bound to one running git-credentials (handed to every endpoint class).
 
     Attributes:
         runtime: The running service (``runtime.bus`` asks other services).
@@ -93,6 +95,18 @@ class Endpoints:
             result: T = await self.runtime.store(fn, *args)
         return result
 
-    async def add(self, name: str, subject: str, handler: Handler[Any], request_type: Any) -> None:
-        """Add one endpoint to the service."""
-        await self.runtime.service.add_endpoint(name, subject, handler, request_type)
+    async def secret_value(self, company_id: str, name: str) -> str | None:
+        """The latest value of the company's secret ``name`` (the resolver's ``SecretLookup``),
+        read on the store's thread."""
+        return await self.store(self.app.secret_value, company_id, name)
+
+    async def audit(self, record: ResolutionRecord) -> None:
+        """Save one resolution (the resolver's ``on_resolved``), caused by git-credentials acting
+        for the resolution's run."""
+        cause = Cause(
+            actor=Actor(type="system", id="git-credentials"),
+            run_id=record.run_id,
+            reason=f"git credential resolved for {record.remote_host}",
+            company_id=record.company_id,
+        )
+        await self.write(cause, self.app.record_resolution, record)

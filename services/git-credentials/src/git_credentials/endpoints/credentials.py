@@ -9,27 +9,29 @@ principal but a system one (403), and a company other than the principal's (404)
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from contracts import credential_subjects as subjects
-from contracts.base import Actor, Principal
+from contracts.base import Principal
 from contracts.credentials import (
     GitInvocation,
     LookupPullRequests,
     PullRequestFacts,
     ResolveGitInvocation,
 )
-from eventstore import Cause
-from git_credentials.pull_requests import GitHubPullRequests
-from git_credentials.resolution import CredentialResolver, ResolutionRecord
 from servicekit.access import Access, AccessDeniedError, ActorKind
+from servicekit.routes import BusEndpoints, Route
 
 if TYPE_CHECKING:
-    from git_credentials.endpoints.common import Endpoints
+    from collections.abc import Sequence
+
+    from git_credentials.adapters.github import GitHubPullRequests
+    from git_credentials.usecases.resolver import CredentialResolver
     from natsbus import RequestContext
 
-__all__ = ["register_credentials"]
+__all__ = ["CredentialEndpoints", "api_host"]
 
 
 def _check_caller(principal: Principal, company_id: str) -> None:
@@ -44,69 +46,76 @@ def _check_caller(principal: Principal, company_id: str) -> None:
     access.check_company(company_id, "company", company_id)
 
 
-def _api_host(api_url: str) -> str:
+def api_host(api_url: str) -> str:
+    """The host a GitHub API token is resolved for (``api.github.com`` by default)."""
     parts = urlsplit(api_url)
     return (parts.netloc.rpartition("@")[2] or "api.github.com").lower()
 
 
-async def register_credentials(e: Endpoints) -> CredentialResolver:
-    """Add the git-invocation and pull-request endpoints; returns their resolver (whose memo
-    forgets a company's tokens when one of its secrets is deleted)."""
-    app = e.app
-    settings = e.settings
+class CredentialEndpoints(BusEndpoints):
+    """The git-invocation and pull-request endpoints.
 
-    async def lookup(company_id: str, name: str) -> str | None:
-        return await e.store(app.secret_value, company_id, name)
+    Args:
+        resolver: Resolves and audits the tokens (its memo forgets a company's tokens when one of
+            its secrets is deleted).
+        github: GitHub's pull requests.
+        github_api_url: The GitHub API the pull requests are asked of (its host is the token's).
+    """
 
-    async def audit(record: ResolutionRecord) -> None:
-        cause = Cause(
-            actor=Actor(type="system", id="git-credentials"),
-            run_id=record.run_id,
-            reason=f"git credential resolved for {record.remote_host}",
-            company_id=record.company_id,
-        )
-        await e.write(cause, app.record_resolution, record)
+    def __init__(
+        self, resolver: CredentialResolver, github: GitHubPullRequests, github_api_url: str
+    ) -> None:
+        self.resolver = resolver
+        self._github = github
+        self._api_host = api_host(github_api_url)
 
-    resolver = CredentialResolver(
-        lookup=lookup,
-        server_env=settings.server_env,
-        gitlab_hosts=[settings.gitlab_hosts] if settings.gitlab_hosts else [],
-        ca_cert_path=settings.ca_cert_path,
-        on_resolved=audit,
-    )
-    github = GitHubPullRequests(api_url=settings.github_api_url)
-    e.runtime.exit_stack.push_async_callback(github.aclose)
-    api_host = _api_host(settings.github_api_url)
-
-    async def git_invocation(c: ResolveGitInvocation, ctx: RequestContext) -> GitInvocation:
+    async def git_invocation(self, c: ResolveGitInvocation, ctx: RequestContext) -> GitInvocation:
+        """How one git process authenticates for ``c.remote_url``."""
         _check_caller(c.principal, c.company_id)
-        return await resolver.invocation(
+        return await self.resolver.invocation(
             company_id=c.company_id,
             remote_url=c.remote_url,
             run_id=c.run_id,
             operation_id=c.operation_id,
         )
 
-    async def pull_request_facts(c: LookupPullRequests, ctx: RequestContext) -> PullRequestFacts:
+    async def pull_request_facts(
+        self, c: LookupPullRequests, ctx: RequestContext
+    ) -> PullRequestFacts:
+        """The facts of the pull requests ``c.references`` names (a token resolved only when
+        GitHub is asked)."""
         _check_caller(c.principal, c.company_id)
-
-        async def token() -> str | None:
-            resolved = await resolver.token_for(
-                company_id=c.company_id,
-                provider="github",
-                remote_host=api_host,
-                run_id=c.run_id,
-                operation_id=c.operation_id,
-            )
-            return resolved.token if resolved is not None else None
-
-        facts = await github.facts(
-            company_id=c.company_id, repo_url=c.repo_url, references=c.references, token=token
+        facts = await self._github.facts(
+            company_id=c.company_id,
+            repo_url=c.repo_url,
+            references=c.references,
+            token=partial(self._github_token, c),
         )
         return PullRequestFacts(facts=facts)
 
-    await e.add("git_invocation", subjects.GIT_INVOCATION, git_invocation, ResolveGitInvocation)
-    await e.add(
-        "pull_request_facts", subjects.PULL_REQUEST_FACTS, pull_request_facts, LookupPullRequests
-    )
-    return resolver
+    async def _github_token(self, c: LookupPullRequests) -> str | None:
+        resolved = await self.resolver.token_for(
+            company_id=c.company_id,
+            provider="github",
+            remote_host=self._api_host,
+            run_id=c.run_id,
+            operation_id=c.operation_id,
+        )
+        return resolved.token if resolved is not None else None
+
+    def routes(self) -> Sequence[Route]:
+        """The git-invocation and pull-request endpoints."""
+        return (
+            Route(
+                "git_invocation",
+                subjects.GIT_INVOCATION,
+                self.git_invocation,
+                ResolveGitInvocation,
+            ),
+            Route(
+                "pull_request_facts",
+                subjects.PULL_REQUEST_FACTS,
+                self.pull_request_facts,
+                LookupPullRequests,
+            ),
+        )

@@ -8,7 +8,8 @@ comes out: every reply is a view of names, versions and dates.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from contracts import credential_subjects as subjects
@@ -22,14 +23,16 @@ from contracts.credentials import (
     SecretAccessEvent,
 )
 from contracts.workspace_views import Deleted, Page
-from git_credentials.endpoints.common import Endpoints, cause_of, check_page, manager
+from git_credentials.endpoints.common import cause_of, check_page, manager
 from servicekit.access import Action
+from servicekit.routes import BusEndpoints, Route
 
 if TYPE_CHECKING:
+    from git_credentials.endpoints.common import Endpoints
     from git_credentials.readmodels import AccessRecord, SecretRecord
     from natsbus import RequestContext
 
-__all__ = ["access_event_view", "register_secrets", "secret_view"]
+__all__ = ["SecretEndpoints", "access_event_view", "secret_view"]
 
 
 def secret_view(record: SecretRecord) -> Secret:
@@ -58,58 +61,74 @@ def access_event_view(record: AccessRecord) -> SecretAccessEvent:
     )
 
 
-async def register_secrets(
-    e: Endpoints, *, on_deleted: Callable[[str], object] | None = None
-) -> None:
-    """Add the secret endpoints (create, rotate, delete, list) and the access-event list.
+class SecretEndpoints(BusEndpoints):
+    """The secret endpoints (create, rotate, delete, list) and the access-event list.
 
-    ``on_deleted(company_id)`` is called after a secret of that company was deleted (the
-    resolver forgets the company's memoized tokens, so a deleted token is never handed out).
+    Args:
+        e: The running parts.
+        on_deleted: Called with the company's id after a secret of that company was deleted
+            (the resolver forgets the company's memoized tokens, so a deleted token is never
+            handed out).
     """
-    app = e.app
 
-    async def create(c: CreateSecret, ctx: RequestContext) -> Secret:
+    def __init__(self, e: Endpoints, *, on_deleted: Callable[[str], object] | None = None) -> None:
+        self._e = e
+        self._app = e.app
+        self._on_deleted = on_deleted
+
+    async def create(self, c: CreateSecret, ctx: RequestContext) -> Secret:
+        """Create a secret of the principal's company (version 1)."""
         manager(c.principal).check_company(c.company_id, "company", c.company_id)
         cause = cause_of(c.principal, "create secret")
-        record = await e.write(cause, app.create_secret, c.company_id, c.name, c.value)
+        record = await self._e.write(cause, self._app.create_secret, c.company_id, c.name, c.value)
         return secret_view(record)
 
-    async def rotate(c: RotateSecret, ctx: RequestContext) -> Secret:
+    async def rotate(self, c: RotateSecret, ctx: RequestContext) -> Secret:
+        """Store the secret's next version."""
         scope = manager(c.principal).company_id
         cause = cause_of(c.principal, "rotate secret")
-        record = await e.write(cause, lambda: app.rotate_secret(c.secret_id, c.value, scope=scope))
+        record = await self._e.write(
+            cause, partial(self._app.rotate_secret, c.secret_id, c.value, scope=scope)
+        )
         return secret_view(record)
 
-    async def delete(c: DeleteSecret, ctx: RequestContext) -> Deleted:
+    async def delete(self, c: DeleteSecret, ctx: RequestContext) -> Deleted:
+        """Delete the secret and destroy its data keys."""
         scope = manager(c.principal).company_id
         cause = cause_of(c.principal, "delete secret")
-        record = await e.store(app.secret_in, scope, c.secret_id)
-        await e.write(cause, lambda: app.delete_secret(c.secret_id, scope=scope))
-        if on_deleted is not None:
-            on_deleted(record.company_id)
+        record = await self._e.store(self._app.secret_in, scope, c.secret_id)
+        await self._e.write(cause, partial(self._app.delete_secret, c.secret_id, scope=scope))
+        if self._on_deleted is not None:
+            self._on_deleted(record.company_id)
         return Deleted(id=c.secret_id)
 
-    async def list_secrets(q: ListSecrets, ctx: RequestContext) -> Page[Secret]:
+    async def list_secrets(self, q: ListSecrets, ctx: RequestContext) -> Page[Secret]:
+        """A page of the company's live secrets by name."""
         manager(q.principal, Action.READ).check_company(q.company_id, "company", q.company_id)
         check_page(q.limit, q.offset)
-        rows, total = await e.store(app.list_secrets, q.company_id, q.limit, q.offset)
+        rows, total = await self._e.store(self._app.list_secrets, q.company_id, q.limit, q.offset)
         return Page(items=[secret_view(r) for r in rows], total=total)
 
     async def access_events(
-        q: ListSecretAccessEvents, ctx: RequestContext
+        self, q: ListSecretAccessEvents, ctx: RequestContext
     ) -> Page[SecretAccessEvent]:
+        """A page of the company's access events, newest first."""
         manager(q.principal, Action.READ).check_company(q.company_id, "company", q.company_id)
         check_page(q.limit, q.offset)
-        rows, total = await e.store(app.access_events, q.company_id, q.limit, q.offset)
+        rows, total = await self._e.store(self._app.access_events, q.company_id, q.limit, q.offset)
         return Page(items=[access_event_view(r) for r in rows], total=total)
 
-    await e.add("secret_create", subjects.SECRET_CREATE, create, CreateSecret)
-    await e.add("secret_rotate", subjects.SECRET_ROTATE, rotate, RotateSecret)
-    await e.add("secret_delete", subjects.SECRET_DELETE, delete, DeleteSecret)
-    await e.add("secret_list", subjects.SECRET_LIST, list_secrets, ListSecrets)
-    await e.add(
-        "secret_access_events",
-        subjects.SECRET_ACCESS_EVENTS,
-        access_events,
-        ListSecretAccessEvents,
-    )
+    def routes(self) -> Sequence[Route]:
+        """The secret and access-event endpoints."""
+        return (
+            Route("secret_create", subjects.SECRET_CREATE, self.create, CreateSecret),
+            Route("secret_rotate", subjects.SECRET_ROTATE, self.rotate, RotateSecret),
+            Route("secret_delete", subjects.SECRET_DELETE, self.delete, DeleteSecret),
+            Route("secret_list", subjects.SECRET_LIST, self.list_secrets, ListSecrets),
+            Route(
+                "secret_access_events",
+                subjects.SECRET_ACCESS_EVENTS,
+                self.access_events,
+                ListSecretAccessEvents,
+            ),
+        )

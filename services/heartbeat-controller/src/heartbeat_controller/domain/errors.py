@@ -25,7 +25,7 @@ class HeartbeatControllerError(CodedError):
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
-        self.details: dict[str, Any] = details
+        self.details = details
 
 
 class NotFoundError(HeartbeatControllerError):

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID, uuid4
 
+import msgspec
 from eventsourcing.domain import event
 
 from contracts.agents import RunView
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from typing import Self
 
     from eventsourcing.domain import CanInitAggregate, CanMutateAggregate
+
+    from heartbeat_controller.domain.stage_detail import StageDetail
 
 __all__ = ["FINISHED_STATUSES", "STAGES", "Run"]
 
@@ -163,11 +166,13 @@ class Run(CompanyScoped):
 
     # -- stages and the workspace lease --------------------------------------------------------
 
-    def change_stage(self, stage: str, detail: dict[str, Any] | None, at: datetime) -> bool:
-        """Enter ``stage``; False when already in it."""
+    def change_stage(self, stage: str, detail: StageDetail | None, at: datetime) -> bool:
+        """Enter ``stage``; False when already in it. ``detail`` is stored as its camelCase
+        fields."""
         if stage == self.stage:
             return False
-        self._stage_changed(stage=stage, previous_stage=self.stage, detail=detail, at=at)
+        plain = msgspec.to_builtins(detail) if detail is not None else None
+        self._stage_changed(stage=stage, previous_stage=self.stage, detail=plain, at=at)
         return True
 
     @event("StageChanged")

@@ -4,7 +4,7 @@ passes its hooks (nudge the dispatcher after a wake, kill a running adapter afte
 
 from __future__ import annotations
 
-from heartbeat_controller.endpoints.agents import register_agents
-from heartbeat_controller.endpoints.runs import register_runs
+from heartbeat_controller.endpoints.agents import AgentEndpoints
+from heartbeat_controller.endpoints.runs import RunEndpoints
 
-__all__ = ["register_agents", "register_runs"]
+__all__ = ["AgentEndpoints", "RunEndpoints"]

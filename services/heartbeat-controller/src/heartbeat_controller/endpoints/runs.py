@@ -7,40 +7,55 @@ from typing import TYPE_CHECKING, cast
 
 from contracts.agents import CancelRun, GetRun, ListRuns, RunView
 from contracts.heartbeat_subjects import RUN_CANCEL, RUN_GET, RUN_LIST
-from heartbeat_controller.endpoints.hooks import OnCancel, call_hook
+from heartbeat_controller.endpoints.common import OnCancel, call_hook
+from servicekit.routes import BusEndpoints, Route
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from contracts.workspace_views import Page
     from heartbeat_controller.application import HeartbeatControllerApplication
     from natsbus import RequestContext
     from servicekit import ServiceRuntime
 
-__all__ = ["register_runs"]
+__all__ = ["RunEndpoints"]
 
 
-async def register_runs(runtime: ServiceRuntime, *, on_cancel: OnCancel | None = None) -> None:
-    """Add the run endpoints to the service.
+class RunEndpoints(BusEndpoints):
+    """The run endpoints, answered from the application on the store's thread.
 
     Args:
         runtime: The running service (its application is a ``HeartbeatControllerApplication``).
         on_cancel: Awaited with the run's id for a running run whose cancel was requested;
             not for a queued run: that one ended ``cancelled`` at once.
     """
-    app = cast("HeartbeatControllerApplication", runtime.app)
 
-    async def get(q: GetRun, ctx: RequestContext) -> RunView:
-        return await runtime.store(app.get_run, q.principal, q.run_id)
+    def __init__(self, runtime: ServiceRuntime, *, on_cancel: OnCancel | None = None) -> None:
+        self._runtime = runtime
+        self._app = cast("HeartbeatControllerApplication", runtime.app)
+        self._on_cancel = on_cancel
 
-    async def list_(q: ListRuns, ctx: RequestContext) -> Page[RunView]:
-        return await runtime.store(app.list_runs, q.principal, q.filters, q.limit, q.offset)
+    async def get(self, q: GetRun, ctx: RequestContext) -> RunView:
+        """``ws.qry.run.get``."""
+        return await self._runtime.store(self._app.get_run, q.principal, q.run_id)
 
-    async def cancel(c: CancelRun, ctx: RequestContext) -> RunView:
-        view, act = await runtime.store(app.request_cancel, c.principal, c.run_id)
+    async def list_(self, q: ListRuns, ctx: RequestContext) -> Page[RunView]:
+        """``ws.qry.run.list``."""
+        return await self._runtime.store(
+            self._app.list_runs, q.principal, q.filters, q.limit, q.offset
+        )
+
+    async def cancel(self, c: CancelRun, ctx: RequestContext) -> RunView:
+        """``ws.cmd.run.cancel``; a running run's id is handed to ``on_cancel``."""
+        view, act = await self._runtime.store(self._app.request_cancel, c.principal, c.run_id)
         if act:
-            await call_hook(on_cancel, c.run_id)
+            await call_hook(self._on_cancel, c.run_id)
         return view
 
-    service = runtime.service
-    await service.add_endpoint("run_get", RUN_GET, get, GetRun)
-    await service.add_endpoint("run_list", RUN_LIST, list_, ListRuns)
-    await service.add_endpoint("run_cancel", RUN_CANCEL, cancel, CancelRun)
+    def routes(self) -> Sequence[Route]:
+        """The run endpoints."""
+        return (
+            Route("run_get", RUN_GET, self.get, GetRun),
+            Route("run_list", RUN_LIST, self.list_, ListRuns),
+            Route("run_cancel", RUN_CANCEL, self.cancel, CancelRun),
+        )

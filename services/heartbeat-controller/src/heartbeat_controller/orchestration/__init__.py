@@ -4,7 +4,7 @@ adapter's environment (docs/design/heartbeat-runs.md)."""
 
 from heartbeat_controller.orchestration.context import Orchestration, RunChannel, RunSettings
 from heartbeat_controller.orchestration.dispatcher import Dispatcher
-from heartbeat_controller.orchestration.ports import PortError, RunPorts, bus_ports
+from heartbeat_controller.orchestration.ports import PortError, RunPorts
 from heartbeat_controller.orchestration.recovery import recover_runs
 
 __all__ = [
@@ -14,6 +14,5 @@ __all__ = [
     "RunChannel",
     "RunPorts",
     "RunSettings",
-    "bus_ports",
     "recover_runs",
 ]

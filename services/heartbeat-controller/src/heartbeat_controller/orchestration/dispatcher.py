@@ -15,14 +15,16 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from eventstore import acting, system_cause
+from heartbeat_controller.orchestration.cleanup import cleanup
 from heartbeat_controller.orchestration.collect import Outcome
-from heartbeat_controller.orchestration.runner import cleanup, run_claim
+from heartbeat_controller.orchestration.runner import run_claim
 from heartbeat_controller.orchestration.work import RunWork, work_of_claim
 
 if TYPE_CHECKING:
+    from contracts.agents import WakeAccepted
     from heartbeat_controller.orchestration.context import Orchestration
 
-__all__ = ["Dispatcher"]
+__all__ = ["Dispatcher", "EndpointHooks"]
 
 log = logging.getLogger(__name__)
 
@@ -136,3 +138,28 @@ class Dispatcher:
                 await drive(self.orch, work)
 
         return self.orch.spawn(task(), name=f"run-{work.run_id}")
+
+
+class EndpointHooks:
+    """What the endpoints tell the orchestration after a save: a wake, a cancel, an agent's
+    delete; each nudges the dispatcher."""
+
+    def __init__(self, orch: Orchestration, dispatcher: Dispatcher) -> None:
+        self._orch = orch
+        self._dispatcher = dispatcher
+
+    async def woke(self, _accepted: WakeAccepted) -> None:
+        """A wake was accepted: the queue may hold a runnable run."""
+        self._dispatcher.nudge()
+
+    async def cancelled(self, run_id: str) -> None:
+        """A running run's cancel was saved: its task stops (kept until recovery opens the
+        run's channel)."""
+        self._orch.request_cancel(run_id)
+        self._dispatcher.nudge()
+
+    async def agent_deleted(self, run_ids: list[str]) -> None:
+        """An agent was deleted: its running runs stop."""
+        for run_id in run_ids:
+            self._orch.request_cancel(run_id)
+        self._dispatcher.nudge()

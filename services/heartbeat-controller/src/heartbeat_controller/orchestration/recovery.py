@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from contracts.base import Principal
 from contracts.slots import GetRunSlot, RunSlot
+from heartbeat_controller.orchestration.cleanup import cleanup
 from heartbeat_controller.orchestration.collect import (
     Outcome,
     collect_end,
@@ -29,7 +30,6 @@ from heartbeat_controller.orchestration.collect import (
     record_slot_end,
 )
 from heartbeat_controller.orchestration.ports import CONTROLLER_ACTOR, PortError
-from heartbeat_controller.orchestration.runner import cleanup
 from heartbeat_controller.orchestration.work import RunWork
 
 if TYPE_CHECKING:

@@ -26,14 +26,21 @@ import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from contracts.execution_commands import RealizeWorkspace
 from contracts.run_tokens import MintRunToken
 from contracts.runtime_commands import EnsureRunServices, RealizerFacts, RunServices
-from contracts.slots import AcquireSlot, LaunchAdapter, ReleaseSlot, SlotGrant
+from contracts.slots import AcquireSlot, SlotGrant
+from heartbeat_controller.domain.stage_detail import (
+    LaunchDetail,
+    SlotDetail,
+    StageDetail,
+    WorkspaceDetail,
+)
+from heartbeat_controller.orchestration.cleanup import cleanup
 from heartbeat_controller.orchestration.collect import Outcome, collect_end
-from heartbeat_controller.orchestration.env import RunIdentity, adapter_context, adapter_env
+from heartbeat_controller.orchestration.launch import launch_command
 from heartbeat_controller.orchestration.ports import PortError
 from heartbeat_controller.orchestration.timers import slot_backoff, wait_event
 from heartbeat_controller.orchestration.work import RunWork
@@ -139,7 +146,7 @@ class _Runner:
         self._boundary()
         raise self._too_long(waiting_for, code)
 
-    async def _stage(self, stage: str, detail: dict[str, Any] | None = None) -> None:
+    async def _stage(self, stage: str, detail: StageDetail | None = None) -> None:
         self._boundary()
         await self.orch.store(self.orch.app.record_stage, self.run_id, stage, detail)
         self.work.stage = stage
@@ -151,21 +158,19 @@ class _Runner:
         grant = await self._acquire_slot()
         await self._stage(
             "adapter_launch",
-            {
-                "slotId": grant.slot_id,
-                "slotType": grant.type,
-                "contained": grant.contained,
-                "sandbox": grant.sandbox,
-            },
+            SlotDetail(
+                slot_id=grant.slot_id,
+                slot_type=grant.type,
+                contained=grant.contained,
+                sandbox=grant.sandbox,
+            ),
         )
         launched = await self._mint_and_launch(grant)
         await self.orch.store(self.orch.app.record_launch, self.run_id, launched)
         w.launched = True
-        detail = {
-            "pid": launched.pid,
-            "pgid": launched.pgid,
-            "deadline": launched.deadline.isoformat(),
-        }
+        detail = LaunchDetail(
+            pid=launched.pid, pgid=launched.pgid, deadline=launched.deadline.isoformat()
+        )
         await self.orch.store(self.orch.app.record_stage, self.run_id, "result_collection", detail)
         w.stage = "result_collection"
         return await collect_end(self.orch, w, launched.deadline)
@@ -216,11 +221,9 @@ class _Runner:
         )
         services = await self._ensure_services(ensure)
         w.services = [s.id for s in services.runtime_services]
-        w.realized_detail = {
-            "workspaceId": workspace_id,
-            "created": realized.created,
-            "services": w.services,
-        }
+        w.realized_detail = WorkspaceDetail(
+            workspace_id=workspace_id, created=realized.created, services=w.services
+        )
 
     async def _ensure_services(self, command: EnsureRunServices) -> RunServices:
         """Ask the supervisor for the run's services; a ``service_unavailable`` (restarting, or
@@ -296,7 +299,7 @@ class _Runner:
             raise _fail("run_token_unavailable", refused.message) from None
         self._boundary()  # a cancel here drops the token; the gateway revokes it at the finish
         try:
-            command = self._launch_command(grant, issued.token)
+            command = launch_command(w, grant, issued.token, api_url=orch.settings.api_url)
         finally:
             del issued
         try:
@@ -307,110 +310,6 @@ class _Runner:
             raise _fail("adapter_launch_failed", type(error).__name__) from None
         finally:
             del command
-
-    def _launch_command(self, grant: SlotGrant, token: str) -> LaunchAdapter:
-        w = self.work
-        identity = RunIdentity(
-            api_url=self.orch.settings.api_url,
-            run_id=self.run_id,
-            agent_id=w.agent_id,
-            company_id=w.company_id,
-            issue_id=w.issue_id,
-            workspace_id=w.workspace_id,
-            wake_reason=w.wake_reason,
-            payload=w.payload,
-        )
-        common: dict[str, Any] = {
-            "principal": w.principal,
-            "slot_id": grant.slot_id,
-            "run_id": self.run_id,
-            "agent_id": w.agent_id,
-            "issue_id": w.issue_id,
-            "workspace_id": w.workspace_id,
-            "adapter_type": w.adapter_type,
-            "timeout_sec": w.timeout_sec,
-            "trusted": w.trusted,
-        }
-        config = w.config
-        if w.adapter_type == "http":
-            return LaunchAdapter(
-                **common,
-                url=config.url,
-                headers=dict(config.headers),
-                context=adapter_context(identity, token),
-            )
-        return LaunchAdapter(
-            **common,
-            command=list(config.command),
-            limits=config.limits,
-            egress_allowlist=list(config.egress_allowlist),
-            env=adapter_env(identity, token, config.env),
-        )
-
-
-async def cleanup(orch: Orchestration, work: RunWork, outcome: Outcome) -> None:
-    """Stage 6, whatever the outcome: the slot released (if granted), the run finished (its
-    workspace lease released, ``RunFinished`` last), the next waiting run handed the workspace.
-
-    Args:
-        orch: The orchestration.
-        work: The run.
-        outcome: How it ends.
-    """
-    app, run_id = orch.app, work.run_id
-    detail = {"status": outcome.status, "errorCode": outcome.error_code}
-    try:
-        await orch.store(app.record_stage, run_id, "cleanup", detail)
-        work.stage = "cleanup"
-    except Exception:
-        log.exception("run %s: the cleanup stage was not recorded", run_id)
-    if work.slot_granted:
-        await _release_slot(orch, work)
-    handed = await _finish(orch, run_id, outcome)
-    orch.close_channel(run_id)
-    orch.hand_over(handed)
-    orch.nudge()
-
-
-async def _finish(orch: Orchestration, run_id: str, outcome: Outcome) -> list[str]:
-    """``finish_run``, retried with backoff until it is recorded: a run never stays
-    ``running`` without its task. A stop of the controller cancels this; the next start's
-    recovery then finishes the run."""
-    s = orch.settings
-    attempt = 0
-    while True:
-        try:
-            handed: list[str] = await orch.store(
-                orch.app.finish_run,
-                run_id,
-                outcome.status,
-                error_code=outcome.error_code,
-                error=outcome.error,
-            )
-            return list(handed or [])
-        except Exception:
-            log.exception("run %s: finishing failed (attempt %d); retrying", run_id, attempt + 1)
-        await asyncio.sleep(
-            slot_backoff(min(attempt, 30), s.finish_retry_initial, s.finish_retry_max)
-        )
-        attempt += 1
-
-
-async def _release_slot(orch: Orchestration, work: RunWork) -> None:
-    command = ReleaseSlot(principal=work.principal, run_id=work.run_id)
-    for attempt in range(3):
-        try:
-            await orch.ports.supervisor.release_slot(command)
-            return
-        except PortError as failed:
-            if failed.code == "not_found":
-                return
-            log.warning(
-                "run %s: slot release refused: %s (%s)", work.run_id, failed.code, failed.message
-            )
-        except Exception:
-            log.exception("run %s: slot release failed", work.run_id)
-        await asyncio.sleep(0.2 * (attempt + 1))
 
 
 async def run_claim(orch: Orchestration, work: RunWork) -> None:

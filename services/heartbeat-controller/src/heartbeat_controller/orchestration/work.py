@@ -13,6 +13,7 @@ from heartbeat_controller.orchestration.ports import run_principal
 
 if TYPE_CHECKING:
     from contracts.base import Principal
+    from heartbeat_controller.domain.stage_detail import WorkspaceDetail
     from heartbeat_controller.orchestration.context import RunChannel
 
 __all__ = ["RunWork", "adapter_config_of", "work_of_claim"]
@@ -38,7 +39,7 @@ class RunWork:
     workspace_id: str | None
     channel: RunChannel
     adapter_type: AdapterType = "process"
-    config: Any = None
+    config: ProcessAdapterConfig | HttpAdapterConfig | None = None
     """``ProcessAdapterConfig`` or ``HttpAdapterConfig`` (None for a recovered run)."""
     trusted: bool = False
     timeout_sec: int = 3600
@@ -48,7 +49,7 @@ class RunWork:
     slot_granted: bool = False
     launched: bool = False
     services: list[str] = field(default_factory=list)
-    realized_detail: dict[str, Any] | None = None
+    realized_detail: WorkspaceDetail | None = None
 
     @property
     def principal(self) -> Principal:

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from heartbeat_controller.adapter_config import (
+from heartbeat_controller.domain import AGENT_FIELDS, Agent, InvalidInputError, ValidationError
+from heartbeat_controller.domain.adapter_config import (
     config_as_dict,
     shape_hint,
     validate_adapter_config,
 )
-from heartbeat_controller.domain import AGENT_FIELDS, Agent, InvalidInputError, ValidationError
 from heartbeat_controller.usecases.base import UseCaseBase
 from servicekit.access import Access, AccessDeniedError, Action, ActorKind, Resource
 

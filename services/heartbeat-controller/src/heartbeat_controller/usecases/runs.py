@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from contracts.agents import RunView
-from heartbeat_controller.adapter_config import parse_adapter_config
 from heartbeat_controller.domain import (
     FINISHED_STATUSES,
     STAGES,
     RunFinishedError,
     StateConflictError,
 )
-from heartbeat_controller.scheduling import AgentSnapshot, Candidate, Claim, runnable
+from heartbeat_controller.domain.adapter_config import parse_adapter_config
+from heartbeat_controller.domain.scheduling import AgentSnapshot, Candidate, Claim, runnable
+from heartbeat_controller.domain.stage_detail import EndDetail
 from heartbeat_controller.usecases.base import UseCaseBase
 from servicekit.access import Access, Action, Resource
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from contracts.base import Principal
     from contracts.slot_events import SlotAdapterFinished
     from contracts.slots import AdapterLaunched, RunSlot, SlotGrant
+    from heartbeat_controller.domain.stage_detail import StageDetail
 
 __all__ = ["LeaseOutcome", "RunUseCases"]
 
@@ -78,7 +80,7 @@ class RunUseCases(UseCaseBase):
     # -- runs: the lifecycle (orchestration) ----------------------------------------------------
 
     def claim_runnable(self, now: datetime) -> list[Claim]:
-        """Start the queued runs that may start (:func:`heartbeat_controller.scheduling.runnable`):
+        """Start the queued runs that may start (:func:`heartbeat_controller.domain.scheduling.runnable`):
         ``RunStarted``, ``RunWorkspaceLeased`` on the issue's current workspace when it has one,
         stage ``workspace_resolution``; their wakeup requests ``claimed``. One save.
 
@@ -177,7 +179,7 @@ class RunUseCases(UseCaseBase):
         self._handed(handed)
         return outcome
 
-    def record_stage(self, run_id: str, stage: str, detail: dict[str, Any] | None = None) -> bool:
+    def record_stage(self, run_id: str, stage: str, detail: StageDetail | None = None) -> bool:
         """Record that the run entered ``stage`` (``RunStageChanged`` with ``detail``).
 
         Returns:
@@ -268,7 +270,7 @@ class RunUseCases(UseCaseBase):
         at = self.now()
         with self._system(f"adapter {end.end}", run_id):
             if STAGES.index(run.stage) < STAGES.index("result_collection"):
-                run.change_stage("result_collection", {"end": end.end}, at)
+                run.change_stage("result_collection", EndDetail(end=end.end), at)
             run.collect(
                 end=end.end,
                 exit_code=end.exit_code,

@@ -10,14 +10,13 @@ a stop racing) is ignored. Leases are the runs holding it (reference §6.6-§6.7
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.domain import event
 
-from runtime_supervisor.domain.base import CompanyScoped
+from runtime_supervisor.domain.service_base import AboutStamped
 from runtime_supervisor.domain.service_record import (
     HEALTH_STATUSES,
     LIVE_STATUSES,
@@ -27,34 +26,13 @@ from runtime_supervisor.domain.service_record import (
 )
 
 if TYPE_CHECKING:
-    from eventsourcing.domain import CanMutateAggregate
+    pass
 
 __all__ = ["RuntimeService"]
 
 
-class RuntimeService(CompanyScoped):
+class RuntimeService(AboutStamped):
     """One started instance of a runtime service (see the module's docstring)."""
-
-    class Event(CompanyScoped.Event):
-        """Base of a service instance's events."""
-
-        about: dict[str, Any] | None = dataclasses.field(default=None, kw_only=True)
-        """Its target and name at the time (``execution_workspace_id``,
-        ``project_workspace_id``, ``service_name``, ``port``), so the published event is built
-        from the stored one alone (the created event carries them as its own fields)."""
-
-    def trigger_event(self, event_class: type[CanMutateAggregate[UUID]], **kwargs: Any) -> None:
-        """Trigger an event stamped with what it is about."""
-        kwargs.setdefault(
-            "about",
-            {
-                "execution_workspace_id": self.execution_workspace_id,
-                "project_workspace_id": self.project_workspace_id,
-                "service_name": self.service_name,
-                "port": self.port,
-            },
-        )
-        super().trigger_event(event_class, **kwargs)
 
     @staticmethod
     def create_id(service_id: str) -> UUID:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from contracts.workspace_config import ExecutionWorkspaceConfig, RuntimeConfig
+from runtime_supervisor.domain.leases import TERMINAL_RUN_STATUSES
 from runtime_supervisor.domain.workspaces import TargetKind
-from runtime_supervisor.leases import TERMINAL_RUN_STATUSES
 
 __all__ = [
     "OPEN_WORKSPACE_STATUSES",

@@ -16,7 +16,7 @@ from uuid import UUID, uuid5
 from eventsourcing.domain import event
 
 from runtime_supervisor.domain.base import CompanyScoped
-from runtime_supervisor.leases import ControlLease
+from runtime_supervisor.domain.leases import ControlLease
 
 if TYPE_CHECKING:
     from eventsourcing.domain import CanMutateAggregate

@@ -1,21 +1,22 @@
-"""NATS endpoints of the runtime-supervisor, by concern: runtime control and reads
-(:mod:`.runtime`), the stops other services ask for (:mod:`.stops`), and its workspace operations
-and events (:mod:`.audit`)."""
+"""NATS endpoints of the runtime-supervisor, one class per concern: adapter slots
+(:mod:`.slots`), runtime control and reads (:mod:`.runtime`), the stops other services ask for
+(:mod:`.stops`), its workspace operations and events (:mod:`.audit`) and contained one-shot
+commands (:mod:`.contained`)."""
 
 from __future__ import annotations
 
-from runtime_supervisor.endpoints.audit import register_audit
-from runtime_supervisor.endpoints.common import Endpoints
-from runtime_supervisor.endpoints.contained import register_contained
-from runtime_supervisor.endpoints.runtime import register_runtime
-from runtime_supervisor.endpoints.slots import register_slots
-from runtime_supervisor.endpoints.stops import register_stops
+from runtime_supervisor.endpoints.audit import AuditEndpoints
+from runtime_supervisor.endpoints.common import SupervisorEndpoints
+from runtime_supervisor.endpoints.contained import ContainedEndpoints
+from runtime_supervisor.endpoints.runtime import RuntimeEndpoints
+from runtime_supervisor.endpoints.slots import SlotEndpoints
+from runtime_supervisor.endpoints.stops import StopEndpoints
 
 __all__ = [
-    "Endpoints",
-    "register_audit",
-    "register_contained",
-    "register_runtime",
-    "register_slots",
-    "register_stops",
+    "AuditEndpoints",
+    "ContainedEndpoints",
+    "RuntimeEndpoints",
+    "SlotEndpoints",
+    "StopEndpoints",
+    "SupervisorEndpoints",
 ]

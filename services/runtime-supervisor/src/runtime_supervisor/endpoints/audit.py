@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import contracts.workspace_subjects as subjects
 from contracts.execution_commands import (
@@ -21,115 +21,113 @@ from contracts.execution_commands import (
 )
 from contracts.execution_views import WorkspaceEventRow, WorkspaceOperationOutput
 from contracts.workspace_views import Page
+from runtime_supervisor.adapters.outputs import MAX_OUTPUT_RANGE, read_output
 from runtime_supervisor.domain import InvalidInputError
-from runtime_supervisor.freshness import OWN_WAIT, owned, wait_for
-from runtime_supervisor.outputs import MAX_OUTPUT_RANGE, read_output
-from runtime_supervisor.publishing import to_contract
-from runtime_supervisor.views import operation_detail
+from runtime_supervisor.endpoints.common import SupervisorEndpoints
+from runtime_supervisor.orchestration.freshness import OWN_WAIT, owned, wait_for
+from runtime_supervisor.usecases.audit import workspace_events
+from runtime_supervisor.usecases.views import operation_detail
 from servicekit.access import Access, Action, Resource
-from servicekit.workspace_audit import audit_row
+from servicekit.routes import Route
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from contracts.base import Principal
     from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
     from natsbus import RequestContext
-    from runtime_supervisor.endpoints.common import Endpoints
 
-__all__ = ["event_row", "register_audit"]
+__all__ = ["AuditEndpoints"]
 
 T = TypeVar("T")
 
 
-def event_row(domain_event: Any) -> WorkspaceEventRow:
-    """One stored event of the supervisor as a row of a workspace's audit trail."""
-    return audit_row(domain_event, to_contract, "supervisor")
+def _reader(principal: Principal) -> Access:
+    """The access of ``principal``, once it may read execution workspaces at all."""
+    access = Access.of(principal)
+    access.reach(Resource.EXECUTION_WORKSPACE, Action.READ)
+    return access
 
 
-async def register_audit(e: Endpoints) -> None:
-    """Add the workspace operation and workspace event queries (``ws.qry.supervisor.*``)."""
-    sup, app = e.sup, e.app
+class AuditEndpoints(SupervisorEndpoints):
+    """The workspace operation and workspace event queries (``ws.qry.supervisor.*``)."""
 
-    def reader(principal: Principal) -> Access:
-        """The access of ``principal``, once it may read execution workspaces at all."""
-        access = Access.of(principal)
-        access.reach(Resource.EXECUTION_WORKSPACE, Action.READ)
-        return access
+    def routes(self) -> Sequence[Route]:
+        return (
+            Route(
+                "workspace_operations",
+                subjects.workspace_operations("supervisor"),
+                self.operations,
+                ListWorkspaceOperations,
+            ),
+            Route(
+                "workspace_operation",
+                subjects.workspace_operation("supervisor"),
+                self.operation,
+                GetWorkspaceOperation,
+            ),
+            Route(
+                "workspace_operation_output",
+                subjects.workspace_operation_output("supervisor"),
+                self.output,
+                GetWorkspaceOperationOutput,
+            ),
+            Route(
+                "workspace_events",
+                subjects.workspace_events("supervisor"),
+                self.events,
+                GetWorkspaceEvents,
+            ),
+        )
 
-    async def readable(access: Access, ctx: RequestContext, view: Callable[[Access], T]) -> T:
+    async def _readable(
+        self, access: Access, ctx: RequestContext, view: Callable[[Access], T]
+    ) -> T:
         """``view(access)`` on the store's thread; for an agent, a refusal of a thing not its
         own (``Queries.operation_of``) is asked again while the copies catch up
         (``freshness.owned``)."""
         access.scope()  # a key of no company: 403 at once
         if not access.is_agent:
-            found: T = await sup.store(view, access)
+            found: T = await self.sup.store(view, access)
             return found
-        return await owned(sup, lambda: view(access), wait=wait_for(ctx, OWN_WAIT))
+        return await owned(self.sup, lambda: view(access), wait=wait_for(ctx, OWN_WAIT))
 
     async def operations(
-        q: ListWorkspaceOperations, ctx: RequestContext
+        self, q: ListWorkspaceOperations, ctx: RequestContext
     ) -> Page[WorkspaceOperation]:
-        access = reader(q.principal)
+        access = _reader(q.principal)
         scope = access.scope()
-        found: Page[WorkspaceOperation] = await sup.store(
-            lambda: app.list_operations(
+        found: Page[WorkspaceOperation] = await self.sup.store(
+            lambda: self.app.list_operations(
                 scope, workspace_id=q.workspace_id, limit=q.limit, offset=q.offset, access=access
             )
         )
         return found
 
-    async def operation(q: GetWorkspaceOperation, ctx: RequestContext) -> WorkspaceOperationDetail:
-        access = reader(q.principal)
-        return await readable(
-            access, ctx, lambda a: operation_detail(app.operation_of(a, q.operation_id))
+    async def operation(
+        self, q: GetWorkspaceOperation, ctx: RequestContext
+    ) -> WorkspaceOperationDetail:
+        access = _reader(q.principal)
+        return await self._readable(
+            access, ctx, lambda a: operation_detail(self.app.operation_of(a, q.operation_id))
         )
 
     async def output(
-        q: GetWorkspaceOperationOutput, ctx: RequestContext
+        self, q: GetWorkspaceOperationOutput, ctx: RequestContext
     ) -> WorkspaceOperationOutput:
-        access = reader(q.principal)
+        access = _reader(q.principal)
         if q.offset < 0 or not 0 < q.length <= MAX_OUTPUT_RANGE:
             raise InvalidInputError(
                 f"offset must be 0 or more and length 1-{MAX_OUTPUT_RANGE}.", field="length"
             )
-        await readable(access, ctx, lambda a: app.operation_of(a, q.operation_id))
+        await self._readable(access, ctx, lambda a: self.app.operation_of(a, q.operation_id))
         data, total = await asyncio.to_thread(
-            read_output, sup.settings.home, q.operation_id, q.stream, q.offset, q.length
+            read_output, self.sup.settings.home, q.operation_id, q.stream, q.offset, q.length
         )
         return WorkspaceOperationOutput(data=data, offset=q.offset, total_bytes=total)
 
-    def events_page(q: GetWorkspaceEvents) -> Page[WorkspaceEventRow]:
-        access = reader(q.principal)
-        target = app.target(access.scope(), workspace_id=q.workspace_id)
-        if not app.owns_target(access, target):  # the realizer's refusal is the answer
-            return Page(items=[], total=0)
-        rows = [
-            event_row(ev) for ident in app.event_sources(target) for ev in app.events.get(ident)
-        ]
-        rows.sort(key=lambda r: (r.occurred_at, r.aggregate_id, r.aggregate_version))
-        return Page(items=rows[q.offset : q.offset + q.limit], total=len(rows))
-
-    async def events(q: GetWorkspaceEvents, ctx: RequestContext) -> Page[WorkspaceEventRow]:
-        found: Page[WorkspaceEventRow] = await sup.store(events_page, q)
+    async def events(self, q: GetWorkspaceEvents, ctx: RequestContext) -> Page[WorkspaceEventRow]:
+        found: Page[WorkspaceEventRow] = await self.sup.store(
+            lambda: workspace_events(self.app, _reader(q.principal), q)
+        )
         return found
-
-    await e.add(
-        "workspace_operations",
-        subjects.workspace_operations("supervisor"),
-        operations,
-        ListWorkspaceOperations,
-    )
-    await e.add(
-        "workspace_operation",
-        subjects.workspace_operation("supervisor"),
-        operation,
-        GetWorkspaceOperation,
-    )
-    await e.add(
-        "workspace_operation_output",
-        subjects.workspace_operation_output("supervisor"),
-        output,
-        GetWorkspaceOperationOutput,
-    )
-    await e.add(
-        "workspace_events", subjects.workspace_events("supervisor"), events, GetWorkspaceEvents
-    )

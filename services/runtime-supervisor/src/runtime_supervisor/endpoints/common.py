@@ -1,20 +1,19 @@
-"""What every endpoint group shares: the running supervisor, the principal's cause, adding an
-endpoint."""
+"""What every endpoint class shares: the running supervisor and the principal's cause."""
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eventstore import Cause, acting
+from servicekit.routes import BusEndpoints
 
 if TYPE_CHECKING:
     from contracts.base import Principal
-    from natsbus.service import Handler
-    from runtime_supervisor.context import Supervisor
+    from runtime_supervisor.orchestration.context import Supervisor
     from servicekit import ServiceRuntime
 
-__all__ = ["Endpoints", "cause_of"]
+__all__ = ["SupervisorEndpoints", "cause_of"]
 
 
 def cause_of(principal: Principal, reason: str, run_id: str | None = None) -> Cause:
@@ -27,8 +26,9 @@ def cause_of(principal: Principal, reason: str, run_id: str | None = None) -> Ca
     )
 
 
-class Endpoints:
-    """Helpers bound to one running supervisor."""
+class SupervisorEndpoints(BusEndpoints):
+    """Endpoints bound to one running supervisor: its orchestration's context, its application
+    and the node its command subjects are on."""
 
     def __init__(self, runtime: ServiceRuntime, sup: Supervisor) -> None:
         self.runtime = runtime
@@ -41,7 +41,3 @@ class Endpoints:
     ) -> AbstractContextManager[Cause]:
         """Stamp ``principal`` and ``reason`` on what the block saves."""
         return acting(cause_of(principal, reason, run_id))
-
-    async def add(self, name: str, subject: str, handler: Handler[Any], request_type: Any) -> None:
-        """Add one endpoint to the service."""
-        await self.runtime.service.add_endpoint(name, subject, handler, request_type)

@@ -21,17 +21,20 @@ from contracts.contained_commands import (
     RunContainedCommand,
     contained_run,
 )
-from runtime_supervisor.containment.cgroups import Limits
-from runtime_supervisor.containment.workspaces import prepare_in, run_prepared
+from runtime_supervisor.adapters.containment.cgroups import Limits
+from runtime_supervisor.adapters.containment.workspaces import prepare_in, run_prepared
 from runtime_supervisor.domain import InvalidInputError, target_key
+from runtime_supervisor.endpoints.common import SupervisorEndpoints
 from runtime_supervisor.usecases.egress import EgressOwner
 from servicekit.access import AccessDeniedError, ActorKind, kind_of
+from servicekit.routes import Route
 
 if TYPE_CHECKING:
-    from natsbus import RequestContext
-    from runtime_supervisor.endpoints.common import Endpoints
+    from collections.abc import Sequence
 
-__all__ = ["register_contained"]
+    from natsbus import RequestContext
+
+__all__ = ["ContainedEndpoints"]
 
 
 def _checked(c: RunContainedCommand) -> tuple[Path, Path]:
@@ -51,14 +54,16 @@ def _checked(c: RunContainedCommand) -> tuple[Path, Path]:
     return root, cwd
 
 
-async def register_contained(e: Endpoints) -> None:
-    """Add the contained-run endpoint."""
-    sup = e.sup
+class ContainedEndpoints(SupervisorEndpoints):
+    """The contained-run endpoint."""
 
-    async def run(c: RunContainedCommand, ctx: RequestContext) -> ContainedCommandResult:
+    def routes(self) -> Sequence[Route]:
+        return (Route("contained_run", contained_run(self.node), self.run, RunContainedCommand),)
+
+    async def run(self, c: RunContainedCommand, ctx: RequestContext) -> ContainedCommandResult:
         root, cwd = _checked(c)
         unit = f"cmd-{c.label}-{uuid.uuid4()}"
-        with e.acting(c.principal, f"contained {c.label} command"):
+        with self.acting(c.principal, f"contained {c.label} command"):
             owner = EgressOwner(
                 company_id=c.company_id,
                 project_id=c.project_id,
@@ -68,7 +73,7 @@ async def register_contained(e: Endpoints) -> None:
                 else None,
             )
             launch = await prepare_in(
-                sup,
+                self.sup,
                 c.company_id,
                 root,
                 owned=c.owned,
@@ -80,11 +85,16 @@ async def register_contained(e: Endpoints) -> None:
             )
             try:
                 result = await run_prepared(
-                    sup, launch, command=c.command, cwd=cwd, env=dict(c.env), timeout=c.timeout_sec
+                    self.sup,
+                    launch,
+                    command=c.command,
+                    cwd=cwd,
+                    env=dict(c.env),
+                    timeout=c.timeout_sec,
                 )
             finally:
-                if sup.launcher is not None:
-                    await asyncio.to_thread(sup.launcher.drop_namespace, unit)
+                if self.sup.launcher is not None:
+                    await asyncio.to_thread(self.sup.launcher.drop_namespace, unit)
         return ContainedCommandResult(
             exit_code=result.exit_code,
             signal=result.signal,
@@ -97,5 +107,3 @@ async def register_contained(e: Endpoints) -> None:
             limit=result.limit,
             error=result.error,
         )
-
-    await e.add("contained_run", contained_run(e.node), run, RunContainedCommand)

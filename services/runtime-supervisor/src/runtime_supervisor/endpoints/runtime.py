@@ -38,21 +38,30 @@ from contracts.runtime_subjects import (
     ensure_run_services,
     runtime_control,
 )
-from runtime_supervisor.control import early_holding_run, execute, holding_run, prepare
+from runtime_supervisor.adapters.health import probe_running
+from runtime_supervisor.adapters.process import LogSlice, read_range, tail_bytes, tail_lines
+from runtime_supervisor.adapters.process.logs import MAX_READ
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, RuntimeTarget, ServiceRecord
-from runtime_supervisor.freshness import OWN_WAIT, fresh_target, owned, wait_for
-from runtime_supervisor.health import probe_running
-from runtime_supervisor.process import LogSlice, read_range, tail_bytes, tail_lines
-from runtime_supervisor.process.logs import MAX_READ
-from runtime_supervisor.runs import ensure_run_services as ensure_for_run
+from runtime_supervisor.endpoints.common import SupervisorEndpoints
+from runtime_supervisor.orchestration.control import (
+    early_holding_run,
+    execute,
+    holding_run,
+    prepare,
+)
+from runtime_supervisor.orchestration.freshness import OWN_WAIT, fresh_target, owned, wait_for
+from runtime_supervisor.orchestration.runs import ensure_run_services as ensure_for_run
 from servicekit.access import Access, Action, Resource
+from servicekit.routes import Route
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from contracts.base import Accepted
     from natsbus import RequestContext
-    from runtime_supervisor.endpoints.common import Endpoints
+    from runtime_supervisor.application import RuntimeSupervisorApplication
 
-__all__ = ["read_log", "register_runtime"]
+__all__ = ["RuntimeEndpoints", "read_log"]
 
 
 def read_log(path: Path, tail: int | None, offset: int | None, length: int | None) -> LogSlice:
@@ -71,16 +80,43 @@ def read_log(path: Path, tail: int | None, offset: int | None, length: int | Non
         ) from None
 
 
-async def register_runtime(e: Endpoints) -> None:
-    """Add the runtime control and read endpoints."""
-    sup, app, runtime = e.sup, e.app, e.runtime
+def _service_of(
+    app: RuntimeSupervisorApplication, target: RuntimeTarget, service_id: str
+) -> ServiceRecord:
+    """On the store's thread: the instance ``service_id`` of ``target`` (its history too)."""
+    for record in app.services_of(target, include_history=True):
+        if record.id == service_id:
+            return record
+    raise NotFoundError(
+        f"There is no runtime service {service_id} in this workspace.",
+        runtimeServiceId=service_id,
+    )
 
-    async def control(c: ControlRuntime, ctx: RequestContext) -> RuntimeControlResult | Accepted:
+
+class RuntimeEndpoints(SupervisorEndpoints):
+    """The runtime control and read endpoints."""
+
+    def routes(self) -> Sequence[Route]:
+        node = self.node
+        return (
+            Route("runtime_control", runtime_control(node), self.control, ControlRuntime),
+            Route(
+                "runtime_ensure_for_run", ensure_run_services(node), self.ensure, EnsureRunServices
+            ),
+            Route("runtime_state", RUNTIME_STATE, self.state, GetRuntimeState),
+            Route("runtime_summaries", RUNTIME_SUMMARIES, self.summaries, ListRuntimeSummaries),
+            Route("runtime_log", RUNTIME_LOG, self.log, GetRuntimeServiceLog),
+        )
+
+    async def control(
+        self, c: ControlRuntime, ctx: RequestContext
+    ) -> RuntimeControlResult | Accepted:
+        sup, app = self.sup, self.app
         access = Access.of(c.principal)
         access.reach(Resource.RUNTIME_SERVICE, Action.CONTROL)
         scope = access.scope()
         where = {"workspace_id": c.workspace_id, "project_workspace_id": c.project_workspace_id}
-        with e.acting(c.principal, f"runtime {c.action}"):
+        with self.acting(c.principal, f"runtime {c.action}"):
             known = None
             if access.is_agent:  # a known contradiction is refused at once, before any wait
                 known = await sup.store(lambda: early_holding_run(app, c.principal, **where))
@@ -97,7 +133,7 @@ async def register_runtime(e: Endpoints) -> None:
                     wait=wait_for(ctx, OWN_WAIT),
                 )
             plan = await prepare(sup, c)  # every refusal before any long work is recorded
-            return await runtime.operations.run(
+            return await self.runtime.operations.run(
                 f"runtime_{plan.selection.action}",
                 lambda operation_id: execute(sup, plan, operation_id),
                 ctx=ctx,
@@ -106,33 +142,34 @@ async def register_runtime(e: Endpoints) -> None:
                 subject_id=plan.target.id,
             )
 
-    async def ensure(c: EnsureRunServices, ctx: RequestContext) -> RunServices | Accepted:
+    async def ensure(self, c: EnsureRunServices, ctx: RequestContext) -> RunServices | Accepted:
         access = Access.of(c.principal)
         access.reach(Resource.RUNTIME_SERVICE, Action.CONTROL)
-        with e.acting(c.principal, "run services", run_id=c.run_id):
+        with self.acting(c.principal, "run services", run_id=c.run_id):
             # Asked right after the realizer's answer: its workspace may not be copied here yet.
             target = await fresh_target(
-                sup,
+                self.sup,
                 access.scope(),
                 workspace_id=c.workspace_id,
                 facts=c.realizer_facts,
                 wait=wait_for(ctx),
             )
-            return await runtime.operations.run(
+            return await self.runtime.operations.run(
                 "ensure_run_services",
-                lambda operation_id: ensure_for_run(sup, c, operation_id),
+                lambda operation_id: ensure_for_run(self.sup, c, operation_id),
                 ctx=ctx,
                 principal=c.principal,
                 company_id=target.company_id,
                 subject_id=c.workspace_id,
             )
 
-    async def readable(
-        q: GetRuntimeState | GetRuntimeServiceLog, ctx: RequestContext, action: str
+    async def _readable(
+        self, q: GetRuntimeState | GetRuntimeServiceLog, ctx: RequestContext, action: str
     ) -> RuntimeTarget:
         """The target ``q`` names, if the principal may read it: runtime services' *read*, the
         company (404), then, for an agent, a workspace of its own (403 once the copies had
         their moment to catch up, ``freshness.owned``)."""
+        app = self.app
         access = Access.of(q.principal)
         access.reach(Resource.RUNTIME_SERVICE, Action.READ)
         scope = access.scope()
@@ -143,20 +180,21 @@ async def register_runtime(e: Endpoints) -> None:
             return target
 
         if not access.is_agent:
-            found: RuntimeTarget = await sup.store(look)
+            found: RuntimeTarget = await self.sup.store(look)
             return found
-        return await owned(sup, look, wait=wait_for(ctx, OWN_WAIT))
+        return await owned(self.sup, look, wait=wait_for(ctx, OWN_WAIT))
 
-    async def state(q: GetRuntimeState, ctx: RequestContext) -> RuntimeState:
-        target = await readable(q, ctx, "read")
+    async def state(self, q: GetRuntimeState, ctx: RequestContext) -> RuntimeState:
+        target = await self._readable(q, ctx, "read")
         if q.probe_health:
-            records = await sup.store(app.services_of, target)
-            with e.acting(q.principal, "health probe"):
-                await probe_running(sup, records)
-        found: RuntimeState = await sup.store(app.runtime_state, target)
+            records = await self.sup.store(self.app.services_of, target)
+            with self.acting(q.principal, "health probe"):
+                await probe_running(self.sup, records)
+        found: RuntimeState = await self.sup.store(self.app.runtime_state, target)
         return found
 
-    async def summaries(q: ListRuntimeSummaries, ctx: RequestContext) -> RuntimeSummaries:
+    async def summaries(self, q: ListRuntimeSummaries, ctx: RequestContext) -> RuntimeSummaries:
+        app = self.app
         access = Access.of(q.principal)
         access.reach(Resource.RUNTIME_SERVICE, Action.READ)
         scope = access.scope()
@@ -165,21 +203,12 @@ async def register_runtime(e: Endpoints) -> None:
             mine = [w for w in q.workspace_ids if app.owns_workspace(access, w)]
             return app.runtime_summaries(scope, mine)
 
-        found: RuntimeSummaries = await sup.store(own)
+        found: RuntimeSummaries = await self.sup.store(own)
         return found
 
-    def service_of(target: RuntimeTarget, service_id: str) -> ServiceRecord:
-        for record in app.services_of(target, include_history=True):
-            if record.id == service_id:
-                return record
-        raise NotFoundError(
-            f"There is no runtime service {service_id} in this workspace.",
-            runtimeServiceId=service_id,
-        )
-
-    async def log(q: GetRuntimeServiceLog, ctx: RequestContext) -> RuntimeServiceLog:
-        target = await readable(q, ctx, "read the logs of")
-        record: ServiceRecord = await sup.store(service_of, target, q.service_id)
+    async def log(self, q: GetRuntimeServiceLog, ctx: RequestContext) -> RuntimeServiceLog:
+        target = await self._readable(q, ctx, "read the logs of")
+        record: ServiceRecord = await self.sup.store(_service_of, self.app, target, q.service_id)
         if not record.run_dir:
             return RuntimeServiceLog(text="", offset=0, length=0, size=0)
         path = Path(record.run_dir) / "output.log"
@@ -187,9 +216,3 @@ async def register_runtime(e: Endpoints) -> None:
         return RuntimeServiceLog(
             text=found.text, offset=found.offset, length=found.length, size=found.size
         )
-
-    await e.add("runtime_control", runtime_control(e.node), control, ControlRuntime)
-    await e.add("runtime_ensure_for_run", ensure_run_services(e.node), ensure, EnsureRunServices)
-    await e.add("runtime_state", RUNTIME_STATE, state, GetRuntimeState)
-    await e.add("runtime_summaries", RUNTIME_SUMMARIES, summaries, ListRuntimeSummaries)
-    await e.add("runtime_log", RUNTIME_LOG, log, GetRuntimeServiceLog)

@@ -28,60 +28,80 @@ from contracts.slots import (
     SlotGrant,
     SlotHealth,
 )
+from runtime_supervisor.adapters.process import read_range
 from runtime_supervisor.domain import InvalidInputError
-from runtime_supervisor.process import read_range
+from runtime_supervisor.endpoints.common import SupervisorEndpoints
 from servicekit.access import Access, Action, Resource
+from servicekit.routes import Route
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from natsbus import RequestContext
-    from runtime_supervisor.endpoints.common import Endpoints
-    from runtime_supervisor.slots.runtime import SlotRuntime
+    from runtime_supervisor.orchestration.context import Supervisor
+    from runtime_supervisor.orchestration.slots.runtime import SlotRuntime
+    from servicekit import ServiceRuntime
 
-__all__ = ["register_slots"]
+__all__ = ["SlotEndpoints"]
 
 
-async def register_slots(e: Endpoints) -> None:
-    """Add the slot endpoints (the supervisor's ``slots`` runtime must be set)."""
-    sup, app = e.sup, e.app
-    slots: SlotRuntime | None = sup.slots
-    assert slots is not None, "the slot runtime is set before the endpoints"
+class SlotEndpoints(SupervisorEndpoints):
+    """The slot endpoints (the supervisor's ``slots`` runtime must be set)."""
 
-    async def acquire(c: AcquireSlot, ctx: RequestContext) -> SlotGrant:
-        with e.acting(c.principal, "slot acquired", run_id=c.run_id):
-            return await slots.acquire(c, Access.of(c.principal).scope())
+    def __init__(self, runtime: ServiceRuntime, sup: Supervisor) -> None:
+        super().__init__(runtime, sup)
+        slots: SlotRuntime | None = sup.slots
+        assert slots is not None, "the slot runtime is set before the endpoints"
+        self.slots = slots
 
-    async def launch(c: LaunchAdapter, ctx: RequestContext) -> AdapterLaunched:
-        with e.acting(c.principal, "adapter launched", run_id=c.run_id):
-            return await slots.launch(c, Access.of(c.principal).scope())
+    def routes(self) -> Sequence[Route]:
+        return (
+            Route("slot_acquire", hs.acquire_slot(self.node), self.acquire, AcquireSlot),
+            Route("slot_launch", hs.launch_adapter(self.node), self.launch, LaunchAdapter),
+            Route("slot_kill", hs.kill_adapter(self.node), self.kill, KillAdapter),
+            Route("slot_release", hs.release_slot(self.node), self.release, ReleaseSlot),
+            Route("slot_of_run", hs.SLOT_OF_RUN, self.of_run, GetRunSlot),
+            Route("slot_run_log", hs.SLOT_RUN_LOG, self.run_log, GetRunLog),
+            Route("slot_health", hs.SLOT_HEALTH, self.health, GetSlotHealth),
+        )
 
-    async def kill(c: KillAdapter, ctx: RequestContext) -> RunSlot:
+    async def acquire(self, c: AcquireSlot, ctx: RequestContext) -> SlotGrant:
+        with self.acting(c.principal, "slot acquired", run_id=c.run_id):
+            return await self.slots.acquire(c, Access.of(c.principal).scope())
+
+    async def launch(self, c: LaunchAdapter, ctx: RequestContext) -> AdapterLaunched:
+        with self.acting(c.principal, "adapter launched", run_id=c.run_id):
+            return await self.slots.launch(c, Access.of(c.principal).scope())
+
+    async def kill(self, c: KillAdapter, ctx: RequestContext) -> RunSlot:
         reason = c.reason or ("run timed out" if c.timed_out else "adapter killed")
-        with e.acting(c.principal, reason, run_id=c.run_id):
+        with self.acting(c.principal, reason, run_id=c.run_id):
             scope = Access.of(c.principal).scope()
-            return await slots.kill(c.run_id, scope, timed_out=c.timed_out)
+            return await self.slots.kill(c.run_id, scope, timed_out=c.timed_out)
 
-    async def release(c: ReleaseSlot, ctx: RequestContext) -> None:
-        with e.acting(c.principal, "slot released", run_id=c.run_id):
-            await slots.release(c.run_id, Access.of(c.principal).scope(), "released by its run")
+    async def release(self, c: ReleaseSlot, ctx: RequestContext) -> None:
+        with self.acting(c.principal, "slot released", run_id=c.run_id):
+            scope = Access.of(c.principal).scope()
+            await self.slots.release(c.run_id, scope, "released by its run")
 
-    def own_run(q: GetRunSlot | GetRunLog, action: str) -> str | None:
+    def _own_run(self, q: GetRunSlot | GetRunLog, action: str) -> str | None:
         """On the store's thread: refuse the kinds that may not read runs (403), another
         company's run (404) and, for an agent, a run not its own (403); answer the scope."""
         access = Access.of(q.principal)
         access.reach(Resource.RUN, Action.READ)
         scope = access.scope()
-        slot = app.slot_of_run(scope, q.run_id)
+        slot = self.app.slot_of_run(scope, q.run_id)
         access.check_run(q.run_id, slot.agent_id, action)
         return scope
 
-    async def of_run(q: GetRunSlot, ctx: RequestContext) -> RunSlot:
-        scope = await sup.store(own_run, q, "read the slot of")
-        found: RunSlot = await sup.store(app.run_slot_view, scope, q.run_id)
+    async def of_run(self, q: GetRunSlot, ctx: RequestContext) -> RunSlot:
+        scope = await self.sup.store(self._own_run, q, "read the slot of")
+        found: RunSlot = await self.sup.store(self.app.run_slot_view, scope, q.run_id)
         return found
 
-    async def run_log(q: GetRunLog, ctx: RequestContext) -> RunLogSlice:
-        await sup.store(own_run, q, "read the log of")
-        path = sup.settings.slot_run_dir(q.run_id) / "run.log"
+    async def run_log(self, q: GetRunLog, ctx: RequestContext) -> RunLogSlice:
+        await self.sup.store(self._own_run, q, "read the log of")
+        path = self.sup.settings.slot_run_dir(q.run_id) / "run.log"
         try:
             found = await asyncio.to_thread(read_range, path, q.offset, q.length)
         except ValueError as exc:
@@ -96,16 +116,8 @@ async def register_slots(e: Endpoints) -> None:
             text=found.text,
         )
 
-    async def health(q: GetSlotHealth, ctx: RequestContext) -> list[SlotHealth]:
+    async def health(self, q: GetSlotHealth, ctx: RequestContext) -> list[SlotHealth]:
         access = Access.of(q.principal)
         access.reach(Resource.ADAPTER_SLOTS, Action.READ)  # agents (and the admin key): 403
         access.scope()
-        return await slots.health()
-
-    await e.add("slot_acquire", hs.acquire_slot(e.node), acquire, AcquireSlot)
-    await e.add("slot_launch", hs.launch_adapter(e.node), launch, LaunchAdapter)
-    await e.add("slot_kill", hs.kill_adapter(e.node), kill, KillAdapter)
-    await e.add("slot_release", hs.release_slot(e.node), release, ReleaseSlot)
-    await e.add("slot_of_run", hs.SLOT_OF_RUN, of_run, GetRunSlot)
-    await e.add("slot_run_log", hs.SLOT_RUN_LOG, run_log, GetRunLog)
-    await e.add("slot_health", hs.SLOT_HEALTH, health, GetSlotHealth)
+        return await self.slots.health()

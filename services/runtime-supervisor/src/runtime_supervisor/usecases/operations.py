@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from eventstore import current_cause
 from runtime_supervisor.domain import SupervisorOperation
 from runtime_supervisor.usecases.queries import Queries
-from runtime_supervisor.views import operation_detail
+from runtime_supervisor.usecases.views import operation_detail
 
 if TYPE_CHECKING:
     from contracts.execution_views import WorkspaceOperationDetail

@@ -10,8 +10,6 @@ from uuid import UUID
 from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
 from contracts.runtime_commands import RuntimeState, RuntimeSummaries, RuntimeSummary
 from contracts.workspace_views import Page
-from runtime_supervisor.config.effective import effective_commands
-from runtime_supervisor.desired import seeded_states
 from runtime_supervisor.domain import (
     InvalidInputError,
     NotFoundError,
@@ -23,9 +21,11 @@ from runtime_supervisor.domain import (
     parse_target_key,
     target_key,
 )
-from runtime_supervisor.leases import ControlLease
+from runtime_supervisor.domain.config.effective import effective_commands
+from runtime_supervisor.domain.desired import seeded_states
+from runtime_supervisor.domain.leases import ControlLease
 from runtime_supervisor.usecases.lookups import Lookups, visible
-from runtime_supervisor.views import (
+from runtime_supervisor.usecases.views import (
     operation_detail,
     operation_row,
     provisioning_view,

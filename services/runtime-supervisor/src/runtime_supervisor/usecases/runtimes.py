@@ -10,12 +10,12 @@ from eventsourcing.application import AggregateNotFoundError
 
 from runtime_supervisor.domain import LeaseConflictError, WorkspaceRuntime, runtime_id
 from runtime_supervisor.usecases.queries import Queries
-from runtime_supervisor.views import provisioning_view
+from runtime_supervisor.usecases.views import provisioning_view
 
 if TYPE_CHECKING:
     from contracts.execution_views import RuntimeProvisioning
     from runtime_supervisor.domain import RuntimeTarget
-    from runtime_supervisor.leases import ControlLease, LeaseDecision
+    from runtime_supervisor.domain.leases import ControlLease, LeaseDecision
 
 __all__ = ["RuntimeUseCases"]
 

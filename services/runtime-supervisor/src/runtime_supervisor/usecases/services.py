@@ -13,25 +13,21 @@ import msgspec
 from contracts.workspace_config import StopPolicy
 from runtime_supervisor.domain import (
     InvalidInputError,
-    NotFoundError,
     PortConflictError,
     RuntimeService,
     ServiceRecord,
     StateConflictError,
 )
-from runtime_supervisor.leases import TERMINAL_RUN_STATUSES
-from runtime_supervisor.usecases.queries import Queries, owner_label
+from runtime_supervisor.usecases.queries import owner_label
+from runtime_supervisor.usecases.service_leases import Release, ServiceLeaseUseCases
 
 if TYPE_CHECKING:
     from runtime_supervisor.domain import RuntimeTarget
 
 __all__ = ["Release", "ServiceUseCases"]
 
-Release = tuple[ServiceRecord, bool]
-"""A released lease: the instance after the release, and whether no run holds it any more."""
 
-
-class ServiceUseCases(Queries):
+class ServiceUseCases(ServiceLeaseUseCases):
     """Record what happens to runtime service instances."""
 
     def begin_start(
@@ -56,7 +52,8 @@ class ServiceUseCases(Queries):
         lease_run_ids: tuple[str, ...] = (),
         service_id: str | None = None,
     ) -> str:
-        """Record a ``starting`` instance, reserving its port before the bind (DECISIONS 8).
+        """Record a ``starting`` instance, reserving its port before the bind (DECISIONS 8);
+        return its id.
 
         Args:
             target: Where it runs.
@@ -78,9 +75,6 @@ class ServiceUseCases(Queries):
             lease_run_ids: Runs holding it from the start.
             service_id: Its id when chosen beforehand (a UUID; default a new one).
 
-        Returns:
-            The instance's id.
-
         Raises:
             PortConflictError: A live instance holds ``port`` (its owner named).
             StateConflictError: The target is closed or being archived, or a run of
@@ -88,18 +82,7 @@ class ServiceUseCases(Queries):
             NotFoundError: The target is gone (a deleted project workspace), or a run of
                 ``lease_run_ids`` is another company's.
         """
-        target = self.current(target)
-        if not target.is_open:  # as the inbox knows it now, not as the caller read it
-            raise StateConflictError(
-                f"The {target.label} is {'being archived' if target.closing else target.status}; "
-                "no runtime service can start in it.",
-                workspaceId=target.execution_workspace_id,
-                status=target.status,
-            )
-        for run_id in lease_run_ids:
-            self.check_lease_run(target.company_id, run_id)
-        if port is not None:
-            self._check_port_free(target, port)
+        target = self._startable(target, lease_run_ids, port)
         service = RuntimeService(
             service_id=service_id or str(uuid.uuid4()),
             company_id=target.company_id,
@@ -126,6 +109,25 @@ class ServiceUseCases(Queries):
         )
         self.save(service)
         return str(service.id)
+
+    def _startable(
+        self, target: RuntimeTarget, lease_run_ids: tuple[str, ...], port: int | None
+    ) -> RuntimeTarget:
+        """The target as the inbox knows it now (not as the caller read it), once it is open,
+        the leasing runs may hold a lease and ``port`` is free."""
+        target = self.current(target)
+        if not target.is_open:
+            raise StateConflictError(
+                f"The {target.label} is {'being archived' if target.closing else target.status}; "
+                "no runtime service can start in it.",
+                workspaceId=target.execution_workspace_id,
+                status=target.status,
+            )
+        for run_id in lease_run_ids:
+            self.check_lease_run(target.company_id, run_id)
+        if port is not None:
+            self._check_port_free(target, port)
+        return target
 
     def _check_port_free(self, target: RuntimeTarget, port: int) -> None:
         owner = self.port_owners().get(port)
@@ -269,86 +271,6 @@ class ServiceUseCases(Queries):
         """The instance was used now (``lastUsedAt``)."""
         at = self.now()
         return self._change(service_id, lambda s: s.touch(at))
-
-    def check_lease_run(self, company_id: str | None, run_id: str) -> None:
-        """Whether ``run_id`` may hold a lease: not a run the copies say has finished (no lease
-        outlives its run) nor another company's. A run the copies do not know yet may: its
-        ``run.started`` may still be on its way, and its ``run.finished`` releases what it holds.
-
-        Raises:
-            StateConflictError: The run has finished.
-            NotFoundError: The run is another company's.
-        """
-        run = self.copy_of("run", run_id)
-        if run is None:
-            return
-        if company_id is not None and run.company_id and run.company_id != company_id:
-            raise NotFoundError(f"There is no run {run_id}.", runId=run_id)
-        status = run.get("status")
-        if status in TERMINAL_RUN_STATUSES:
-            raise StateConflictError(
-                f"The run {run_id} has finished ({status}); a finished run holds no runtime "
-                "services.",
-                runId=run_id,
-                runStatus=status,
-            )
-
-    def acquire_lease(self, service_id: str, run_id: str) -> ServiceRecord:
-        """The run holds the instance (reference §6.6); a second acquisition changes nothing.
-
-        Raises:
-            StateConflictError: The instance has ended, or the run has.
-            NotFoundError: The run is another company's.
-        """
-        at = self.now()
-        current = self.service_record(None, service_id)
-        if not current.live:
-            raise StateConflictError(
-                f"The runtime service {service_id} is {current.status}; it cannot be leased.",
-                runtimeServiceId=service_id,
-            )
-        self.check_lease_run(current.company_id, run_id)
-        return self._change(service_id, lambda s: s.acquire(run_id, at))
-
-    def release_lease(self, service_id: str, run_id: str) -> Release:
-        """The run no longer holds the instance; returns it and whether no run holds it now."""
-        at = self.now()
-        record = self._change(service_id, lambda s: s.release(run_id, at))
-        return record, not record.lease_run_ids
-
-    def release_run(self, run_id: str) -> list[Release]:
-        """Release every lease the run holds (reference §6.7), in one save.
-
-        Returns:
-            For each instance the run held: the instance after the release, and whether no run
-            holds it any more (the orchestration then stops an ephemeral or ``on_run_finish``
-            one, or arms the ``idle_timeout`` timer).
-        """
-        released = self._released(run_id)
-        if released:
-            self.save(*released)
-        return [(self.services[str(s.id)].record(), not s.lease_run_ids) for s in released]
-
-    def _released(self, run_id: str) -> list[RuntimeService]:
-        """The instances the run held, loaded and released (not saved yet)."""
-        at = self.now()
-        released = []
-        for service_id in sorted(self.services_by_run.get(run_id, ())):
-            service: RuntimeService = self.load(service_id)
-            if service.release(run_id, at):
-                released.append(service)
-        return released
-
-    def _change(self, service_id: str, change: Any) -> ServiceRecord:
-        if service_id not in self.services:
-            raise NotFoundError(
-                f"There is no runtime service {service_id}.", runtimeServiceId=service_id
-            )
-        service: RuntimeService = self.load(service_id)
-        change(service)
-        if service.pending_events:
-            self.save(service)
-        return self.services[service_id].record()
 
 
 def _plain_policy(policy: Mapping[str, Any] | StopPolicy | None) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""The :class:`~workspace_realizer.references.AgentDirectory` over the bus: asks the
+"""The :class:`~workspace_realizer.usecases.references.AgentDirectory` over the bus: asks the
 heartbeat-controller (``ws.qry.agent.get``) which company an agent belongs to, as Clipyard itself
 (a ``system`` principal of no company, which sees every company's agents).
 

@@ -37,7 +37,7 @@ from workspace_realizer.adapters.ports import (
     StepSink,
     StepStatus,
 )
-from workspace_realizer.adapters.process import run_process, scrub_bytes
+from workspace_realizer.adapters.process import ProcessOutcome, run_process, scrub_bytes
 
 __all__ = ["DEFAULT_GIT_TIMEOUT", "GitResult", "GitRunner"]
 
@@ -163,6 +163,39 @@ class GitRunner:
             stdin=stdin,
             keep_full_stdout=True,
         )
+        result = self._result(args, cwd, phase, metadata, secrets, outcome, timeout)
+        if sink is not None and phase is not None:
+            await sink(result.step)
+        if outcome.spawn_error is not None:
+            raise HostOperationError(
+                f"could not run git in {cwd}: {outcome.spawn_error}",
+                code=ErrorCode.UNPROCESSABLE,
+                details={"cwd": str(cwd)},
+            )
+        if check and not result.ok:
+            raise HostOperationError(
+                f"{result.step.command} failed: {result.message()}",
+                code=ErrorCode.UNPROCESSABLE,
+                details={
+                    "reason": "git_failed",
+                    "command": result.step.command,
+                    "cwd": str(cwd),
+                    "exitCode": result.returncode,
+                },
+            )
+        return result
+
+    def _result(
+        self,
+        args: Sequence[str],
+        cwd: Path,
+        phase: Phase | None,
+        metadata: Mapping[str, object] | None,
+        secrets: list[str],
+        outcome: ProcessOutcome,
+        timeout: float | None,
+    ) -> GitResult:
+        """The scrubbed step and result of one finished git process."""
         stderr = scrub_bytes(outcome.stderr, secrets)
         if outcome.timed_out:
             stderr += f"\n[clipyard] git timed out after {timeout or self.timeout:g}s".encode()
@@ -190,25 +223,6 @@ class GitRunner:
             stderr=stderr.decode("utf-8", errors="replace"),
             step=step,
         )
-        if sink is not None and phase is not None:
-            await sink(step)
-        if outcome.spawn_error is not None:
-            raise HostOperationError(
-                f"could not run git in {cwd}: {outcome.spawn_error}",
-                code=ErrorCode.UNPROCESSABLE,
-                details={"cwd": str(cwd)},
-            )
-        if check and not result.ok:
-            raise HostOperationError(
-                f"{step.command} failed: {result.message()}",
-                code=ErrorCode.UNPROCESSABLE,
-                details={
-                    "reason": "git_failed",
-                    "command": step.command,
-                    "cwd": str(cwd),
-                    "exitCode": result.returncode,
-                },
-            )
         return result
 
     # -- locks ----------------------------------------------------------------------------------

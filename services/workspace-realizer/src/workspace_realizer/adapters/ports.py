@@ -1,6 +1,7 @@
 """The ports between the realizer's use cases and the host: git, shell commands, credentials,
 pull-request facts. Real implementations live beside this module; tests use fakes of the same
-Protocols. Every host step is reported to a :class:`StepSink` so it becomes a workspace operation.
+Protocols (the providers' ports, credentials and pull-request facts, are
+:mod:`~workspace_realizer.adapters.provider_ports`, re-exported here). Every host step is reported to a :class:`StepSink` so it becomes a workspace operation.
 
 All methods are async: git and shell work runs as subprocesses, never on the store's thread.
 Work on one repository is serialized by the git adapter itself (git fails on concurrent
@@ -16,6 +17,12 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from contracts.errors import ErrorCode
+from workspace_realizer.adapters.provider_ports import (
+    CredentialPort,
+    GitInvocation,
+    PullRequestFacts,
+    PullRequestPort,
+)
 
 __all__ = [
     "BaseRef",
@@ -96,48 +103,6 @@ class StepSink(Protocol):
     """Receives every host step as it finishes (the realizer records it as an operation)."""
 
     async def __call__(self, step: Step) -> None: ...
-
-
-@dataclass(frozen=True, kw_only=True)
-class GitInvocation:
-    """How to authenticate one git process, as git-credentials answered for its remote.
-
-    With a credential, ``source`` is set and ``config_args``/``env`` carry it (the token lives only
-    in ``env``, hidden from ``repr``). Without one, ``config_args`` and ``env`` are empty and git
-    runs with its ambient behaviour; ``provider`` still names the remote's provider and
-    ``unanswered`` says why git-credentials could not be asked, so that an authentication failure
-    is described truthfully (:func:`~workspace_realizer.adapters.auth_failure.describe_auth_failure`).
-    """
-
-    config_args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    secret_name: str | None = None
-    """The company secret the token came from (None for the server environment)."""
-    source: str | None = None
-    """``company_secret`` or ``server_env`` when a credential is used, else None."""
-    provider: str | None = None
-    """``github`` or ``gitlab`` when the remote is one of theirs (with or without a credential)."""
-    provider_label: str | None = None
-    """``GitHub`` or ``GitLab``, for failure descriptions."""
-    unanswered: str | None = None
-    """Why git-credentials did not answer (timeout, not running, error reply); None when it did."""
-
-    @property
-    def has_credential(self) -> bool:
-        """True when a credential is given to the git process."""
-        return self.source is not None
-
-
-class CredentialPort(Protocol):
-    """Resolves how to authenticate git for a remote (the real one asks git-credentials).
-
-    None (or a :class:`GitInvocation` without a credential) means ambient git behaviour. It never
-    raises for an unreachable credential service: the answer then says why in ``unanswered``.
-    """
-
-    async def invocation_for(
-        self, *, remote_url: str, company_id: str, run_id: str | None, operation_id: str | None
-    ) -> GitInvocation | None: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -334,22 +299,3 @@ class CommandRunner(Protocol):
         project_id: str = "",
         workspace_id: str = "",
     ) -> CommandResult: ...
-
-
-@dataclass(frozen=True, kw_only=True)
-class PullRequestFacts:
-    """What a provider says about one pull request."""
-
-    url: str
-    state: Literal["open", "closed", "merged", "unknown"]
-    head_ref: str | None
-    head_sha: str | None
-
-
-class PullRequestPort(Protocol):
-    """Pull-request lookups behind ``merged_via_pr`` (the real one asks git-credentials); one fact
-    per reference, ``unknown`` for what could not be read."""
-
-    async def facts(
-        self, *, company_id: str, repo_url: str, references: list[str]
-    ) -> list[PullRequestFacts]: ...

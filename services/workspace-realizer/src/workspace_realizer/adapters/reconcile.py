@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -58,22 +59,29 @@ async def _quit_interrupted(git: GitRunner, path: Path, sink: StepSink) -> None:
             await git.run(args, cwd=path, phase="branch_reconcile", sink=sink)
 
 
-async def reconcile_branch(
-    git: GitRunner,
-    *,
-    repo_root: Path,
-    path: Path,
-    recorded_branch: str,
-    mode: Mode,
-    rescue_ref: str | None,
-    sink: StepSink,
-) -> ReconcileOutcome:
-    """Inspect the worktree and apply ``mode`` (the caller holds the repository lock).
+@dataclass(frozen=True, kw_only=True)
+class _Live:
+    """What the worktree holds now, against the recorded branch: the evidence of a refusal."""
 
-    Raises:
-        HostOperationError: ``state_conflict`` (with the evidence) when the mode's conditions do
-            not hold; ``workspace_validation_failed`` when the path is not a checkout.
-    """
+    recorded_branch: str
+    live: str | None
+    recorded_sha: str | None
+    live_sha: str | None
+    verdict: Literal["ancestor", "diverged", "unknown"]
+    cleanliness: Literal["clean", "dirty", "unknown"]
+
+    def evidence(self) -> dict[str, object]:
+        return {
+            "recordedBranch": self.recorded_branch,
+            "liveBranch": self.live,
+            "recordedSha": self.recorded_sha,
+            "liveSha": self.live_sha,
+            "ancestry": self.verdict,
+            "cleanliness": self.cleanliness,
+        }
+
+
+async def _inspect(git: GitRunner, repo_root: Path, path: Path, recorded_branch: str) -> _Live:
     top = await toplevel(git, path) if fs.is_dir(path) else None
     if top is None or not same_path(top, path):
         raise HostOperationError(
@@ -97,35 +105,53 @@ async def reconcile_branch(
             verdict = "ancestor"
         elif check.returncode == 1:
             verdict = "diverged"
-    evidence: dict[str, object] = {
-        "recordedBranch": recorded_branch,
-        "liveBranch": live,
-        "recordedSha": recorded_sha,
-        "liveSha": live_sha,
-        "ancestry": verdict,
-        "cleanliness": cleanliness,
-    }
-    if mode in ("forward", "override"):
-        if cleanliness != "clean" or live is None:
-            raise _refused(f"{mode} needs a clean tree with a branch checked out", evidence)
-        forward_ok = verdict == "ancestor" or (recorded_sha is None and live_sha is not None)
-        if mode == "forward" and not forward_ok:
-            raise _refused(
-                f'forward needs "{recorded_branch}" to be an ancestor of "{live}" (or gone)',
-                evidence,
-            )
-        return ReconcileOutcome(
-            from_branch=recorded_branch,
-            to_branch=live,
-            from_sha=recorded_sha,
-            to_sha=live_sha,
-            ancestry_verdict=verdict,
-            cleanliness=cleanliness,
+    return _Live(
+        recorded_branch=recorded_branch,
+        live=live,
+        recorded_sha=recorded_sha,
+        live_sha=live_sha,
+        verdict=verdict,
+        cleanliness=cleanliness,
+    )
+
+
+def _move_record(mode: Mode, now: _Live) -> ReconcileOutcome:
+    """``forward`` and ``override``: the record moves to the live branch."""
+    evidence = now.evidence()
+    if now.cleanliness != "clean" or now.live is None:
+        raise _refused(f"{mode} needs a clean tree with a branch checked out", evidence)
+    forward_ok = now.verdict == "ancestor" or (
+        now.recorded_sha is None and now.live_sha is not None
+    )
+    if mode == "forward" and not forward_ok:
+        raise _refused(
+            f'forward needs "{now.recorded_branch}" to be an ancestor of "{now.live}" (or gone)',
+            evidence,
         )
-    if recorded_sha is None:
+    return ReconcileOutcome(
+        from_branch=now.recorded_branch,
+        to_branch=now.live,
+        from_sha=now.recorded_sha,
+        to_sha=now.live_sha,
+        ancestry_verdict=now.verdict,
+        cleanliness=now.cleanliness,
+    )
+
+
+async def _quarantine_restore(
+    git: GitRunner,
+    repo_root: Path,
+    path: Path,
+    now: _Live,
+    rescue_ref: str | None,
+    sink: StepSink,
+) -> ReconcileOutcome:
+    """Keep the live state in a rescue ref, then put the worktree back on the recorded branch."""
+    evidence, recorded_branch, live = now.evidence(), now.recorded_branch, now.live
+    if now.recorded_sha is None:
         raise _refused(f'quarantine_restore needs the branch "{recorded_branch}"', evidence)
     rescue: RescueRef | None = None
-    if cleanliness != "clean" or live != recorded_branch:
+    if now.cleanliness != "clean" or live != recorded_branch:
         if not rescue_ref:
             raise _refused("quarantine_restore needs a rescue ref name", evidence)
         rescue = await write_rescue_ref(
@@ -147,7 +173,7 @@ async def reconcile_branch(
             phase="branch_reconcile",
             sink=sink,
             check=True,
-            metadata={"worktreePath": str(path), "mode": mode},
+            metadata={"worktreePath": str(path), "mode": "quarantine_restore"},
         )
     if (
         not (await status_counts(git, path)).clean
@@ -161,9 +187,31 @@ async def reconcile_branch(
     return ReconcileOutcome(
         from_branch=live,
         to_branch=recorded_branch,
-        from_sha=live_sha,
-        to_sha=recorded_sha,
-        ancestry_verdict=verdict,
-        cleanliness=cleanliness,
+        from_sha=now.live_sha,
+        to_sha=now.recorded_sha,
+        ancestry_verdict=now.verdict,
+        cleanliness=now.cleanliness,
         rescue=rescue,
     )
+
+
+async def reconcile_branch(
+    git: GitRunner,
+    *,
+    repo_root: Path,
+    path: Path,
+    recorded_branch: str,
+    mode: Mode,
+    rescue_ref: str | None,
+    sink: StepSink,
+) -> ReconcileOutcome:
+    """Inspect the worktree and apply ``mode`` (the caller holds the repository lock).
+
+    Raises:
+        HostOperationError: ``state_conflict`` (with the evidence) when the mode's conditions do
+            not hold; ``workspace_validation_failed`` when the path is not a checkout.
+    """
+    now = await _inspect(git, repo_root, path, recorded_branch)
+    if mode in ("forward", "override"):
+        return _move_record(mode, now)
+    return await _quarantine_restore(git, repo_root, path, now, rescue_ref, sink)

@@ -1,5 +1,8 @@
 """Domain of the workspace-realizer: aggregates with past-tense events, their invariants and
-errors. Pure: no I/O."""
+errors. Pure: no I/O.
+
+The company-wide part's aggregates are re-exported here; the host part's (execution workspaces,
+their operations) are :mod:`workspace_realizer.domain.host`'s (docs/design/service-shape.md, the realizer's two parts)."""
 
 from __future__ import annotations
 
@@ -17,17 +20,14 @@ from workspace_realizer.domain.errors import (
     WorkspaceValidationError,
 )
 from workspace_realizer.domain.issues import TERMINAL_STATUSES, Issue
-from workspace_realizer.domain.operations import WorkspaceOperation
 from workspace_realizer.domain.project_workspaces import ProjectWorkspace
 from workspace_realizer.domain.projects import Project
-from workspace_realizer.domain.workspaces import ExecutionWorkspace
 
 __all__ = [
     "TERMINAL_STATUSES",
     "AgentCopy",
     "CloseBlockedError",
     "CompanyCopy",
-    "ExecutionWorkspace",
     "FenceError",
     "HostStepError",
     "InvalidInputError",
@@ -37,7 +37,6 @@ __all__ = [
     "ProjectWorkspace",
     "RequiresProjectError",
     "StateConflictError",
-    "WorkspaceOperation",
     "WorkspaceRealizerError",
     "WorkspaceValidationError",
 ]

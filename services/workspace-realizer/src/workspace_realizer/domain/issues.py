@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Final
+from typing import Final, cast
 
 from eventsourcing.domain import event
 
 from workspace_realizer.domain.base import CompanyScoped
+from workspace_realizer.domain.documents import (
+    IssueRevision,
+    IssueSettingsDocument,
+    WorkProductRecord,
+)
 from workspace_realizer.domain.errors import InvalidInputError
 from workspace_realizer.domain.names import check_name
 
@@ -70,7 +74,7 @@ def check_status(status: str) -> str:
     return status
 
 
-def check_settings(settings: dict[str, Any] | None) -> dict[str, Any] | None:
+def check_settings(settings: IssueSettingsDocument | None) -> IssueSettingsDocument | None:
     """``settings`` (stored camelCase) if its mode is known and it holds nothing else.
 
     Raises:
@@ -91,7 +95,8 @@ def check_settings(settings: dict[str, Any] | None) -> dict[str, Any] | None:
             f"executionWorkspaceSettings.mode {mode!r} is not one of {', '.join(SETTINGS_MODES)}.",
             field="executionWorkspaceSettings.mode",
         )
-    return {key: value for key, value in settings.items() if value is not None}
+    kept = {key: value for key, value in settings.items() if value is not None}
+    return cast("IssueSettingsDocument", kept)
 
 
 class Issue(CompanyScoped):
@@ -111,7 +116,7 @@ class Issue(CompanyScoped):
         parent_id: str | None = None,
         assignee_agent_id: str | None = None,
         project_workspace_id: str | None = None,
-        settings: dict[str, Any] | None = None,
+        settings: IssueSettingsDocument | None = None,
         at: datetime,
     ) -> Issue:
         """A new issue.
@@ -148,7 +153,7 @@ class Issue(CompanyScoped):
         parent_id: str | None,
         assignee_agent_id: str | None,
         project_workspace_id: str | None,
-        settings: dict[str, Any] | None,
+        settings: IssueSettingsDocument | None,
         at: datetime,
     ) -> None:
         self.company_id = company_id
@@ -164,7 +169,7 @@ class Issue(CompanyScoped):
         self.project_workspace_id = project_workspace_id
         self.settings = settings
         self.execution_workspace_id: str | None = None
-        self.work_products: list[dict[str, Any]] = []
+        self.work_products: list[WorkProductRecord] = []
         self.deleted = False
 
     @property
@@ -172,29 +177,43 @@ class Issue(CompanyScoped):
         """True when the issue is ``done`` or ``cancelled``."""
         return self.status in TERMINAL_STATUSES
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> IssueRevision:
         """The revisable fields as they are now."""
-        return {field: getattr(self, field) for field in REVISABLE_FIELDS}
+        return {
+            "title": self.title,
+            "description": self.description,
+            "priority": self.priority,
+            "parent_id": self.parent_id,
+            "project_workspace_id": self.project_workspace_id,
+            "settings": self.settings,
+        }
 
-    def revise(self, changes: Mapping[str, Any]) -> list[str]:
+    def revise(self, changes: IssueRevision) -> list[str]:
         """Apply ``changes`` (a subset of :data:`REVISABLE_FIELDS`); return the changed fields
         (camelCase). One event carries the whole record after the change; none if nothing moved.
 
         Raises:
             InvalidInputError: An empty title, a parent that is the issue itself, bad settings.
         """
-        after = {**self.record(), **changes}
-        after["title"] = check_name(str(after["title"] or ""), what="issue", field="title")
-        after["settings"] = check_settings(after["settings"])
-        if after["parent_id"] is not None and after["parent_id"] == str(self.id):
+        after: IssueRevision = {**self.record(), **changes}
+        title = check_name(str(after.get("title") or ""), what="issue", field="title")
+        settings = check_settings(after.get("settings"))
+        parent_id = after.get("parent_id")
+        if parent_id is not None and parent_id == str(self.id):
             raise InvalidInputError("An issue cannot be its own parent.", field="parentId")
-        changed = [_CAMEL[f] for f in REVISABLE_FIELDS if after[f] != getattr(self, f)]
+        after["title"], after["settings"] = title, settings
+        changed = [_CAMEL[f] for f in REVISABLE_FIELDS if after.get(f) != getattr(self, f)]
         if changed:
             self._revised(
                 project_id=self.project_id,
                 identifier=self.identifier,
+                title=title,
+                description=after.get("description"),
+                priority=after.get("priority"),
+                parent_id=parent_id,
+                project_workspace_id=after.get("project_workspace_id"),
+                settings=settings,
                 changed_fields=changed,
-                **after,
             )
         return changed
 
@@ -208,7 +227,7 @@ class Issue(CompanyScoped):
         priority: str | None,
         parent_id: str | None,
         project_workspace_id: str | None,
-        settings: dict[str, Any] | None,
+        settings: IssueSettingsDocument | None,
         changed_fields: list[str],
     ) -> None:
         self.title, self.description, self.priority = title, description, priority
@@ -247,7 +266,7 @@ class Issue(CompanyScoped):
     def _workspace_linked(self, workspace_id: str | None, previous: str | None) -> None:
         self.execution_workspace_id = workspace_id
 
-    def add_work_product(self, product: dict[str, Any]) -> None:
+    def add_work_product(self, product: WorkProductRecord) -> None:
         """Record a pull request, branch, commit or preview URL the work produced.
 
         Raises:
@@ -262,7 +281,7 @@ class Issue(CompanyScoped):
         self._work_product_added(product=product)
 
     @event("WorkProductAdded")
-    def _work_product_added(self, product: dict[str, Any]) -> None:
+    def _work_product_added(self, product: WorkProductRecord) -> None:
         self.work_products.append(product)
 
     @event("Commented")

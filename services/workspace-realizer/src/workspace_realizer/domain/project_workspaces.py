@@ -3,14 +3,18 @@ config (the commands the supervisor runs) and, for repo-only ones, the managed c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import PurePosixPath
-from typing import Any, Final, Literal
+from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from eventsourcing.domain import event
 
 from workspace_realizer.domain.base import CompanyScoped
+from workspace_realizer.domain.documents import (
+    ProjectWorkspaceFields,
+    RuntimeCommand,
+    RuntimeConfigDocument,
+)
 from workspace_realizer.domain.errors import (
     InvalidInputError,
     PathRequiredError,
@@ -96,8 +100,8 @@ class ProjectWorkspace(CompanyScoped):
         *,
         company_id: str,
         project_id: str,
-        fields: Mapping[str, Any],
-        runtime_config: dict[str, Any] | None,
+        fields: ProjectWorkspaceFields,
+        runtime_config: RuntimeConfigDocument | None,
     ) -> ProjectWorkspace:
         """A new project workspace; its runtime config is validated and given command ids.
 
@@ -140,8 +144,8 @@ class ProjectWorkspace(CompanyScoped):
         is_primary: bool,
         setup_command: str | None,
         cleanup_command: str | None,
-        runtime_config: dict[str, Any] | None,
-        commands: list[dict[str, Any]],
+        runtime_config: RuntimeConfigDocument | None,
+        commands: list[RuntimeCommand],
     ) -> None:
         self.company_id = company_id
         self.project_id = project_id
@@ -166,17 +170,31 @@ class ProjectWorkspace(CompanyScoped):
         return self.cwd is None
 
     @property
+    def needs_clone(self) -> bool:
+        """True when the realizer should clone it now: repo-only, with no managed checkout yet
+        (just created, or its source changed)."""
+        return self.repo_only and self.checkout_state == "none"
+
+    @property
     def checkout(self) -> str | None:
         """The directory worktrees branch from: ``cwd``, else the managed checkout when ready."""
         if self.cwd is not None:
             return self.cwd
         return self.checkout_path if self.checkout_state == "ready" else None
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> ProjectWorkspaceFields:
         """The revisable fields as they are now."""
-        return {field: getattr(self, field) for field in REVISABLE_FIELDS}
+        return {
+            "name": self.name,
+            "cwd": self.cwd,
+            "repo_url": self.repo_url,
+            "repo_ref": self.repo_ref,
+            "is_primary": self.is_primary,
+            "setup_command": self.setup_command,
+            "cleanup_command": self.cleanup_command,
+        }
 
-    def revise(self, changes: Mapping[str, Any]) -> list[str]:
+    def revise(self, changes: ProjectWorkspaceFields) -> list[str]:
         """Apply ``changes`` (a subset of :data:`REVISABLE_FIELDS`); return the changed fields
         (camelCase). One event carries the whole record after the change; none if nothing moved.
 
@@ -185,9 +203,9 @@ class ProjectWorkspace(CompanyScoped):
             StateConflictError: It clears one, and the workspace has not the other.
             InvalidInputError: A relative cwd or a bad name.
         """
-        after = {**self.record(), **changes}
+        after: ProjectWorkspaceFields = {**self.record(), **changes}
         try:
-            after["cwd"], after["repo_url"] = check_source(after["cwd"], after["repo_url"])
+            cwd, repo_url = check_source(after.get("cwd"), after.get("repo_url"))
         except PathRequiredError:
             if {"cwd", "repo_url"} <= changes.keys():
                 raise
@@ -199,12 +217,23 @@ class ProjectWorkspace(CompanyScoped):
                 "request, or keep this one.",
                 field=cleared,
             ) from None
-        after["repo_ref"] = _blank_to_none(after["repo_ref"])
-        after["name"] = check_name(str(after["name"] or ""), what="project workspace")
-        after["is_primary"] = bool(after["is_primary"])
-        changed = [_CAMEL[f] for f in REVISABLE_FIELDS if after[f] != getattr(self, f)]
+        after["cwd"], after["repo_url"] = cwd, repo_url
+        after["repo_ref"] = repo_ref = _blank_to_none(after.get("repo_ref"))
+        after["name"] = name = check_name(str(after.get("name") or ""), what="project workspace")
+        after["is_primary"] = is_primary = bool(after.get("is_primary"))
+        changed = [_CAMEL[f] for f in REVISABLE_FIELDS if after.get(f) != getattr(self, f)]
         if changed:
-            self._revised(project_id=self.project_id, changed_fields=changed, **after)
+            self._revised(
+                project_id=self.project_id,
+                name=name,
+                cwd=cwd,
+                repo_url=repo_url,
+                repo_ref=repo_ref,
+                is_primary=is_primary,
+                setup_command=after.get("setup_command"),
+                cleanup_command=after.get("cleanup_command"),
+                changed_fields=changed,
+            )
         return changed
 
     @event("Revised")
@@ -227,7 +256,7 @@ class ProjectWorkspace(CompanyScoped):
         if source_moved:
             self.checkout_state, self.checkout_path, self.checkout_error = "none", None, None
 
-    def change_runtime_config(self, runtime_config: dict[str, Any] | None) -> None:
+    def change_runtime_config(self, runtime_config: RuntimeConfigDocument | None) -> None:
         """Replace the runtime config (validated; published so the supervisor keeps a copy).
 
         Raises:
@@ -241,7 +270,10 @@ class ProjectWorkspace(CompanyScoped):
 
     @event("RuntimeConfigChanged")
     def _runtime_config_changed(
-        self, project_id: str, runtime_config: dict[str, Any] | None, commands: list[dict[str, Any]]
+        self,
+        project_id: str,
+        runtime_config: RuntimeConfigDocument | None,
+        commands: list[RuntimeCommand],
     ) -> None:
         self.runtime_config, self.commands = runtime_config, commands
 

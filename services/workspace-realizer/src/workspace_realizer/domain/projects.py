@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from eventsourcing.domain import event
 
 from workspace_realizer.domain.base import CompanyScoped
 from workspace_realizer.domain.names import check_name
+
+if TYPE_CHECKING:
+    from workspace_realizer.domain.documents import PolicyDocument
 
 __all__ = ["Project"]
 
@@ -19,7 +22,7 @@ class Project(CompanyScoped):
     """
 
     @classmethod
-    def create(cls, *, company_id: str, name: str, policy: dict[str, Any] | None) -> Project:
+    def create(cls, *, company_id: str, name: str, policy: PolicyDocument | None) -> Project:
         """A new project.
 
         Raises:
@@ -28,13 +31,13 @@ class Project(CompanyScoped):
         return cls(company_id=company_id, name=check_name(name, what="project"), policy=policy)
 
     @event("Created")
-    def __init__(self, *, company_id: str, name: str, policy: dict[str, Any] | None) -> None:
+    def __init__(self, *, company_id: str, name: str, policy: PolicyDocument | None) -> None:
         self.company_id = company_id
         self.name = name
         self.policy = policy
         self.deleted = False
 
-    def revise(self, *, name: str | None = None, policy: dict[str, Any] | None = None) -> None:
+    def revise(self, *, name: str | None = None, policy: PolicyDocument | None = None) -> None:
         """Rename the project and/or replace its policy (None: unchanged); no event if nothing
         changes. The event carries the whole record after the change.
 
@@ -55,7 +58,7 @@ class Project(CompanyScoped):
             self._revised(name=new_name, policy=new_policy, changed_fields=changed)
 
     @event("Revised")
-    def _revised(self, name: str, policy: dict[str, Any] | None, changed_fields: list[str]) -> None:
+    def _revised(self, name: str, policy: PolicyDocument | None, changed_fields: list[str]) -> None:
         self.name, self.policy = name, policy
 
     def delete(self) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
+from workspace_realizer.domain.documents import RuntimeCommand, StopPolicyDocument
 from workspace_realizer.domain.errors import InvalidInputError
 
 __all__ = ["command_slug", "normalize_runtime_config"]
@@ -65,7 +66,7 @@ def command_slug(text: str) -> str:
 
 def normalize_runtime_config(
     raw: Mapping[str, Any] | None, *, field: str = "runtimeConfig"
-) -> list[dict[str, Any]]:
+) -> list[RuntimeCommand]:
     """Validate a runtime config and list its commands with ids and service indexes.
 
     Args:
@@ -92,7 +93,7 @@ def normalize_runtime_config(
         ) from None
 
 
-def _normalize(raw: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def _normalize(raw: Mapping[str, Any] | None) -> list[RuntimeCommand]:
     if raw is None:
         return []
     raw = _compact(raw)
@@ -114,7 +115,7 @@ def _normalize(raw: Mapping[str, Any] | None) -> list[dict[str, Any]]:
             entries += [
                 (key, i, kind, _mapping(e, f"{key}[{i}]")) for i, e in enumerate(_list(raw, key))
             ]
-    commands: list[dict[str, Any]] = []
+    commands: list[RuntimeCommand] = []
     seen: set[str] = set()
     service_index = 0
     for key, index, kind, entry in entries:
@@ -163,7 +164,7 @@ def _unique_id(
     return found
 
 
-def _command(entry: Mapping[str, Any], where: str, kind: str, index: int) -> dict[str, Any]:
+def _command(entry: Mapping[str, Any], where: str, kind: str, index: int) -> RuntimeCommand:
     allowed = _SERVICE_KEYS if kind == "service" else _JOB_KEYS
     for key in entry:
         if key not in allowed:
@@ -175,7 +176,7 @@ def _command(entry: Mapping[str, Any], where: str, kind: str, index: int) -> dic
     if name is not None and not isinstance(name, str):
         raise _fail(f"{where}.name", "must be a string")
     default_name = f"{'Service' if kind == 'service' else 'Job'} {index + 1}"
-    result: dict[str, Any] = {
+    result: RuntimeCommand = {
         "kind": kind,
         "name": (name or "").strip() or default_name,
         "command": command,
@@ -192,14 +193,12 @@ def _command(entry: Mapping[str, Any], where: str, kind: str, index: int) -> dic
     scope = entry.get("reuseScope") or ("project_workspace" if lifecycle == "shared" else "run")
     if scope not in _REUSE_SCOPES:
         raise _fail(f"{where}.reuseScope", f"must be one of {', '.join(sorted(_REUSE_SCOPES))}")
-    result |= {
-        "lifecycle": lifecycle,
-        "reuseScope": scope,
-        "port": _port(entry.get("port"), f"{where}.port"),
-        "readiness": _readiness(entry.get("readiness"), f"{where}.readiness"),
-        "stopPolicy": _stop_policy(entry.get("stopPolicy"), f"{where}.stopPolicy", lifecycle),
-        "expose": entry.get("expose"),
-    }
+    result["lifecycle"] = lifecycle
+    result["reuseScope"] = scope
+    result["port"] = _port(entry.get("port"), f"{where}.port")
+    result["readiness"] = _readiness(entry.get("readiness"), f"{where}.readiness")
+    result["stopPolicy"] = _stop_policy(entry.get("stopPolicy"), f"{where}.stopPolicy", lifecycle)
+    result["expose"] = entry.get("expose")
     desired = entry.get("desiredState")
     if desired is not None:
         if desired not in ("running", "stopped", "manual"):
@@ -268,7 +267,7 @@ def _readiness(readiness: Any, where: str) -> Any:
     return dict(readiness)
 
 
-def _stop_policy(policy: Any, where: str, lifecycle: str) -> dict[str, Any]:
+def _stop_policy(policy: Any, where: str, lifecycle: str) -> StopPolicyDocument:
     if policy is None:
         return {"type": "manual" if lifecycle == "shared" else "on_run_finish"}
     if not isinstance(policy, Mapping) or policy.get("type") not in (
@@ -280,4 +279,4 @@ def _stop_policy(policy: Any, where: str, lifecycle: str) -> dict[str, Any]:
     idle = policy.get("idleSeconds")
     if idle is not None and (isinstance(idle, bool) or not isinstance(idle, int) or idle < 1):
         raise _fail(f"{where}.idleSeconds", "must be a whole number of seconds, at least 1")
-    return dict(policy)
+    return cast("StopPolicyDocument", dict(policy))

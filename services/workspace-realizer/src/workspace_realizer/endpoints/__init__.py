@@ -1,1 +1,2 @@
-"""The realizer's bus endpoints, by area; :mod:`workspace_realizer.handlers` registers them."""
+"""The realizer's bus endpoints, one class per aggregate; :mod:`workspace_realizer.app` mounts them
+(the host part's are in ``host/``)."""

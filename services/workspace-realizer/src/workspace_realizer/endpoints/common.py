@@ -7,22 +7,22 @@ and runs each step with that access (:meth:`Endpoints.run`)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
 from eventstore import Cause, acting
 from servicekit.access import Access, Action, Resource
+from servicekit.routes import BusEndpoints
 
 if TYPE_CHECKING:
-    from contracts.base import Principal
-    from natsbus.service import Handler
+    from contracts.base import Accepted, Principal
+    from natsbus import RequestContext
     from servicekit import ServiceRuntime
     from workspace_realizer.application import WorkspaceRealizerApplication
-    from workspace_realizer.context import Realizer
 
-__all__ = ["Endpoints", "builtins", "cause_of", "changes"]
+__all__ = ["Endpoints", "builtins", "cause_of"]
 
 T = TypeVar("T")
 
@@ -42,25 +42,14 @@ def builtins(value: Any) -> Any:
     return None if value is None else msgspec.to_builtins(value)
 
 
-def changes(request: Any, fields: Mapping[str, str]) -> dict[str, Any]:
-    """The fields of a patch that are set: ``{domain name: value}`` for each ``request`` attribute
-    named in ``fields`` (``{attribute: domain name}``) that is not ``UNSET``."""
-    found = {}
-    for attribute, name in fields.items():
-        value = getattr(request, attribute)
-        if value is not msgspec.UNSET:
-            found[name] = value
-    return found
+class Endpoints(BusEndpoints):
+    """The base of the realizer's endpoint classes: helpers bound to one running realizer (its
+    runtime, application and node)."""
 
-
-class Endpoints:
-    """Helpers bound to one running realizer."""
-
-    def __init__(self, runtime: ServiceRuntime, realizer: Realizer) -> None:
+    def __init__(self, runtime: ServiceRuntime) -> None:
         self.runtime = runtime
-        self.realizer = realizer
-        self.app: WorkspaceRealizerApplication = realizer.app
-        self.node = runtime.settings.node_id
+        self.app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
+        self.node: str = runtime.settings.node_id
 
     @staticmethod
     def allow(principal: Principal, resource: Resource, action: Action) -> Access:
@@ -89,6 +78,30 @@ class Endpoints:
         access = self.allow(principal, resource, Action.WRITE)
         return await self.run(access, fn, cause_of(principal, reason))
 
-    async def add(self, name: str, subject: str, handler: Handler[Any], request_type: Any) -> None:
-        """Add one endpoint to the service."""
-        await self.runtime.service.add_endpoint(name, subject, handler, request_type)
+    async def long(
+        self,
+        access: Access,
+        principal: Principal,
+        kind: str,
+        subject: str,
+        ctx: RequestContext,
+        work: Callable[[str], Awaitable[T]],
+        visible: Callable[[Access], object] | None,
+    ) -> T | Accepted:
+        """Run ``work`` as a long operation ``kind`` of ``subject`` (its result when it ends
+        before the request's deadline, else ``accepted``), stamping ``principal`` as its cause.
+        """
+        # ``access`` was allowed the endpoint's resource and action. ``visible`` refuses what
+        # the principal may not see before any operation is recorded: a request for another
+        # company's issue or workspace writes nothing (404); None when the caller checked.
+        if visible is not None:
+            await self.run(access, visible)
+        with acting(cause_of(principal, kind)):
+            return await self.runtime.operations.run(
+                kind,
+                work,
+                ctx=ctx,
+                principal=principal,
+                company_id=principal.company_id,
+                subject_id=subject,
+            )

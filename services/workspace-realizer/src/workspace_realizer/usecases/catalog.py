@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workspace_realizer.domain import CompanyCopy, Project, ProjectWorkspace
 from workspace_realizer.domain.errors import DependentsError, InvalidInputError
-from workspace_realizer.policy import check_policy_strategy
-from workspace_realizer.usecases.catalog_checks import (
-    check_host_source,
-    check_repo_ref,
-    check_worktree_parent_dir,
-)
+from workspace_realizer.domain.policy import check_policy_strategy
+from workspace_realizer.domain.sources import check_repo_ref
+from workspace_realizer.usecases.ports import WORKTREE_PARENT_SETTING
 from workspace_realizer.usecases.queries import Queries
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
 
     from servicekit.access import Access
+    from workspace_realizer.domain.documents import (
+        PolicyDocument,
+        ProjectWorkspaceFields,
+        RuntimeConfigDocument,
+    )
 
 __all__ = ["CatalogUseCases"]
 
@@ -51,7 +53,7 @@ class CatalogUseCases(Queries):
     # -- projects --------------------------------------------------------------------------
 
     def create_project(
-        self, access: Access, company_id: str, name: str, policy: dict[str, Any] | None
+        self, access: Access, company_id: str, name: str, policy: PolicyDocument | None
     ) -> Project:
         """Create a project in the principal's company."""
         access.check_company(company_id, "company", company_id)
@@ -62,7 +64,7 @@ class CatalogUseCases(Queries):
         return self.projects[str(project.id)]
 
     def update_project(
-        self, access: Access, project_id: str, name: str | None, policy: dict[str, Any] | None
+        self, access: Access, project_id: str, name: str | None, policy: PolicyDocument | None
     ) -> Project:
         """Rename a project and/or replace its policy (None: unchanged)."""
         current = self.project_of(access, project_id)
@@ -105,13 +107,13 @@ class CatalogUseCases(Queries):
         self,
         access: Access,
         project_id: str,
-        fields: Mapping[str, Any],
-        runtime_config: dict[str, Any] | None,
+        fields: ProjectWorkspaceFields,
+        runtime_config: RuntimeConfigDocument | None,
     ) -> ProjectWorkspace:
         """Add a project workspace (its runtime config validated); a primary one clears siblings."""
         project = self.project_of(access, project_id)
         access.check_board("add project workspaces")
-        check_host_source(
+        self.host_paths.check_source(
             fields.get("cwd"), fields.get("repo_url"), self.host_grant(project.company_id)
         )
         check_repo_ref(fields.get("repo_ref"))
@@ -130,14 +132,14 @@ class CatalogUseCases(Queries):
         access: Access,
         project_id: str,
         workspace_id: str,
-        changes: Mapping[str, Any],
-        runtime_config: tuple[dict[str, Any] | None] | None = None,
+        changes: ProjectWorkspaceFields,
+        runtime_config: tuple[RuntimeConfigDocument | None] | None = None,
     ) -> ProjectWorkspace:
         """Change a project workspace; ``runtime_config`` is a 1-tuple when it is to be replaced."""
         found = self.project_workspace_of(access, project_id, workspace_id)
         access.check_board("change project workspaces")
         if "cwd" in changes or "repo_url" in changes:
-            check_host_source(
+            self.host_paths.check_source(
                 changes.get("cwd"), changes.get("repo_url"), self.host_grant(found.company_id)
             )
         if "repo_ref" in changes:
@@ -197,7 +199,7 @@ class CatalogUseCases(Queries):
                 )
 
     def _check_policy(
-        self, company_id: str, project_id: str | None, policy: Mapping[str, Any] | None
+        self, company_id: str, project_id: str | None, policy: PolicyDocument | None
     ) -> None:
         """Refuse a policy whose default project workspace is not a live one of this project, or
         whose worktree parent cannot be resolved.
@@ -228,8 +230,10 @@ class CatalogUseCases(Queries):
             check_repo_ref(
                 strategy.get("baseRef"), "executionWorkspacePolicy.workspaceStrategy.baseRef"
             )
-            check_worktree_parent_dir(
-                strategy.get("worktreeParentDir"), self.host_grant(company_id)
+            self.host_paths.check_worktree_parent_dir(
+                strategy.get("worktreeParentDir"),
+                self.host_grant(company_id),
+                WORKTREE_PARENT_SETTING,
             )
 
     def _clear_primary(self, project_id: str, keep: str, primary: bool) -> list[ProjectWorkspace]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from servicekit.access import AccessDeniedError
 from workspace_realizer.domain import Issue
@@ -13,13 +13,20 @@ from workspace_realizer.domain.errors import (
     IdentifierTakenError,
     NotFoundError,
 )
-from workspace_realizer.references import reference_error
-from workspace_realizer.usecases.catalog_checks import check_worktree_parent_dir
 from workspace_realizer.usecases.queries import Queries
+from workspace_realizer.usecases.references import reference_error
 
 if TYPE_CHECKING:
     from servicekit.access import Access
-    from workspace_realizer.domain import CompanyCopy, ExecutionWorkspace, Project
+    from workspace_realizer.domain import CompanyCopy, Project
+    from workspace_realizer.domain.documents import (
+        IssueChanges,
+        IssueRevision,
+        IssueSettingsDocument,
+        NewIssue,
+        WorkProductInput,
+        WorkProductRecord,
+    )
 
 __all__ = ["IssueUseCases"]
 
@@ -27,14 +34,14 @@ __all__ = ["IssueUseCases"]
 class IssueUseCases(Queries):
     """Create, change and delete issues; record their work products."""
 
-    def create_issue(self, access: Access, company_id: str, fields: Mapping[str, Any]) -> Issue:
+    def create_issue(self, access: Access, company_id: str, fields: NewIssue) -> Issue:
         """Create an issue; its identifier comes from the company's prefix unless given.
 
         ``fields``: ``project_id``, ``title``, and optionally ``identifier``, ``status``,
         ``parent_id``, ``assignee_agent_id``, ``project_workspace_id``, ``settings``,
         ``description``, ``priority``, ``comment``. Every id given must name a thing of
         ``company_id`` (404 naming the field; ``assignee_agent_id`` is checked by the endpoint,
-        :mod:`workspace_realizer.references`).
+        :mod:`workspace_realizer.usecases.references`).
 
         Creating issues is the board's, in its own company (ARCHITECTURE §5.1): the endpoint
         refuses an agent key or run token (403) and another company (404) before any lookup,
@@ -45,14 +52,27 @@ class IssueUseCases(Queries):
         self._check_host_paths(company_id, fields.get("settings"))
         company = self._company(company_id)
         identifier = self._identifier(company, fields.get("identifier"))
-        values = {k: v for k, v in fields.items() if k not in ("identifier", "comment")}
-        issue = Issue.create(company_id=company_id, identifier=identifier, at=self.now(), **values)
-        if fields.get("comment"):
-            issue.comment(fields["comment"])
+        issue = Issue.create(
+            company_id=company_id,
+            project_id=fields["project_id"],
+            identifier=identifier,
+            title=fields["title"],
+            description=fields.get("description"),
+            priority=fields.get("priority"),
+            status=fields.get("status", "backlog"),
+            parent_id=fields.get("parent_id"),
+            assignee_agent_id=fields.get("assignee_agent_id"),
+            project_workspace_id=fields.get("project_workspace_id"),
+            settings=fields.get("settings"),
+            at=self.now(),
+        )
+        comment = fields.get("comment")
+        if comment:
+            issue.comment(comment)
         self.save(company, issue)
         return self.issues[str(issue.id)]
 
-    def update_issue(self, access: Access, issue_id: str, changes: Mapping[str, Any]) -> Issue:
+    def update_issue(self, access: Access, issue_id: str, changes: IssueChanges) -> Issue:
         """Change an issue: any of the revisable fields, ``status``, ``assignee_agent_id``,
         ``comment``. Moving the issue in or out of ``in_review`` moves its open workspace along
         (DECISIONS 12): into ``in_review``, and out of it to ``active`` while a run holds the
@@ -74,17 +94,20 @@ class IssueUseCases(Queries):
         if "settings" in changes and access.is_agent:
             # An agent sends the mode; what the board set (commands, pins) stays.
             mode = (changes["settings"] or {}).get("mode")
-            merged = {k: v for k, v in (current.settings or {}).items() if k != "mode"}
-            changes = {**changes, "settings": merged | ({"mode": mode} if mode else {})}
+            kept = {k: v for k, v in (current.settings or {}).items() if k != "mode"}
+            merged = cast("IssueSettingsDocument", kept)
+            if mode:
+                merged["mode"] = mode
+            changes = {**changes, "settings": merged}
         issue: Issue = self.load(issue_id)
-        issue.revise({k: v for k, v in changes.items() if k in _REVISABLE})
+        issue.revise(_revision(changes))
         if "status" in changes:
             issue.change_status(changes["status"], self.now())
         if "assignee_agent_id" in changes:
             issue.assign(changes["assignee_agent_id"])
         if changes.get("comment"):
             issue.comment(changes["comment"])
-        self.save(issue, *self._follow_review(issue))
+        self.save(issue, *self.issue_followers(issue))
         return self.issues[issue_id]
 
     def delete_issue(self, access: Access, issue_id: str) -> None:
@@ -108,12 +131,12 @@ class IssueUseCases(Queries):
         self.save(issue)
 
     def add_work_product(
-        self, access: Access, issue_id: str, product: Mapping[str, Any]
-    ) -> dict[str, Any]:
+        self, access: Access, issue_id: str, product: WorkProductInput
+    ) -> WorkProductRecord:
         """Record a pull request, branch, commit or preview URL (the PR is ``merged_via_pr``
         evidence); return the stored product."""
         current = self.issue_of(access, issue_id)
-        stored = {
+        stored: WorkProductRecord = {
             "id": str(uuid.uuid4()),
             "type": product.get("type"),
             "url": product.get("url"),
@@ -139,10 +162,10 @@ class IssueUseCases(Queries):
         """
         strategy = settings.get("workspaceStrategy") if isinstance(settings, Mapping) else None
         if isinstance(strategy, Mapping):
-            check_worktree_parent_dir(
+            self.host_paths.check_worktree_parent_dir(
                 strategy.get("worktreeParentDir"),
                 self.host_grant(company_id),
-                setting="executionWorkspaceSettings.workspaceStrategy.worktreeParentDir",
+                "executionWorkspaceSettings.workspaceStrategy.worktreeParentDir",
             )
 
     def _company(self, company_id: str) -> CompanyCopy:
@@ -248,14 +271,15 @@ class IssueUseCases(Queries):
 
     @staticmethod
     def _check_agent_settings(
-        access: Access, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
+        access: Access, before: IssueSettingsDocument | None, after: IssueSettingsDocument | None
     ) -> None:
         """Agents may change ``mode`` only (board keys set commands and workspace pins)."""
         if not access.is_agent:
             return
 
-        def strip(settings: Mapping[str, Any] | None) -> dict[str, Any]:
-            return {k: v for k, v in (settings or {}).items() if k != "mode" and v is not None}
+        def strip(settings: IssueSettingsDocument | None) -> IssueSettingsDocument:
+            kept = {k: v for k, v in (settings or {}).items() if k != "mode" and v is not None}
+            return cast("IssueSettingsDocument", kept)
 
         if strip(after) and strip(before) != strip(after):
             raise AccessDeniedError(
@@ -264,25 +288,24 @@ class IssueUseCases(Queries):
                 field="executionWorkspaceSettings",
             )
 
-    def _follow_review(self, issue: Issue) -> list[ExecutionWorkspace]:
-        workspace_id = issue.execution_workspace_id
-        live = self.workspaces.get(workspace_id or "")
-        if live is None or not live.is_open or live.closing:
-            return []
-        target = "in_review" if issue.status == "in_review" else None
-        if target is None and live.status == "in_review":
-            # Out of review: ``active`` while a run holds it, else ``idle`` (DECISIONS 12).
-            target = "active" if live.run_ids else "idle"
-        if target is None or target == live.status:
-            return []
-        workspace: ExecutionWorkspace = self.load(str(live.id))
-        workspace.change_status(target, self.now())
-        return [workspace]
 
+def _revision(changes: IssueChanges) -> IssueRevision:
+    """The revisable fields of ``changes`` (not the status, the assignee or the comment)."""
+    revision: IssueRevision = {}
+    if "title" in changes:
+        revision["title"] = changes["title"]
+    if "description" in changes:
+        revision["description"] = changes["description"]
+    if "priority" in changes:
+        revision["priority"] = changes["priority"]
+    if "parent_id" in changes:
+        revision["parent_id"] = changes["parent_id"]
+    if "project_workspace_id" in changes:
+        revision["project_workspace_id"] = changes["project_workspace_id"]
+    if "settings" in changes:
+        revision["settings"] = changes["settings"]
+    return revision
 
-_REVISABLE = frozenset(
-    {"title", "description", "priority", "parent_id", "project_workspace_id", "settings"}
-)
 
 _AGENT_FIELDS = frozenset({"status", "title", "description", "priority", "comment", "settings"})
 """What an agent's update may change (``settings``: only its ``mode``, ``_check_agent_settings``)."""

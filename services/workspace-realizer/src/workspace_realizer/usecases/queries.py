@@ -16,37 +16,41 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
-from servicekit.access import AccessDeniedError
 from workspace_realizer.domain.errors import NotFoundError
-from workspace_realizer.domain.workspaces import REUSABLE_MODES
+from workspace_realizer.domain.sources import HostGrant
 from workspace_realizer.readmodels import RealizerReadModels
-from workspace_realizer.usecases.catalog_checks import HostGrant
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from servicekit.access import Access
-    from workspace_realizer.domain import (
-        ExecutionWorkspace,
-        Issue,
-        Project,
-        ProjectWorkspace,
-        WorkspaceOperation,
-    )
+    from eventsourcing.domain import Aggregate
 
-__all__ = ["Page", "Queries"]
+    from servicekit.access import Access
+    from workspace_realizer.domain import Issue, Project, ProjectWorkspace
+    from workspace_realizer.usecases.ports import HostPaths
+
+__all__ = ["Page", "Queries", "page", "sorted_by"]
 
 T = TypeVar("T")
 Page = tuple[list[T], int]
 
 
-def _page(rows: Iterable[T], limit: int, offset: int) -> Page[T]:
+def page(rows: Iterable[T], limit: int, offset: int) -> Page[T]:
     items = list(rows)
     return items[offset : offset + limit], len(items)
 
 
 class Queries(RealizerReadModels):
-    """Lookups with access checks, and the list queries of API.md."""
+    """Lookups with access checks, and the list queries of API.md (the company-wide part's; the
+    host part's are :class:`workspace_realizer.usecases.host.queries.WorkspaceQueries`)."""
+
+    host_paths: HostPaths
+    """The host's checks of the paths a project workspace names (wired by ``application.py``)."""
+
+    def issue_followers(self, issue: Issue) -> list[Aggregate]:
+        """What else changes, in the same save, with a change of ``issue`` (the host part moves
+        the issue's open workspace along with its ``in_review`` status); none here."""
+        return []
 
     def host_grant(self, company_id: str) -> HostGrant:
         """What of the host the company's project workspaces and issues may name."""
@@ -91,63 +95,6 @@ class Queries(RealizerReadModels):
         access.check_issue(issue_id, issue.assignee_agent_id)
         return issue
 
-    def workspace_of(self, access: Access, workspace_id: str) -> ExecutionWorkspace:
-        """The execution workspace, or ``NotFoundError``; an agent only reaches those of its
-        issues (a run token: of its run's issue, or the one its run holds)."""
-        workspace = self.workspaces.get(workspace_id)
-        if workspace is None:
-            raise NotFoundError(
-                f"There is no execution workspace {workspace_id}.", workspaceId=workspace_id
-            )
-        access.check_company(workspace.company_id, "execution workspace", workspace_id)
-        if not self.reaches_workspace(access, workspace):
-            if access.is_run_token:
-                raise AccessDeniedError(
-                    "This run's token reaches only the workspaces of its run's issue and the "
-                    "one its run holds; use a board key for the others.",
-                    workspaceId=workspace_id,
-                    runIssueId=access.issue_id,
-                )
-            raise AccessDeniedError(
-                "This agent reaches only the workspaces of the issues assigned to it; use a "
-                "board key for the others.",
-                workspaceId=workspace_id,
-            )
-        return workspace
-
-    def operation_of(self, access: Access, operation_id: str) -> WorkspaceOperation:
-        """A workspace operation this service recorded, or ``NotFoundError``; an agent reaches
-        those of the workspaces (or issues) it reaches, never a project workspace's own."""
-        operation = self.operations.get(operation_id)
-        if operation is None:
-            raise NotFoundError(
-                f"There is no workspace operation {operation_id}.", operationId=operation_id
-            )
-        access.check_company(operation.company_id, "workspace operation", operation_id)
-        if operation.execution_workspace_id:
-            self.workspace_of(access, operation.execution_workspace_id)
-        elif access.is_agent:
-            issue = self.issues.get(operation.issue_id or "")
-            if issue is None or not access.owns_issue(str(issue.id), issue.assignee_agent_id):
-                raise AccessDeniedError(
-                    "This operation belongs to no workspace or issue of this agent (a project "
-                    "workspace's managed clone is the board's); use a board key to read it.",
-                    operationId=operation_id,
-                )
-        return operation
-
-    def reaches_workspace(self, access: Access, workspace: ExecutionWorkspace) -> bool:
-        """Whether ``access`` reaches the workspace (``OWN``; the board reaches them all): one of
-        its linked issues is the agent's, or (a run token) its run holds it."""
-        if not access.is_agent:
-            return True
-        if access.holds(self.run_holders.get(str(workspace.id), ())):
-            return True
-        return any(
-            access.owns_issue(str(issue.id), issue.assignee_agent_id)
-            for issue in self.issues_linked_to(workspace)
-        )
-
     # -- lists -----------------------------------------------------------------------------
 
     def list_projects(
@@ -156,7 +103,7 @@ class Queries(RealizerReadModels):
         """A company's projects, oldest first."""
         access.check_company(company_id, "company", company_id)
         rows = (p for p in self.projects.values() if p.company_id == company_id and not p.deleted)
-        return _page(_sorted(rows, lambda p: (p.created_on, str(p.id))), limit, offset)
+        return page(sorted_by(rows, lambda p: (p.created_on, str(p.id))), limit, offset)
 
     def list_project_workspaces(
         self, access: Access, project_id: str, limit: int, offset: int
@@ -168,7 +115,7 @@ class Queries(RealizerReadModels):
             for w in self.project_workspaces.values()
             if w.project_id == project_id and not w.deleted
         )
-        return _page(_sorted(rows, lambda w: (w.created_on, str(w.id))), limit, offset)
+        return page(sorted_by(rows, lambda w: (w.created_on, str(w.id))), limit, offset)
 
     def list_issues(
         self,
@@ -194,58 +141,12 @@ class Queries(RealizerReadModels):
             and assignee_agent_id in (None, issue.assignee_agent_id)
             and access.owns_issue(str(issue.id), issue.assignee_agent_id)
         ]
-        return _page(
-            _sorted(rows, lambda i: (i.created_on, str(i.id)), reverse=True), limit, offset
+        return page(
+            sorted_by(rows, lambda i: (i.created_on, str(i.id)), reverse=True), limit, offset
         )
 
-    def list_workspaces(
-        self,
-        access: Access,
-        company_id: str,
-        *,
-        project_id: str | None = None,
-        project_workspace_id: str | None = None,
-        issue_id: str | None = None,
-        statuses: Sequence[str] = (),
-        reuse_eligible: bool = False,
-        limit: int = 50,
-        offset: int = 0,
-    ) -> Page[ExecutionWorkspace]:
-        """A company's execution workspaces, ``lastUsedAt`` desc then ``createdAt`` desc."""
-        access.check_company(company_id, "company", company_id)
-        rows = []
-        for ws in self.workspaces.values():
-            if ws.company_id != company_id:
-                continue
-            if project_id not in (None, ws.project_id) or issue_id not in (
-                None,
-                ws.source_issue_id,
-            ):
-                continue
-            if project_workspace_id not in (None, ws.project_workspace_id):
-                continue
-            if (statuses and ws.status not in statuses) or (reuse_eligible and not _reusable(ws)):
-                continue
-            if not self.reaches_workspace(access, ws):
-                continue
-            rows.append(ws)
-        order = _sorted(rows, lambda w: (w.last_used_at, w.created_on), reverse=True)
-        return _page(order, limit, offset)
 
-    def list_operations(
-        self, access: Access, workspace_id: str, limit: int, offset: int
-    ) -> Page[WorkspaceOperation]:
-        """The operations recorded against a workspace, oldest first."""
-        self.workspace_of(access, workspace_id)
-        ids = self.operations_by_workspace.get(workspace_id, [])
-        return _page((self.operations[i] for i in ids), limit, offset)
-
-
-def _reusable(workspace: ExecutionWorkspace) -> bool:
-    return workspace.is_open and not workspace.closing and workspace.mode in REUSABLE_MODES
-
-
-def _sorted(
+def sorted_by(
     rows: Iterable[T], key: Callable[[T], tuple[datetime, Any]], reverse: bool = False
 ) -> list[T]:
     return sorted(rows, key=key, reverse=reverse)

@@ -20,10 +20,10 @@ from realizer_git_helpers import (
 
 from servicekit.access import Access
 from workspace_realizer.adapters.commands import ShellCommandRunner
+from workspace_realizer.adapters.host import HostPorts
 from workspace_realizer.adapters.hostgit import HostGit
 from workspace_realizer.application import WorkspaceRealizerApplication
-from workspace_realizer.context import Realizer
-from workspace_realizer.host import HostPorts
+from workspace_realizer.orchestration.context import Realizer
 
 
 class Scene:

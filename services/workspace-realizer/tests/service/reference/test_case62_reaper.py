@@ -14,11 +14,11 @@ import pytest
 
 from workspace_realizer.adapters.hostgit import HostGit
 from workspace_realizer.adapters.ports import StepSink
-from workspace_realizer.archive import archive
-from workspace_realizer.context import Realizer
-from workspace_realizer.realize import RealizeRequest, realize
-from workspace_realizer.reaper import reap_once
-from workspace_realizer.reopen import reopen
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.reaper import reap_once
+from workspace_realizer.orchestration.reopen import reopen
 
 pytestmark = pytest.mark.integration
 

@@ -41,9 +41,9 @@ from natsbus import BusClient
 from servicekit import ServiceSettings, start_service
 from testkit.nats_server import start_nats_server
 from workspace_realizer.adapters.commands import ShellCommandRunner
+from workspace_realizer.adapters.host import HostPorts, NoCredentials, UnknownPullRequests
 from workspace_realizer.adapters.hostgit import HostGit
 from workspace_realizer.app import build_spec
-from workspace_realizer.host import HostPorts, NoCredentials, UnknownPullRequests
 from workspace_realizer.settings import RealizerSettings
 
 pytestmark = pytest.mark.integration

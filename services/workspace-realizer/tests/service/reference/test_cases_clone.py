@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from servicekit.access import Access
-from workspace_realizer.clone import ensure_checkout
-from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import CheckoutFailedError
-from workspace_realizer.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.clone import ensure_checkout
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
 
 pytestmark = pytest.mark.integration
 

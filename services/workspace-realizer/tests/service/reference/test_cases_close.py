@@ -12,13 +12,13 @@ import pytest
 
 from servicekit.access import Access
 from workspace_realizer.adapters.ports import PullRequestFacts
-from workspace_realizer.archive import archive
-from workspace_realizer.context import Realizer
 from workspace_realizer.domain.errors import CloseBlockedError, ReopenPendingError
-from workspace_realizer.facts import Delivery, assess, gather, inspect
-from workspace_realizer.readiness import Readiness
-from workspace_realizer.realize import RealizeRequest, realize
-from workspace_realizer.reopen import reopen
+from workspace_realizer.domain.host.readiness import Readiness
+from workspace_realizer.orchestration.archive import archive
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.facts import Delivery, assess, gather, inspect
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.reopen import reopen
 
 pytestmark = pytest.mark.integration
 

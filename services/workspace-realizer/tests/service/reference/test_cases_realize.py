@@ -12,8 +12,8 @@ import pytest
 from natsbus import default_error_mapper
 from servicekit.access import Access
 from workspace_realizer.adapters.ports import HostOperationError
-from workspace_realizer.context import Realizer
-from workspace_realizer.realize import RealizeRequest, realize
+from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.realize import RealizeRequest, realize
 
 pytestmark = pytest.mark.integration
 
@@ -178,7 +178,7 @@ async def test_case48_an_existing_branch_is_attached_and_never_claimed(
     assert "-b" not in add[0].command.split()
     # Archiving never deletes a branch Clipyard did not create.
     real.app.update_issue(board, issue, {"status": "done"})
-    from workspace_realizer.archive import archive
+    from workspace_realizer.orchestration.archive import archive
 
     await archive(real, board, done.workspace_id)
     assert real.app.workspaces[done.workspace_id].status == "archived"

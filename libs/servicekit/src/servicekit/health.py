@@ -1,0 +1,38 @@
+"""What a running service says about its own health beyond its ping: its read models.
+
+Every service answers micro's ``$SRV.STATS.<name>``; :func:`health_stats` fills the ``data`` of
+its ``replay_verify`` endpoint (:data:`contracts.service.READ_MODEL_HEALTH_ENDPOINT`) with
+:class:`contracts.service.ReadModelHealth`: how many stored events failed to project into the
+read models since they were last rebuilt (``ServiceApplication.projection_failures``), and how far
+they are projected. ``clipyard status`` asks for it and shows the failures per service.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from contracts.service import READ_MODEL_HEALTH_ENDPOINT, ReadModelHealth
+
+if TYPE_CHECKING:
+    from eventstore import ServiceApplication
+
+__all__ = ["health_stats", "read_model_health"]
+
+
+def read_model_health(app: ServiceApplication) -> ReadModelHealth:
+    """How ``app``'s read models stand now (plain counters: safe to read off the store thread)."""
+    return ReadModelHealth(
+        projection_failures=app.projection_failures,
+        notifications_projected=app.notifications_projected,
+        projected_upto=app.projected_upto,
+    )
+
+
+def health_stats(app: ServiceApplication, endpoint: str) -> object:
+    """The ``$SRV.STATS`` ``data`` of ``endpoint``: the read models' health on
+    :data:`~contracts.service.READ_MODEL_HEALTH_ENDPOINT`, none on the others."""
+    if endpoint != READ_MODEL_HEALTH_ENDPOINT:
+        return None
+    return msgspec.to_builtins(read_model_health(app))

@@ -1,0 +1,220 @@
+"""Running long work as operations: answered in time, or ``accepted`` and polled.
+
+:class:`OperationRunner` is the half of :mod:`servicekit.operations` that runs: it starts an
+``Operation`` acting as the request's principal, runs the work in a task, answers with the result
+when it ends before the request's deadline (else ``Accepted``), records how it ended, answers
+``GetOperation`` within the access model, and at start fails the operations a stop or crash cut
+short.
+"""
+
+# mypy: disable-error-code=attr-defined
+# (``Operation.Started`` and its siblings are made by eventsourcing's ``@event``; see operations)
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import Tracking
+
+from contracts.base import Accepted
+from eventstore import Cause, UnpublishableEventError, acting, current_cause, system_cause
+from servicekit.access import Access, Action, Reach, Resource, reach_of
+from servicekit.operations import (
+    OPERATIONS_CHECKED,
+    Operation,
+    OperationError,
+    failure_details,
+    running_since,
+)
+
+if TYPE_CHECKING:
+    from contracts.base import Principal
+    from contracts.service import OperationView
+    from eventstore import ServiceApplication, StoreExecutor
+    from natsbus import RequestContext
+
+__all__ = ["REPLY_MARGIN", "OperationRunner"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+REPLY_MARGIN = 0.5
+"""Seconds kept before the request's deadline to send the reply."""
+
+
+class OperationRunner:
+    """Runs long work as operations of one service; answers ``GetOperation`` from the store."""
+
+    def __init__(self, app: ServiceApplication, executor: StoreExecutor, *, service: str) -> None:
+        self.app = app
+        self.executor = executor
+        self.service = service
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def run(
+        self,
+        kind: str,
+        work: Callable[[str], Awaitable[T]],
+        *,
+        ctx: RequestContext,
+        principal: Principal,
+        company_id: str | None = None,
+        subject_id: str | None = None,
+    ) -> T | Accepted:
+        """Start ``work(operation_id)``; its result if it ends in time, else ``Accepted``.
+
+        The operation is created acting as ``principal`` (its actor and run are stamped on the
+        ``Started`` event): that is who may see it later besides the board and operators.
+        A failure of the work is recorded on the operation and raised to the caller when it
+        happens in time, so the caller gets the same error reply it would without operations.
+        """
+        cause = _started_by(principal, kind)
+        operation_id = await self.executor.run(self._start, cause, kind, company_id, subject_id)
+        task = asyncio.create_task(self._run(operation_id, work), name=f"operation-{kind}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        # Nobody awaits the task once the caller got ``Accepted``: its failure is already
+        # recorded on the operation (and logged), so retrieve it here.
+        task.add_done_callback(_retrieve)
+        budget = max(ctx.deadline - time.time() - REPLY_MARGIN, 0.0)
+        done, _ = await asyncio.wait({task}, timeout=budget)
+        if task in done:
+            return task.result()
+        return Accepted(operation_id=operation_id)
+
+    async def get(self, operation_id: str, principal: Principal) -> OperationView | None:
+        """The operation, or None if this service has none with that id ``principal`` may see.
+
+        Args:
+            operation_id: The operation's id.
+            principal: Who asks: an admin or Clipyard itself sees every operation, a board its
+                company's, an agent key those its agent started, a run token those its run
+                started (any other is "not found").
+
+        Returns:
+            The operation's view, or None.
+        """
+        return await self.executor.run(self._view, operation_id, principal)
+
+    async def stop(self, timeout: float = 2.0) -> None:
+        """Give running work ``timeout`` seconds, then cancel it (recorded as failed)."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=1.0)
+
+    def fail_interrupted(self) -> int:
+        """Record every operation left ``running`` by a stop or crash as failed (store thread).
+
+        Only operation events saved after the previous start's check are read: any operation
+        started before it had finished, or was failed by that start. The check's position is
+        recorded once every stranded operation is failed.
+
+        Returns:
+            How many operations were failed.
+        """
+        checked = self.app.recorder.max_tracking_id(OPERATIONS_CHECKED) or 0
+        ids = running_since(self.app, checked)
+        with acting(system_cause(self.service, "service restarted while the work was running")):
+            for op_id in ids:
+                operation: Operation = self.app.repository.get(op_id)
+                operation.fail(
+                    OperationError("interrupted", "the service stopped mid-work").stored(),
+                    operation.kind,
+                    operation.company_id,
+                )
+                self.app.save(operation)
+        last = self.app.last_notification_id()
+        if last > checked:
+            self.app.save_with_tracking(tracking=Tracking(OPERATIONS_CHECKED, last))
+        return len(ids)
+
+    async def _run(self, operation_id: str, work: Callable[[str], Awaitable[T]]) -> T:
+        try:
+            result = await work(operation_id)
+        except asyncio.CancelledError:
+            await self.executor.run(
+                self._finish, operation_id, None, OperationError("cancelled", "stopped")
+            )
+            raise
+        except Exception as error:
+            details = failure_details(error, operation_id)
+            if details.code == "internal":
+                log.error(
+                    "operation %s failed",
+                    operation_id,
+                    exc_info=error,
+                    extra={"service": self.service, "operation_id": operation_id},
+                )
+            await self.executor.run(self._finish, operation_id, None, details)
+            raise
+        try:
+            await self.executor.run(self._finish, operation_id, msgspec.to_builtins(result), None)
+        except UnpublishableEventError as error:
+            # The result cannot travel (over the bus limit): the operation fails with that.
+            details = failure_details(error, operation_id)
+            log.error("operation %s: its result cannot be recorded: %s", operation_id, error)
+            await self.executor.run(self._finish, operation_id, None, details)
+            raise
+        return result
+
+    def _start(
+        self, cause: Cause, kind: str, company_id: str | None, subject_id: str | None
+    ) -> str:
+        with acting(cause):
+            operation = Operation(kind=kind, company_id=company_id, subject_id=subject_id)
+        self.app.save(operation)
+        return str(operation.id)
+
+    def _finish(self, operation_id: str, result: Any, error: OperationError | None) -> None:
+        operation: Operation = self.app.repository.get(uuid.UUID(operation_id))
+        if error is None:
+            operation.succeed(result, operation.kind, operation.company_id)
+        else:
+            operation.fail(error.stored(), operation.kind, operation.company_id)
+        self.app.save(operation)
+
+    def _view(self, operation_id: str, principal: Principal) -> OperationView | None:
+        try:
+            operation: object = self.app.repository.get(uuid.UUID(operation_id))
+        except (ValueError, AggregateNotFoundError):
+            return None
+        if not isinstance(operation, Operation) or not _may_see(Access.of(principal), operation):
+            return None
+        return operation.view()
+
+
+def _started_by(principal: Principal, kind: str) -> Cause:
+    """The cause an operation is started under: ``principal`` (its actor and run), with the
+    reason of the cause the caller acts under, else the operation's kind."""
+    current = current_cause()
+    return Cause(
+        actor=principal.actor,
+        run_id=principal.run_id,
+        reason=(current.reason if current is not None else None) or kind,
+        company_id=principal.company_id,
+    )
+
+
+def _may_see(access: Access, operation: Operation) -> bool:
+    """Whether ``access`` may read ``operation`` (ARCHITECTURE §5.1): within its reach of
+    operations, and for ``own`` reach only one it started."""
+    reach = reach_of(access.kind, Resource.OPERATION, Action.READ)
+    if reach is None or not access.sees_company(operation.company_id):
+        return False
+    return reach is not Reach.OWN or access.started(operation.started_by, operation.started_run_id)
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Mark a finished task's exception as seen (it is recorded on the operation)."""
+    if not task.cancelled():
+        task.exception()

@@ -1,0 +1,108 @@
+"""The OpenAPI document's configuration and its routes: ``/api/openapi.json`` and ``/api/docs``
+serve the document :mod:`api_gateway.http.openapi_strict` corrects once at start
+(:func:`tighten_at_start`), which also indexes its operations for ``Allow``
+(:mod:`api_gateway.http.allow_header`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Litestar, Request, Router, get
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme, Tag
+from litestar.types import Message, Scope
+
+from api_gateway.http.allow_header import AllowIndex
+from api_gateway.http.openapi_strict import (
+    DOC_STATE,
+    StrictJsonRenderPlugin,
+    StrictSwaggerRenderPlugin,
+    tighten,
+)
+from api_gateway.settings import SERVICE_VERSION
+from contracts.errors import CATALOGUE
+
+__all__ = ["allow_header", "openapi_config", "openapi_json", "tighten_at_start"]
+
+_ALLOW_STATE = "allow"
+
+_DESCRIPTION = (
+    "Clipyard's HTTP API. Send `Authorization: Bearer <key>` (the admin key, a board key, an "
+    "agent key, or a run's token `cyr_...`) on every request except health, these docs and the "
+    "session sign-in. Errors are "
+    '`{"error", "code", "details"}`; every code, with its status: '
+    + "; ".join(
+        f"`{code.value}` ({entry.status}): {entry.description}" for code, entry in CATALOGUE.items()
+    )
+    + ". Each operation lists the codes it may answer."
+)
+
+
+@get(
+    "/api/openapi.json",
+    include_in_schema=False,
+    opt={"exclude_from_auth": True},
+    media_type="application/vnd.oai.openapi+json",
+    sync_to_thread=False,
+)
+def openapi_json(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    """The OpenAPI document (no key needed), as :mod:`api_gateway.http.openapi_strict` corrects it."""
+    doc: dict[str, Any] = request.app.state.get(DOC_STATE) or request.app.openapi_schema.to_schema()
+    return doc
+
+
+def openapi_config() -> OpenAPIConfig:
+    """The OpenAPI configuration: the title, the error catalogue, bearer security, the tags."""
+    return OpenAPIConfig(
+        title="Clipyard API",
+        version=SERVICE_VERSION,
+        description=_DESCRIPTION,
+        openapi_router=Router(
+            "/api/docs",
+            route_handlers=[],
+            include_in_schema=False,
+            opt={"exclude_from_auth": True},
+        ),
+        render_plugins=[
+            StrictSwaggerRenderPlugin(path="/"),
+            StrictJsonRenderPlugin(path="/openapi.json"),
+        ],
+        use_handler_docstrings=True,
+        components=Components(
+            security_schemes={
+                "bearer": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="An admin, board or agent key, or a run token (`cyr_...`).",
+                )
+            }
+        ),
+        security=[{"bearer": []}],
+        tags=[
+            Tag(name="companies"),
+            Tag(name="api-keys"),
+            Tag(name="sessions"),
+            Tag(name="projects"),
+            Tag(name="project-workspaces"),
+            Tag(name="issues"),
+            Tag(name="execution-workspaces"),
+            Tag(name="runtime-services"),
+            Tag(name="secrets"),
+            Tag(name="agents"),
+            Tag(name="runs"),
+        ],
+    )
+
+
+def tighten_at_start(app: Litestar) -> None:
+    """``on_startup``: correct the document once and index its operations for ``Allow``."""
+    doc = tighten(app.openapi_schema.to_schema())  # once; /api/openapi.json and /api/docs serve it
+    app.state[DOC_STATE] = doc
+    app.state[_ALLOW_STATE] = AllowIndex.of(doc)
+
+
+async def allow_header(message: Message, scope: Scope) -> None:
+    """``before_send``: ``Allow`` with every documented method (once the index is built)."""
+    index = scope["app"].state.get(_ALLOW_STATE)
+    if index is not None:
+        await index.hook(message, scope)

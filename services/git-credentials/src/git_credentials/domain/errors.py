@@ -1,0 +1,49 @@
+"""The git-credentials' errors: each a ``CodedError`` whose ``code``/``status``/``details`` become
+the error reply (ARCHITECTURE §2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contracts.errors import CodedError, ErrorCode
+
+__all__ = [
+    "GitCredentialsError",
+    "InvalidSecretError",
+    "SecretNameTakenError",
+    "SecretNotFoundError",
+    "VaultError",
+]
+
+
+class GitCredentialsError(CodedError):
+    """Base of every error the git-credentials raises on purpose; ``code``/``status``/``details``
+    become the error reply (ARCHITECTURE §2)."""
+
+    code = ErrorCode.STATE_CONFLICT
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+class SecretNotFoundError(GitCredentialsError):
+    """No such secret, a deleted one, or one of another company (existence is not revealed)."""
+
+    code = ErrorCode.NOT_FOUND
+
+
+class SecretNameTakenError(GitCredentialsError):
+    """The company already has a live secret of that name."""
+
+
+class InvalidSecretError(GitCredentialsError):
+    """A name or value the contracts would have refused (checked again here)."""
+
+    code = ErrorCode.VALIDATION_FAILED
+
+
+class VaultError(GitCredentialsError):
+    """The key vault failed (the message says what was done and what will happen)."""
+
+    code = ErrorCode.SERVICE_UNAVAILABLE

@@ -1,0 +1,1 @@
+"""The orchestration of adapter slots: grant, launch, kill, release, restart recovery."""

@@ -1,0 +1,45 @@
+"""Archives cut short by a crash or a kill (ARCHITECTURE §4.4): at start, no archive task can be
+running in this fresh process, so every workspace still ``closing`` is failed at its generation
+(``cleanupReason`` "interrupted"). It is then ``cleanup_failed``: the reaper retries it, a manual
+archive or a reopen may follow."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from eventstore import acting, system_cause
+from workspace_realizer.orchestration.archive import INTERRUPTED
+
+if TYPE_CHECKING:
+    from workspace_realizer.application import WorkspaceRealizerApplication
+
+__all__ = ["fail_interrupted_archives"]
+
+log = logging.getLogger(__name__)
+
+
+def fail_interrupted_archives(app: WorkspaceRealizerApplication, service: str) -> list[str]:
+    """Record ``CleanupFailed`` for every workspace left closing (store thread; call at start only).
+
+    Args:
+        app: The realizer's application.
+        service: The acting service's name (the system actor).
+
+    Returns:
+        The ids of the workspaces failed.
+    """
+    closing = [
+        (str(ws.id), ws.lifecycle_generation) for ws in app.workspaces.values() if ws.closing
+    ]
+    failed = []
+    with acting(system_cause(service, "an archive was interrupted by a restart")):
+        for workspace_id, generation in closing:
+            done = app.fail_cleanup(
+                workspace_id, generation, error=INTERRUPTED, rescue_ref=None, operation_id=None
+            )
+            if done is not None:
+                failed.append(workspace_id)
+    if failed:
+        log.warning("failed interrupted archives", extra={"workspace_ids": failed})
+    return failed
