@@ -21,7 +21,8 @@ import nats
 import nats.js.errors
 import pytest
 
-from contracts.subjects import EVENT_STREAM
+from clipyard_cli.bus import read_model_health
+from contracts.subjects import EVENT_STREAM, SERVICE_NAMES
 
 
 @pytest.fixture(autouse=True)
@@ -83,8 +84,12 @@ def stack_env() -> dict[str, str]:
 
 
 @pytest.fixture
-async def stack(service_process: Any, clipyard_home: Path, stack_env: dict[str, str]) -> Stack:
-    """Start the five services (each a `python -m` process) and wait for a healthy API."""
+async def stack(
+    service_process: Any, clipyard_home: Path, stack_env: dict[str, str], nats_server: Any
+) -> AsyncIterator[Stack]:
+    """Start the five services (each a `python -m` process) and wait for a healthy API; after
+    the test, every service that still answers must have projected every stored event into its
+    read models (:func:`_projection_failures`)."""
     port = _free_port()
     env = {"CLIPYARD_HTTP_PORT": str(port), "CLIPYARD_ADMIN_KEY": ADMIN_KEY, **stack_env}
     started = await asyncio.gather(*(service_process(m, env=env) for m in MODULES))
@@ -104,4 +109,23 @@ async def stack(service_process: Any, clipyard_home: Path, stack_env: dict[str, 
             await asyncio.sleep(0.1)
         else:
             raise AssertionError("the stack never became healthy")
-    return stack
+    yield stack
+    failed = await _projection_failures(nats_server.url)
+    assert failed == {}, f"stored events that failed to project into read models: {failed}"
+
+
+async def _projection_failures(url: str) -> dict[str, int]:
+    """Each answering service's count of stored events its read models failed to project
+    (``clipyard status`` shows the same), where it is not zero."""
+    nc = await nats.connect(url)
+    try:
+        healths = await asyncio.gather(
+            *(read_model_health(nc, name) for name in SERVICE_NAMES.values())
+        )
+    finally:
+        await nc.drain()
+    return {
+        name: health.projection_failures
+        for name, health in zip(SERVICE_NAMES.values(), healths, strict=True)
+        if health is not None and health.projection_failures
+    }

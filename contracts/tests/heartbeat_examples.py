@@ -32,6 +32,7 @@ from contracts.run_events import (
     RunCancelRequested,
     RunQueued,
     RunStageChanged,
+    RunStageDetail,
     RunWorkspaceLeased,
     RunWorkspaceReleased,
     WakeupCoalesced,
@@ -155,7 +156,8 @@ def _run_events(envelope: Callable[..., dict[str, Any]]) -> list[Message]:
             workspace_id=WS,
             stage="slot_acquisition",
             previous_stage="workspace_resolution",
-            detail={"slotType": "local_stdio", "attempts": 1},
+            # The golden sample's "attempts" predates the typed detail: decoding ignores it.
+            detail=RunStageDetail(slot_type="local_stdio"),
         ),
         RunWorkspaceLeased(**envelope("run", 2), **run, workspace_id=WS),
         RunWorkspaceReleased(**envelope("run", 8), **run, workspace_id=WS),

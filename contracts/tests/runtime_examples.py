@@ -35,6 +35,7 @@ from contracts.runtime_events import (
     RuntimeServiceStarting,
     RuntimeServiceStopped,
 )
+from contracts.workspace_config import StopPolicy
 
 WS = "6e2b4d0f-9a8c-4f3e-8b2c-4d5e6f7a8b9c"
 RUN = "9b5e7a3c-2d1f-4c6b-9e5f-7a8b9c0d1e2f"
@@ -77,7 +78,7 @@ def build(envelope: Callable[..., dict[str, Any]], principal: Principal) -> list
             command="python3 -m http.server $PORT --bind 127.0.0.1",
             cwd="/home/clipyard/worktrees/ACME-1",
             port=41000,
-            stop_policy={"type": "idle_timeout", "idleSeconds": 1800},
+            stop_policy=StopPolicy(type="idle_timeout", idle_seconds=1800),
             started_by_run_id=RUN,
             owner_agent_id=AGENT,
         ),

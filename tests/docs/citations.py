@@ -17,17 +17,34 @@ What counts as a citation (the forms are described in ``docs/README.md``):
 - ``API.md "Title"``: a heading with that title in ``docs/design/API.md``.
 - A path ``docs/....md`` must exist, and nothing may point at the design brief outside the
   repository (``shared/design``, ``shared/reference``).
+- In the documents (``docs/**/*.md`` and every ``README.md``), a path ending in ``.py`` written as
+  code (between backticks) must name a file of the tree: either from the repository root
+  (``services/workspace-realizer/src/workspace_realizer/app.py``), or as the end of a file's path,
+  from a package or a service down (``orchestration/realize.py``,
+  ``workspace_realizer/orchestration/realize.py``, ``.../workspace_realizer/domain/policy.py``,
+  ``tests/slots/test_two_stacks.py``). Patterns (``test_real_git*.py``, ``usecases/{a,b}.py``,
+  ``<package>/app.py``) and absolute paths are not paths of the tree and are left alone.
 """
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Finding", "Sections", "dangling_citations", "load_sections", "main"]
+__all__ = [
+    "CodeFiles",
+    "Finding",
+    "Sections",
+    "code_files",
+    "dangling_citations",
+    "load_sections",
+    "main",
+]
 
 _SKIPPED_DIRS = frozenset(
     {
@@ -84,6 +101,14 @@ _TOKENS = re.compile(
 )
 _CONTINUATION = re.compile(r"\n[ \t]*(?:#+|//|\*|>)?[ \t]*")
 
+_FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```[^\n]*$", re.M | re.S)
+_CODE_SPAN = re.compile(r"(?<!`)`((?:[^`\n]|\n(?![ \t]*\n))+)`(?!`)")
+"""Inline code, which may wrap onto the next line but not across a paragraph."""
+_CODE_PATH = re.compile(r"(?:\.\.\./)?[\w.-]+(?:/[\w.-]+)*\.py")
+"""A ``.py`` path as the documents write it: plain path characters only, maybe after ``.../``."""
+_LOCATION = re.compile(r"(?<=\.py)(?::\d+)+$|(?<=\.py)::\S*$")
+"""A line number (``x.py:12``) or a test id (``x.py::test_y``) after a path."""
+
 
 @dataclass(frozen=True, order=True)
 class Finding:
@@ -136,6 +161,63 @@ def load_sections(root: Path) -> Sections:
         api_titles=frozenset(m["title"].lower() for m in _TITLED_HEADING.finditer(api_text)),
         own=own,
     )
+
+
+@dataclass(frozen=True)
+class CodeFiles:
+    """The ``.py`` files of the tree, for resolving the paths the documents name."""
+
+    paths: frozenset[str]
+    """Every file, relative to the repository root."""
+    endings: frozenset[str]
+    """Every ending of those paths that starts at a folder boundary (``realize.py``,
+    ``orchestration/realize.py``, ...)."""
+
+    def resolves(self, path: str, document: str) -> bool:
+        """Whether ``path``, as ``document`` (root-relative) writes it, names a file: from the
+        root, as the end of a file's path, or (``./``, ``../``) from the document's folder."""
+        if path.startswith(("./", "../")):
+            return (
+                posixpath.normpath(posixpath.join(posixpath.dirname(document), path)) in self.paths
+            )
+        path = path.removeprefix(".../")
+        return path in self.paths or path in self.endings
+
+
+def code_files(root: Path) -> CodeFiles:
+    """Index the ``.py`` files under ``root`` (skipping virtualenvs, caches and build output)."""
+    paths: set[str] = set()
+    endings: set[str] = set()
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [name for name in subfolders if name not in _SKIPPED_DIRS]
+        base = Path(folder).relative_to(root).parts
+        for name in names:
+            if not name.endswith(".py"):
+                continue
+            parts = (*base, name)
+            paths.add("/".join(parts))
+            endings.update("/".join(parts[i:]) for i in range(len(parts)))
+    return CodeFiles(paths=frozenset(paths), endings=frozenset(endings))
+
+
+def _is_document(relative: str) -> bool:
+    return relative.endswith(".md") and (
+        relative.startswith("docs/") or relative.rsplit("/", 1)[-1] == "README.md"
+    )
+
+
+def _code_paths(relative: str, text: str, files: CodeFiles) -> Iterator[Finding]:
+    """The ``.py`` paths written as code in a document that name no file of the tree."""
+    # Fenced blocks hold examples and trees, not citations; blank them, keeping the lines.
+    text = _FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    for span in _CODE_SPAN.finditer(text):
+        offset = span.start(1)
+        for word in re.finditer(r"\S+", span[1]):
+            candidate = _LOCATION.sub("", word[0].strip("()[],;:'\""))
+            if not _CODE_PATH.fullmatch(candidate) or files.resolves(candidate, relative):
+                continue
+            line = text.count("\n", 0, offset + word.start()) + 1
+            yield Finding(relative, line, candidate, "no such file in the tree")
 
 
 def _expand(numbers: str) -> Iterator[int]:
@@ -238,6 +320,7 @@ def _scan(relative: str, text: str, sections: Sections, root: Path) -> Iterator[
 def dangling_citations(root: Path, files: Iterable[Path] | None = None) -> list[Finding]:
     """Every citation under ``root`` (or in ``files``) that does not resolve, sorted."""
     sections = load_sections(root)
+    code: CodeFiles | None = None
     findings: list[Finding] = []
     for path in files if files is not None else _text_files(root):
         try:
@@ -246,6 +329,9 @@ def dangling_citations(root: Path, files: Iterable[Path] | None = None) -> list[
             continue
         relative = path.relative_to(root).as_posix()
         findings.extend(_scan(relative, text, sections, root))
+        if _is_document(relative):
+            code = code if code is not None else code_files(root)
+            findings.extend(_code_paths(relative, text, code))
     return sorted(findings)
 
 

@@ -1,4 +1,5 @@
-"""Design citations in code and docs resolve to sections of ``docs/design/`` (tests/docs/citations.py)."""
+"""Design citations in code and docs resolve to sections of ``docs/design/``, and the code paths the
+documents name are files of the tree (tests/docs/citations.py)."""
 
 from __future__ import annotations
 
@@ -86,3 +87,69 @@ def test_a_bare_section_in_a_design_document_means_its_own_section(tmp_path: Pat
     assert dangling_citations(tmp_path, [own]) == [
         Finding("docs/design/ARCHITECTURE.md", 7, f"{S}3", "no section 3 in this document")
     ]
+
+
+def _tree(root: Path) -> None:
+    """A service and a lib with a few modules, for the documents' code paths to name."""
+    package = root / "services" / "svc" / "src" / "svc"
+    (package / "orchestration").mkdir(parents=True)
+    (package / "orchestration" / "realize.py").write_text("")
+    (package / "app.py").write_text("")
+    tests = root / "services" / "svc" / "tests" / "slots"
+    tests.mkdir(parents=True)
+    (tests / "test_two_stacks.py").write_text("")
+
+
+def test_code_paths_in_documents_that_name_a_file_pass(tmp_path: Path) -> None:
+    _design(tmp_path)
+    _tree(tmp_path)
+    document = tmp_path / "docs" / "design" / "svc.md"
+    document.write_text(
+        "# Svc\n\n"
+        "Where: `services/svc/src/svc/orchestration/realize.py`, `orchestration/realize.py`,\n"
+        "`svc/orchestration/realize.py`, `.../svc/orchestration/realize.py`, `app.py` (`realize.py`:\n"
+        "the flow), `tests/slots/test_two_stacks.py::test_a`, `python services/svc/src/svc/app.py`,\n"
+        "`../../services/svc/src/svc/app.py`, `orchestration/realize.py:12`. Patterns are no paths:\n"
+        "`usecases/{base,runs}.py`, `test_real_git*.py`, `<package>/app.py`, `/usr/lib/x.py`.\n"
+    )
+    assert dangling_citations(tmp_path, [document]) == []
+
+
+def test_a_code_path_naming_no_file_is_reported_with_its_file_and_line(tmp_path: Path) -> None:
+    _design(tmp_path)
+    _tree(tmp_path)
+    readme = tmp_path / "services" / "svc" / "README.md"
+    readme.write_text(
+        "# svc\n\n"
+        "Layout: `realize.py` and `handlers.py` (bus endpoints),\n"
+        "`svc/realize.py`, `services/svc/src/svc/realize.py`, `.../svc/policy.py`, and a command\n"
+        "`python services/svc/src/svc/gone.py`; `orchestration/realize.py` wraps onto the `next\n"
+        "line gone.py`.\n\n"
+        "```\n"
+        "svc/\n"
+        "  `fenced.py`   an example, not a citation\n"
+        "```\n"
+    )
+    source = tmp_path / "services" / "svc" / "src" / "svc" / "module.py"
+    source.write_text('"""Only documents are checked: `not_a_document.py`."""\n')
+    findings = dangling_citations(tmp_path)
+    assert findings == sorted(
+        [
+            Finding("services/svc/README.md", 3, "handlers.py", "no such file in the tree"),
+            Finding("services/svc/README.md", 4, "svc/realize.py", "no such file in the tree"),
+            Finding(
+                "services/svc/README.md",
+                4,
+                "services/svc/src/svc/realize.py",
+                "no such file in the tree",
+            ),
+            Finding("services/svc/README.md", 4, ".../svc/policy.py", "no such file in the tree"),
+            Finding(
+                "services/svc/README.md",
+                5,
+                "services/svc/src/svc/gone.py",
+                "no such file in the tree",
+            ),
+            Finding("services/svc/README.md", 6, "gone.py", "no such file in the tree"),
+        ]
+    )

@@ -18,7 +18,7 @@ from nats.aio.client import Client as NatsClient
 from contracts import subjects
 from contracts.base import Accepted, Actor, ErrorReply, Ok, Principal, Query
 from contracts.events import AnyEvent
-from contracts.service import GetOperation, OperationFinished, OperationView
+from contracts.service import GetOperation, OperationFailure, OperationFinished, OperationView
 from eventstore import (
     ServiceApplication,
     StoreExecutor,
@@ -197,7 +197,7 @@ async def test_operation_cut_short_by_a_crash_is_failed_at_restart(
         assert view is not None
         assert view.status == "failed"
         assert view.error is not None
-        assert view.error["code"] == "interrupted"
+        assert view.error.code == "interrupted"
 
 
 async def test_an_operation_is_visible_to_its_company_and_operators_only(
@@ -236,18 +236,18 @@ async def test_a_failed_operation_tells_the_client_what_it_can_use(
             assert isinstance(refused, Accepted)
             view = await _poll(bus, refused.operation_id)
             assert view.status == "failed"
-            assert view.error == {
-                "code": "state_conflict",
-                "message": "the kettle is empty; fill it and try again",
-            }
+            assert view.error == OperationFailure(
+                code="state_conflict",
+                message="the kettle is empty; fill it and try again",
+            )
             # A bug: no internals, but the operation id to find the cause in the log.
             crashed = await _brew(bus, seconds=SLOW, crash=True, timeout=REPLY_TIMEOUT)
             assert isinstance(crashed, Accepted)
             view = await _poll(bus, crashed.operation_id)
             assert view.error is not None
-            assert view.error["code"] == "internal"
-            assert crashed.operation_id in view.error["message"]
-            assert "0x7f3a" not in view.error["message"]
+            assert view.error.code == "internal"
+            assert crashed.operation_id in view.error.message
+            assert "0x7f3a" not in view.error.message
             gc.collect()
     finally:
         loop.set_exception_handler(previous)
@@ -300,7 +300,8 @@ async def test_a_start_reads_only_operation_events_saved_since_the_previous_star
         for operation in (first, second):
             view = await runner.get(str(operation.id), OPERATOR)
             assert view is not None
-            assert (view.status, (view.error or {}).get("code")) == ("failed", "interrupted")
+            assert view.error is not None
+            assert (view.status, view.error.code) == ("failed", "interrupted")
     finally:
         executor.close()
         app.close()
@@ -321,7 +322,8 @@ async def test_a_result_too_large_to_publish_fails_the_operation_not_the_outbox(
         # The operation is recorded as failed with that error, and published.
         failed = await asyncio.wait_for(finished.get(), 10)
         assert isinstance(failed, OperationFinished)
-        assert (failed.status, (failed.error or {}).get("code")) == ("failed", "message_too_large")
+        assert failed.error is not None
+        assert (failed.status, failed.error.code) == ("failed", "message_too_large")
         # Later work still reaches the stream: the outbox is not wedged behind the big result.
         quick = await _brew(bus, seconds=0.01, timeout=5)
         assert isinstance(quick, Ok)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from contracts.base import Actor, Struct
-from contracts.workspace_config import ExecutionWorkspaceConfig, StrategyType
+from contracts.workspace_config import ExecutionWorkspaceConfig, StopPolicy, StrategyType
 
 __all__ = [
     "WORKSPACE_STATUSES",
@@ -107,7 +107,7 @@ class RuntimeServiceBrief(Struct, frozen=True, kw_only=True):
     cwd: str | None = None
     provider: str = "local_process"
     pid: int | None = None
-    stop_policy: dict[str, Any] | None = None
+    stop_policy: StopPolicy | None = None
     lease_run_ids: list[str] = msgspec.field(default_factory=list)
     started_by_run_id: str | None = None
     owner_agent_id: str | None = None

@@ -8,9 +8,12 @@ token; a deleted agent's keys are revoked); the realizer follows which run holds
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from contracts.base import Event
+import msgspec
+
+from contracts.base import Event, Struct
+from contracts.slots import SlotType
 
 __all__ = [
     "AgentCreated",
@@ -20,6 +23,7 @@ __all__ = [
     "RunFinished",
     "RunQueued",
     "RunStageChanged",
+    "RunStageDetail",
     "RunStarted",
     "RunStatus",
     "RunWorkspaceLeased",
@@ -103,6 +107,32 @@ class RunStarted(Event, tag="run.started.v1", frozen=True, kw_only=True):
     workspace_id: str | None = None
 
 
+class RunStageDetail(Struct, frozen=True, kw_only=True):
+    """What a stage change did (``RunStageChanged.detail``): the fields of one kind of change,
+    the others left out of the JSON (unset).
+
+    Entering ``slot_acquisition`` after the workspace was realized: ``workspaceId``,
+    ``created``, ``services``. Entering ``adapter_launch``: the slot granted (``slotId``,
+    ``slotType``, ``contained``, ``sandbox``). Entering ``result_collection``: the adapter's
+    ``pid``, ``pgid`` and ``deadline`` (ISO 8601), or how it ``end``-ed when its end came first.
+    Entering ``cleanup``: the run's ``status`` and ``errorCode``.
+    """
+
+    workspace_id: str | msgspec.UnsetType = msgspec.UNSET
+    created: bool | msgspec.UnsetType = msgspec.UNSET
+    services: list[str] | msgspec.UnsetType = msgspec.UNSET
+    slot_id: str | msgspec.UnsetType = msgspec.UNSET
+    slot_type: SlotType | msgspec.UnsetType = msgspec.UNSET
+    contained: bool | msgspec.UnsetType = msgspec.UNSET
+    sandbox: Literal["bwrap", "user_only", "none"] | msgspec.UnsetType = msgspec.UNSET
+    pid: int | msgspec.UnsetType | None = msgspec.UNSET
+    pgid: int | msgspec.UnsetType | None = msgspec.UNSET
+    deadline: str | msgspec.UnsetType = msgspec.UNSET
+    end: str | msgspec.UnsetType = msgspec.UNSET
+    status: str | msgspec.UnsetType = msgspec.UNSET
+    error_code: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
 class RunStageChanged(Event, tag="run.stage_changed.v1", frozen=True, kw_only=True):
     """A run entered one of the six stages (ARCHITECTURE §4.3); ``detail`` says what it did."""
 
@@ -111,7 +141,7 @@ class RunStageChanged(Event, tag="run.stage_changed.v1", frozen=True, kw_only=Tr
     workspace_id: str | None = None
     stage: RunStageName
     previous_stage: RunStageName | None = None
-    detail: dict[str, Any] | None = None
+    detail: RunStageDetail | None = None
 
 
 class RunWorkspaceLeased(Event, tag="run.workspace_leased.v1", frozen=True, kw_only=True):

@@ -11,7 +11,7 @@ reply's ``ok`` value.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -24,6 +24,7 @@ __all__ = [
     "EnsureRunServices",
     "GetRuntimeServiceLog",
     "GetRuntimeState",
+    "LeaseReclaim",
     "ListRuntimeSummaries",
     "RealizerFacts",
     "RunServices",
@@ -39,13 +40,22 @@ __all__ = [
 RuntimeAction = Literal["start", "stop", "restart", "run"]
 
 
+class LeaseReclaim(Struct, frozen=True, kw_only=True):
+    """Whom a reclaimed runtime-control lease was taken from (``ownerKey``) and why
+    (``reason``: ``expired``, ``owner_issue_terminal``, ``owner_issue_missing``,
+    ``owner_run_terminal`` or ``owner_run_missing``)."""
+
+    owner_key: str
+    reason: str
+
+
 class RuntimeLeaseOutcome(Struct, frozen=True, kw_only=True):
     """What the runtime-control lease said (reference §6.8): ``bypassed`` for board and admin
     actors, ``claimed``, ``renewed`` or ``reclaimed`` (with whom from and why) for agents."""
 
     outcome: Literal["bypassed", "claimed", "renewed", "reclaimed"]
     owner_key: str | None = None
-    reclaimed_from: dict[str, Any] | None = None
+    reclaimed_from: LeaseReclaim | None = None
     expires_at: datetime | None = None
 
 

@@ -14,12 +14,12 @@ supervisor (its log and queries), never in an event.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from contracts.base import Event
-from contracts.workspace_config import DesiredState
+from contracts.workspace_config import DesiredState, StopPolicy
 
 __all__ = [
     "HealthStatus",
@@ -58,7 +58,7 @@ class RuntimeServiceStarting(Event, tag="runtime_service.starting.v1", frozen=Tr
     command: str
     cwd: str
     port: int | None = None
-    stop_policy: dict[str, Any] | None = None
+    stop_policy: StopPolicy | None = None
     started_by_run_id: str | None = None
     owner_agent_id: str | None = None
 

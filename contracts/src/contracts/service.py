@@ -21,6 +21,7 @@ __all__ = [
     "GetAuditTrail",
     "GetOperation",
     "InboxMessageRejected",
+    "OperationFailure",
     "OperationFinished",
     "OperationStarted",
     "OperationStatus",
@@ -103,6 +104,14 @@ class GetOperation(Query, tag="service.get_operation.v1", frozen=True, kw_only=T
     operation_id: str
 
 
+class OperationFailure(Struct, frozen=True, kw_only=True):
+    """Why an operation failed (``error`` of :class:`OperationView` and
+    :class:`OperationFinished`): an error-catalogue ``code`` and a message for the client."""
+
+    code: str
+    message: str
+
+
 class OperationView(Struct, frozen=True, kw_only=True):
     """An operation as ``GET /api/operations/{id}`` shows it."""
 
@@ -110,7 +119,7 @@ class OperationView(Struct, frozen=True, kw_only=True):
     kind: str
     status: OperationStatus
     result: Any = None
-    error: dict[str, Any] | None = None
+    error: OperationFailure | None = None
     workspace_operation_ids: list[str] = msgspec.field(default_factory=list)
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -128,7 +137,7 @@ class OperationFinished(Event, tag="operation.finished.v1", frozen=True, kw_only
     kind: str
     status: OperationStatus
     result: Any = None
-    error: dict[str, Any] | None = None
+    error: OperationFailure | None = None
 
 
 class InboxMessageRejected(Event, tag="inbox.message_rejected.v1", frozen=True, kw_only=True):

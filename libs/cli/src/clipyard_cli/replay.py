@@ -83,8 +83,9 @@ async def _await_operation(
         if view.status == "succeeded":
             return msgspec.convert(view.result, ReplayReport)
         if view.status == "failed":
+            why = f"{view.error.code}: {view.error.message}" if view.error else "no error recorded"
             raise BusRequestError(
-                subject, _failed(f"replay operation {operation_id} failed: {view.error}")
+                subject, _failed(f"replay operation {operation_id} failed: {why}")
             )
         await asyncio.sleep(1.0)
     raise BusRequestError(subject, _failed(f"replay operation {operation_id} still runs"))

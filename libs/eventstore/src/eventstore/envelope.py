@@ -9,11 +9,28 @@ republished event keeps its id.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Final
+from datetime import datetime
+from typing import Any, Final, TypedDict
 
 from contracts.base import Actor
 
-__all__ = ["EVENT_ID_NAMESPACE", "envelope", "event_id"]
+__all__ = ["EVENT_ID_NAMESPACE", "Envelope", "envelope", "event_id"]
+
+
+class Envelope(TypedDict):
+    """The envelope fields of a contract event (ARCHITECTURE §2), by their keyword names, to be
+    passed on with ``**`` to the contract event's constructor."""
+
+    event_id: str
+    aggregate: str
+    aggregate_id: str
+    aggregate_version: int
+    company_id: str | None
+    occurred_at: datetime
+    actor: Actor
+    run_id: str | None
+    reason: str | None
+
 
 EVENT_ID_NAMESPACE: Final = uuid.UUID("8f1c9a52-6b0e-4f5e-9d1d-5c1e0a7b3c11")
 """uuid5 namespace of published event ids."""
@@ -34,7 +51,7 @@ def event_id(domain_event: Any) -> str:
 
 def envelope(
     domain_event: Any, *, aggregate: str, company_id: str | None, service: str
-) -> dict[str, Any]:
+) -> Envelope:
     """The envelope fields of a contract event, as keyword arguments.
 
     Args:

@@ -30,12 +30,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from eventsourcing.domain import event
 from eventsourcing.utils import get_topic
 
-from contracts.service import OperationFinished, OperationStarted, OperationView
+from contracts.service import OperationFailure, OperationFinished, OperationStarted, OperationView
 from eventstore import ClipyardAggregate, envelope
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ __all__ = [
     "Operation",
     "OperationError",
     "OperationRunner",
+    "StoredOperationError",
     "failure_details",
     "operation_to_contract",
     "running_since",
@@ -56,6 +57,21 @@ OPERATIONS_CHECKED: Final = "clipyard.operations"
 """Tracking name: the last notification a start has looked at for operations left running."""
 
 _SCAN_BATCH: Final = 500
+
+
+class StoredOperationError(TypedDict):
+    """A failed operation's error as its ``Failed`` event stores it (a plain dict in the store;
+    see :class:`OperationError`)."""
+
+    code: str
+    message: str
+
+
+def _failure(stored: StoredOperationError | None) -> OperationFailure | None:
+    """The error of a stored one, as the API shows it and ``operation.finished`` carries it."""
+    if stored is None:
+        return None
+    return OperationFailure(code=stored["code"], message=stored["message"])
 
 
 class Operation(ClipyardAggregate):
@@ -89,7 +105,7 @@ class Operation(ClipyardAggregate):
         self.subject_id = subject_id
         self.status = "running"
         self.result: Any = None
-        self.error: dict[str, str] | None = None
+        self.error: StoredOperationError | None = None
         """``{"code", "message"}`` once failed (see :class:`OperationError`)."""
         self.workspace_operation_ids: list[str] = []
         self.finished_at: datetime | None = None
@@ -101,7 +117,7 @@ class Operation(ClipyardAggregate):
         self.finished_at = self.modified_on
 
     @event("Failed")
-    def fail(self, error: dict[str, str], kind: str, company_id: str | None) -> None:
+    def fail(self, error: StoredOperationError, kind: str, company_id: str | None) -> None:
         self.status = "failed"
         self.error = error
         self.finished_at = self.modified_on
@@ -113,7 +129,7 @@ class Operation(ClipyardAggregate):
             kind=self.kind,
             status=self.status,  # type: ignore[arg-type]
             result=self.result,
-            error=self.error,
+            error=_failure(self.error),
             workspace_operation_ids=list(self.workspace_operation_ids),
             started_at=self.created_on,
             finished_at=self.finished_at,
@@ -134,7 +150,7 @@ def operation_to_contract(domain_event: Any, *, service: str) -> Any:
         kind=domain_event.kind,
         status="succeeded" if isinstance(domain_event, Operation.Succeeded) else "failed",
         result=getattr(domain_event, "result", None),
-        error=getattr(domain_event, "error", None),
+        error=_failure(getattr(domain_event, "error", None)),
     )
 
 
@@ -145,7 +161,7 @@ class OperationError:
     code: str
     message: str
 
-    def stored(self) -> dict[str, str]:
+    def stored(self) -> StoredOperationError:
         """The ``{"code", "message"}`` its ``Failed`` event stores (and the API shows)."""
         return {"code": self.code, "message": self.message}
 

@@ -7,6 +7,6 @@ rejections) are built the same way.
 
 from __future__ import annotations
 
-from eventstore.envelope import EVENT_ID_NAMESPACE, envelope
+from eventstore.envelope import EVENT_ID_NAMESPACE, Envelope, envelope
 
-__all__ = ["EVENT_ID_NAMESPACE", "envelope"]
+__all__ = ["EVENT_ID_NAMESPACE", "Envelope", "envelope"]

@@ -13,14 +13,16 @@ publishes its own ``slot.*`` events), and the copies of the realizer's issues.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import msgspec
+
 from contracts import run_events as re_
 from contracts.base import Event
-from eventstore.envelope import envelope
+from eventstore.envelope import Envelope, envelope
 from heartbeat_controller.domain import Agent as A
 from heartbeat_controller.domain import Run as R
 from heartbeat_controller.domain import WakeupRequest as W
@@ -33,7 +35,7 @@ _envelope = partial(envelope, service=SERVICE_NAME)
 """The envelope fields of a public event of this service (``aggregate``, ``company_id`` given)."""
 
 
-def _env(e: Any, aggregate: str) -> Mapping[str, Any]:
+def _env(e: Any, aggregate: str) -> Envelope:
     return _envelope(e, aggregate=aggregate, company_id=e.tenant_id)
 
 
@@ -109,7 +111,7 @@ def _run_stage_changed(e: Any) -> Event:
         workspace_id=about.workspace_id,
         stage=e.stage,
         previous_stage=e.previous_stage,
-        detail=dict(e.detail) if e.detail is not None else None,
+        detail=msgspec.convert(e.detail, re_.RunStageDetail) if e.detail is not None else None,
     )
 
 

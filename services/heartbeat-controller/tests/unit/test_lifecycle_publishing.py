@@ -16,6 +16,15 @@ from eventstore import verify_replay
 from eventstore.privacy import PrivacyPolicy
 from eventstore.replay import compare_read_models, snapshot_read_models
 from heartbeat_controller.application import HeartbeatControllerApplication
+from heartbeat_controller.domain.stage_detail import (
+    CleanupDetail,
+    EndDetail,
+    LaunchDetail,
+    SlotDetail,
+    StageDetail,
+    WorkspaceDetail,
+)
+from heartbeat_controller.orchestration.env import RunIdentity, adapter_context
 from heartbeat_controller.publishing import to_contract
 
 STAGES = [
@@ -171,3 +180,69 @@ def test_read_models_rebuilt_from_the_store_equal_the_live_ones(
     stale = compare_read_models(before, fresh)
     assert not stale.ok
     assert any(d.startswith("wakeups[") for d in stale.differences), stale.differences
+
+
+def test_each_stage_detail_is_published_as_the_json_its_stored_dict_was(
+    app: HeartbeatControllerApplication, world: World
+) -> None:
+    # Every kind of detail, through the store and out as RunStageChanged: the typed
+    # RunStageDetail encodes byte for byte as the stored camelCase dict would (same keys, same
+    # order, nulls kept, nothing added).
+    coder = world.agent(name="coder")
+    run_id = world.wake(coder).run_id
+    world.claim()
+    details: list[tuple[str, StageDetail]] = [
+        (
+            "slot_acquisition",
+            WorkspaceDetail(workspace_id="ws-1", created=True, services=["db"]),
+        ),
+        (
+            "adapter_launch",
+            SlotDetail(slot_id="s-1", slot_type="local_stdio", contained=True, sandbox="bwrap"),
+        ),
+        ("result_collection", LaunchDetail(pid=None, pgid=7, deadline="2026-01-01T00:00:00Z")),
+        ("cleanup", CleanupDetail(status="failed", error_code=None)),
+    ]
+    start = app.recorder.max_notification_id() or 0
+    for stage, detail in details:
+        assert app.record_stage(run_id, stage, detail)
+    app.record_stage(run_id, "workspace_resolution", EndDetail(end="exited"))
+    stored = [e for e in _stored(app, start) if type(e).__name__ == "StageChanged"]
+    published = [to_contract(e) for e in stored]
+    assert len(published) == 5
+    for event, contract in zip(stored, published, strict=True):
+        assert isinstance(contract, re_.RunStageChanged)
+        assert isinstance(contract.detail, re_.RunStageDetail)
+        as_dict = msgspec.structs.replace(contract, detail=event.detail)
+        assert msgspec.json.encode(contract) == msgspec.json.encode(as_dict)
+    assert [e.detail for e in stored] == [
+        *(msgspec.to_builtins(d) for _, d in details),
+        {"end": "exited"},
+    ]
+    assert stored[2].detail == {"pid": None, "pgid": 7, "deadline": "2026-01-01T00:00:00Z"}
+
+
+def test_the_http_adapter_context_is_the_plain_json_it_always_was() -> None:
+    identity = RunIdentity(
+        api_url="http://api",
+        run_id="r-1",
+        agent_id="a-1",
+        company_id="c-1",
+        issue_id=None,
+        workspace_id="ws-1",
+        wake_reason="ping",
+        payload={"n": 1},
+    )
+    context = adapter_context(identity, "tok")
+    assert type(context) is dict
+    assert list(context.items()) == [
+        ("apiUrl", "http://api"),
+        ("apiKey", "tok"),
+        ("runId", "r-1"),
+        ("agentId", "a-1"),
+        ("companyId", "c-1"),
+        ("taskId", None),
+        ("wakeReason", "ping"),
+        ("workspaceId", "ws-1"),
+        ("wakePayload", {"n": 1}),
+    ]

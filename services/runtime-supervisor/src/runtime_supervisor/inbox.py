@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from runtime_supervisor.application import RuntimeSupervisorApplication
     from runtime_supervisor.domain import CopyKind
+    from runtime_supervisor.domain.copies import CopyCounter, CopyFields
     from runtime_supervisor.usecases.services import Release
 
 __all__ = [
@@ -49,7 +50,7 @@ RunFinishedHook = Callable[[str, "list[Release]"], None]
 """``hook(run_id, releases)``: called on the store's thread after a finished run's leases were
 released and saved."""
 
-Note = tuple["CopyKind", dict[str, Any], tuple[str, ...]]
+Note = tuple["CopyKind", "CopyFields", tuple["CopyCounter", ...]]
 """What an upstream event says: the copy's kind, the fields to set, the counters to bump."""
 
 
@@ -61,7 +62,7 @@ def _plain(value: Any) -> Any:
     return None if value is None else msgspec.to_builtins(value)
 
 
-def _workspace(e: ee.WorkspaceRealized) -> dict[str, Any]:
+def _workspace(e: ee.WorkspaceRealized) -> CopyFields:
     return {
         "project_id": e.project_id,
         "project_workspace_id": e.project_workspace_id,
@@ -83,7 +84,7 @@ def _workspace(e: ee.WorkspaceRealized) -> dict[str, Any]:
 
 def _project_workspace(
     e: we.ProjectWorkspaceCreated | we.ProjectWorkspaceUpdated,
-) -> dict[str, Any]:
+) -> CopyFields:
     return {
         "project_id": e.project_id,
         "name": e.name,
@@ -95,7 +96,7 @@ def _project_workspace(
     }
 
 
-def _issue(e: we.IssueCreated | we.IssueUpdated) -> dict[str, Any]:
+def _issue(e: we.IssueCreated | we.IssueUpdated) -> CopyFields:
     return {
         "project_id": e.project_id,
         "identifier": e.identifier,
@@ -110,7 +111,7 @@ def _realizer_note(e: Any) -> Note | None:
         case ee.WorkspaceRealized():
             return "workspace", _workspace(e), ()
         case ee.WorkspaceReused():
-            fields: dict[str, Any] = {"last_used_at": e.last_used_at}
+            fields: CopyFields = {"last_used_at": e.last_used_at}
             return "workspace", fields, ("checkout_version",) if e.rebuilt else ()
         case ee.WorkspaceStatusChanged():
             fields = {"status": e.to_status, "lifecycle_generation": e.lifecycle_generation}
@@ -154,7 +155,7 @@ def _catalog_note(e: Any) -> Note | None:
         case we.ProjectDeleted():
             return "project", {"egress_allowlist": [], "deleted": True}, ()
         case we.ProjectWorkspaceCreated():
-            fields = {
+            fields: CopyFields = {
                 **_project_workspace(e),
                 "runtime_config": _plain(e.runtime_config),
                 "managed_checkout": _plain(e.managed_checkout),
@@ -176,7 +177,7 @@ def _catalog_note(e: Any) -> Note | None:
 def _issue_note(e: Any) -> Note | None:
     match e:
         case we.IssueCreated():
-            fields = {
+            fields: CopyFields = {
                 **_issue(e),
                 "status": e.status,
                 "assignee_agent_id": e.assignee_agent_id,
@@ -222,7 +223,7 @@ def apply_controller_event(
     event."""
     match event:
         case re_.RunStarted():
-            fields = {
+            fields: CopyFields = {
                 "agent_id": event.agent_id,
                 "issue_id": event.issue_id,
                 "workspace_id": event.workspace_id,
@@ -261,7 +262,7 @@ def apply_gateway_event(
     match event:
         case ge.CompanyHostAccessChanged(company_id=str() as company_id) if company_id:
             roots = list(event.allowed_roots)
-            fields = {"host_trusted": event.host_trusted, "allowed_roots": roots}
+            fields: CopyFields = {"host_trusted": event.host_trusted, "allowed_roots": roots}
             app.note_copy("company", company_id, company_id, fields, tracking)
             return True
     return False

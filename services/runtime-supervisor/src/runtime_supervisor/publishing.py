@@ -19,11 +19,12 @@ from contracts import egress_events as eg
 from contracts import runtime_events as rt
 from contracts import slot_events as se
 from contracts.base import Event
-from eventstore.envelope import envelope
+from eventstore.envelope import Envelope, envelope
 from runtime_supervisor.domain import AdapterSlot as A
 from runtime_supervisor.domain import EgressSeen as E
 from runtime_supervisor.domain import RuntimeService as S
 from runtime_supervisor.domain import WorkspaceRuntime as W
+from runtime_supervisor.domain.service_record import stop_policy_of
 from runtime_supervisor.settings import SERVICE_NAME
 
 __all__ = ["to_contract"]
@@ -34,11 +35,8 @@ _PROVISIONING = "runtime_provisioning"
 _EGRESS = "egress"
 
 
-def _env(e: Any, aggregate: str) -> dict[str, Any]:
-    fields: dict[str, Any] = envelope(
-        e, aggregate=aggregate, company_id=e.tenant_id, service=SERVICE_NAME
-    )
-    return fields
+def _env(e: Any, aggregate: str) -> Envelope:
+    return envelope(e, aggregate=aggregate, company_id=e.tenant_id, service=SERVICE_NAME)
 
 
 def _ws(e: Any) -> str | None:
@@ -82,7 +80,7 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         command=e.command,
         cwd=e.cwd,
         port=e.port,
-        stop_policy=dict(e.stop_policy) if e.stop_policy is not None else None,
+        stop_policy=stop_policy_of(e.stop_policy),
         started_by_run_id=e.started_by_run_id,
         owner_agent_id=e.owner_agent_id,
     ),

@@ -73,7 +73,7 @@ def test_case_63_conflict_then_reclaim_when_the_owner_issue_is_done() -> None:
     assert refused.outcome == "conflict"
     assert refused.lease is None
     assert refused.conflict is not None
-    assert {k: v for k, v in refused.conflict.items() if k != "remediation"} == {
+    assert {k: v for k, v in refused.conflict.details().items() if k != "remediation"} == {
         "executionWorkspaceId": "ew-1",
         "requestedAction": "start",
         "requestedOwnerKey": "issue:B",
@@ -86,8 +86,8 @@ def test_case_63_conflict_then_reclaim_when_the_owner_issue_is_done() -> None:
         "renewedAt": T0,
         "expiresAt": T0 + LEASE_TTL,
     }
-    assert refused.conflict["remediation"].startswith("Do not retry")
-    assert "issue:A" in refused.conflict["remediation"]
+    assert refused.conflict.details()["remediation"].startswith("Do not retry")
+    assert "issue:A" in refused.conflict.details()["remediation"]
     assert "issue:A" in refused.message
 
     world.issues["A"] = "done"

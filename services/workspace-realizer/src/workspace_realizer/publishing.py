@@ -26,7 +26,7 @@ from contracts.workspace_config import (
     ManagedCheckout,
     RuntimeConfig,
 )
-from servicekit.publishing import envelope
+from servicekit.publishing import Envelope, envelope
 from workspace_realizer.domain import Issue as I
 from workspace_realizer.domain import Project as P
 from workspace_realizer.domain import ProjectWorkspace as PW
@@ -45,7 +45,7 @@ def _conv(value: Any, kind: type[Any]) -> Any:
     return None if value is None else msgspec.convert(value, kind)
 
 
-def _env(e: Any, aggregate: str) -> dict[str, Any]:
+def _env(e: Any, aggregate: str) -> Envelope:
     # The envelope's keyword arguments, as servicekit builds them for every service.
     return envelope(e, aggregate=aggregate, company_id=e.tenant_id, service=SERVICE_NAME)
 

@@ -69,6 +69,10 @@ def test_an_admins_grant_allows_its_roots_only_and_host_trust_allows_all(
     # Another company's grant is not this one's.
     _refused(lambda: world.checkout(beta, beta_project, cwd=str(allowed / "web")), "cwd")
     app.register_host_access("c-acme", True, [], Tracking("gateway", 51))
+    # The copy changed through the store, not in the read model under it: nothing failed to
+    # project (a read-model object changed in place cannot take its own event again).
+    assert app.projection_failures == 0
+    assert app.host_grant("c-acme").trusted
     world.checkout(board, project, cwd=str(other))
     policy = {"workspaceStrategy": {"type": "git_worktree", "worktreeParentDir": "/srv/trees"}}
     app.update_project(board, project, None, policy)

@@ -106,10 +106,11 @@ async def _await_operation(
                 result: T = msgspec.convert(view.result, result_type)
                 return result
             if view.status == "failed":
-                error = view.error or {}
+                error = view.error
                 raise PortError(
-                    str(error.get("code") or "internal"),
-                    str(error.get("message") or f"operation {operation_id} failed"),
+                    (error.code if error is not None else "") or "internal",
+                    (error.message if error is not None else "")
+                    or f"operation {operation_id} failed",
                     operationId=operation_id,
                 )
         await asyncio.sleep(delay)

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 import msgspec
 
 from contracts.agents import AdapterType, HttpAdapterConfig, ProcessAdapterConfig
 from heartbeat_controller.domain.errors import ValidationError
+
+if TYPE_CHECKING:
+    from heartbeat_controller.domain.records import JsonObject
 
 __all__ = [
     "LOADER_ENV_NAMES",
@@ -160,9 +163,9 @@ def _check_http(config: HttpAdapterConfig) -> None:
             raise _fail("http", f"headers.{name}", "is not a valid header")
 
 
-def config_as_dict(config: ProcessAdapterConfig | HttpAdapterConfig) -> dict[str, Any]:
+def config_as_dict(config: ProcessAdapterConfig | HttpAdapterConfig) -> JsonObject:
     """A checked config as stored and shown (camelCase keys, every field)."""
-    plain: dict[str, Any] = msgspec.to_builtins(config)
+    plain: JsonObject = msgspec.to_builtins(config)
     return plain
 
 

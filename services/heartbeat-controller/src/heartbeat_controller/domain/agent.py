@@ -5,16 +5,25 @@ revoked by the gateway when it hears ``agent.deleted.v1``)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from eventsourcing.domain import event
 
 from contracts.agents import AgentView
 from eventstore import CompanyScoped
 
+if TYPE_CHECKING:
+    from contracts.agents import AdapterType
+    from heartbeat_controller.domain.records import (
+        AgentChanges,
+        AgentField,
+        AgentRecord,
+        JsonObject,
+    )
+
 __all__ = ["AGENT_FIELDS", "Agent"]
 
-AGENT_FIELDS: Final = (
+AGENT_FIELDS: Final[tuple[AgentField, ...]] = (
     "name",
     "adapter_type",
     "adapter_config",
@@ -24,7 +33,7 @@ AGENT_FIELDS: Final = (
 )
 """The settable fields of an agent (snake_case), in the order of ``AgentView``."""
 
-_CAMEL: Final = {
+_CAMEL: Final[dict[AgentField, str]] = {
     "name": "name",
     "adapter_type": "adapterType",
     "adapter_config": "adapterConfig",
@@ -47,8 +56,8 @@ class Agent(CompanyScoped):
         *,
         company_id: str,
         name: str,
-        adapter_type: str,
-        adapter_config: dict[str, Any],
+        adapter_type: AdapterType,
+        adapter_config: JsonObject,
         trust_level: str,
         max_concurrent_runs: int,
         heartbeat_interval_sec: int | None,
@@ -73,18 +82,25 @@ class Agent(CompanyScoped):
         mode; docs/design/isolation.md)."""
         return self.trust_level == "trusted" and self.trust_granted_by is not None
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> AgentRecord:
         """The settable fields as they are now."""
-        return {name: getattr(self, name) for name in AGENT_FIELDS}
+        return {
+            "name": self.name,
+            "adapter_type": self.adapter_type,
+            "adapter_config": self.adapter_config,
+            "trust_level": self.trust_level,
+            "max_concurrent_runs": self.max_concurrent_runs,
+            "heartbeat_interval_sec": self.heartbeat_interval_sec,
+        }
 
     def update(
-        self, changes: dict[str, Any], at: datetime, *, granted_by: str | None = None
+        self, changes: AgentChanges, at: datetime, *, granted_by: str | None = None
     ) -> list[str]:
         """Apply ``changes`` (a subset of :data:`AGENT_FIELDS`, already checked; a new
         ``trusted`` level needs ``granted_by``, the admin's id); return the changed fields
         (camelCase). One event carries the whole record after the change; none when nothing
         moved."""
-        after = {**self.record(), **changes}
+        after: AgentRecord = {**self.record(), **changes}
         changed = [_CAMEL[name] for name in AGENT_FIELDS if after[name] != getattr(self, name)]
         grant = self.trust_granted_by
         if after["trust_level"] != "trusted":
@@ -100,8 +116,8 @@ class Agent(CompanyScoped):
         self,
         *,
         name: str,
-        adapter_type: str,
-        adapter_config: dict[str, Any],
+        adapter_type: AdapterType,
+        adapter_config: JsonObject,
         trust_level: str,
         max_concurrent_runs: int,
         heartbeat_interval_sec: int | None,
@@ -136,7 +152,7 @@ class Agent(CompanyScoped):
             id=str(self.id),
             company_id=self.company_id,
             name=self.name,
-            adapter_type=self.adapter_type,  # type: ignore[arg-type]
+            adapter_type=self.adapter_type,
             adapter_config=dict(self.adapter_config),
             trust_level=self.trust_level,  # type: ignore[arg-type]
             max_concurrent_runs=self.max_concurrent_runs,

@@ -5,13 +5,15 @@ never decides anything: it holds what the realizer said last."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final, cast
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
 
 from eventstore import CompanyScoped
+
+if TYPE_CHECKING:
+    from heartbeat_controller.domain.records import CopiedFields
 
 __all__ = ["COPIED_FIELDS", "IssueCopy", "issue_copy_id"]
 
@@ -34,7 +36,7 @@ class IssueCopy(CompanyScoped):
         return issue_copy_id(issue_id)
 
     @event("Copied")
-    def __init__(self, *, issue_id: str, company_id: str | None, fields: dict[str, Any]) -> None:
+    def __init__(self, *, issue_id: str, company_id: str | None, fields: CopiedFields) -> None:
         self.issue_id = issue_id
         self.company_id = company_id  # type: ignore[assignment]
         self.assignee_agent_id: str | None = None
@@ -43,23 +45,26 @@ class IssueCopy(CompanyScoped):
         self.deleted = False
         self._set_fields(fields)
 
-    def _set_fields(self, fields: Mapping[str, Any]) -> None:
+    def _set_fields(self, fields: CopiedFields) -> None:
         for name, value in fields.items():
             if name in COPIED_FIELDS:
                 setattr(self, name, value)
 
-    def note(self, fields: Mapping[str, Any]) -> bool:
+    def note(self, fields: CopiedFields) -> bool:
         """Record the fields that differ from the copy's; return whether any did."""
-        changes = {
-            k: v
-            for k, v in fields.items()
-            if k in COPIED_FIELDS and getattr(self, k, _MISSING) != v
-        }
+        changes = cast(
+            "CopiedFields",
+            {
+                k: v
+                for k, v in fields.items()
+                if k in COPIED_FIELDS and getattr(self, k, _MISSING) != v
+            },
+        )
         if not changes:
             return False
         self._noted(changes=changes)
         return True
 
     @event("Noted")
-    def _noted(self, changes: dict[str, Any]) -> None:
+    def _noted(self, changes: CopiedFields) -> None:
         self._set_fields(changes)

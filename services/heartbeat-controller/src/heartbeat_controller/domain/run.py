@@ -25,6 +25,13 @@ if TYPE_CHECKING:
 
     from eventsourcing.domain import CanInitAggregate, CanMutateAggregate
 
+    from heartbeat_controller.domain.records import (
+        JsonObject,
+        LaunchRecord,
+        RunAbout,
+        SlotRecord,
+        StageDetailRecord,
+    )
     from heartbeat_controller.domain.stage_detail import StageDetail
 
 __all__ = ["FINISHED_STATUSES", "STAGES", "Run"]
@@ -51,21 +58,19 @@ class Run(CompanyScoped):
     class Event(CompanyScoped.Event):
         """Base of a run's events."""
 
-        about: dict[str, Any] | None = dataclasses.field(default=None, kw_only=True)
+        about: RunAbout | None = dataclasses.field(default=None, kw_only=True)
         """The run's agent, issue and workspace at the time, so that the published event is
         built from the stored one alone."""
 
     def trigger_event(self, event_class: type[CanMutateAggregate[UUID]], **kwargs: Any) -> None:
         """Trigger an event stamped with what it is about (and the run, unless the cause
         names the run acted for)."""
-        kwargs.setdefault(
-            "about",
-            {
-                "agent_id": self.agent_id,
-                "issue_id": self.issue_id,
-                "workspace_id": self.workspace_id,
-            },
-        )
+        about: RunAbout = {
+            "agent_id": self.agent_id,
+            "issue_id": self.issue_id,
+            "workspace_id": self.workspace_id,
+        }
+        kwargs.setdefault("about", about)
         if not _cause_has_run():
             kwargs.setdefault("run_id", str(self.id))
         super().trigger_event(event_class, **kwargs)
@@ -94,7 +99,7 @@ class Run(CompanyScoped):
         wakeup_request_id: str,
         source: str,
         wake_reason: str | None,
-        payload: dict[str, Any] | None,
+        payload: JsonObject | None,
         at: datetime,
     ) -> None:
         self.company_id = company_id
@@ -115,13 +120,13 @@ class Run(CompanyScoped):
         self.waiting_for: str | None = None
         """The workspace whose FIFO it waits in."""
         self.cancel_requested = False
-        self.slot: dict[str, Any] | None = None
-        self.launch: dict[str, Any] | None = None
+        self.slot: SlotRecord | None = None
+        self.launch: LaunchRecord | None = None
         """``slot_id``, ``pid``, ``pgid``, ``started_at``, ``deadline`` (never the token)."""
         self.end: str | None = None
         self.exit_code: int | None = None
         self.signal: str | None = None
-        self.usage: dict[str, Any] | None = None
+        self.usage: JsonObject | None = None
         self.result: Any = None
         self.stdout_excerpt: str | None = None
         self.stderr_excerpt: str | None = None
@@ -171,13 +176,15 @@ class Run(CompanyScoped):
         fields."""
         if stage == self.stage:
             return False
-        plain = msgspec.to_builtins(detail) if detail is not None else None
+        plain: StageDetailRecord | None = (
+            msgspec.to_builtins(detail) if detail is not None else None
+        )
         self._stage_changed(stage=stage, previous_stage=self.stage, detail=plain, at=at)
         return True
 
     @event("StageChanged")
     def _stage_changed(
-        self, stage: str, previous_stage: str, detail: dict[str, Any] | None, at: datetime
+        self, stage: str, previous_stage: str, detail: StageDetailRecord | None, at: datetime
     ) -> None:
         self.stage, self.updated_at = stage, at
 
@@ -258,7 +265,7 @@ class Run(CompanyScoped):
         end: str,
         exit_code: int | None,
         signal: str | None,
-        usage: dict[str, Any] | None,
+        usage: JsonObject | None,
         result: Any,
         stdout_excerpt: str | None,
         stderr_excerpt: str | None,

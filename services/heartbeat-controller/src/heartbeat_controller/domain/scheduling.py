@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from contracts.agents import HttpAdapterConfig, ProcessAdapterConfig
+
+if TYPE_CHECKING:
+    from heartbeat_controller.domain.records import JsonObject
 
 __all__ = ["AgentSnapshot", "Candidate", "Claim", "runnable"]
 
@@ -88,4 +91,4 @@ class Claim:
     """The workspace whose run lease the run holds already (its issue's current one)."""
     source: str
     wake_reason: str | None
-    payload: dict[str, Any] | None
+    payload: JsonObject | None

@@ -5,12 +5,15 @@ one already queued (``coalesced``). ``queued | coalesced`` → ``claimed`` (its 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from uuid import UUID
 
 from eventsourcing.domain import event
 
 from eventstore import CompanyScoped
+
+if TYPE_CHECKING:
+    from heartbeat_controller.domain.records import ActorRecord, JsonObject
 
 __all__ = ["CLOSED_WAKEUP_STATUSES", "WakeupRequest"]
 
@@ -35,9 +38,9 @@ class WakeupRequest(CompanyScoped):
         source: str,
         wake_reason: str | None,
         issue_id: str | None,
-        payload: dict[str, Any] | None,
+        payload: JsonObject | None,
         idempotency_key: str | None,
-        requested_by: dict[str, Any] | None,
+        requested_by: ActorRecord | None,
         status: str,
         queued_run_id: str,
         at: datetime,
@@ -49,7 +52,7 @@ class WakeupRequest(CompanyScoped):
         self.issue_id = issue_id
         self.payload = dict(payload) if payload is not None else None
         self.idempotency_key = idempotency_key
-        self.requested_by = dict(requested_by) if requested_by is not None else None
+        self.requested_by = requested_by.copy() if requested_by is not None else None
         """The actor who asked (``{"type", "id"}``), as reference §1.8 ``requestedByActor*``."""
         self.status = status
         """``queued`` (it queued ``queued_run_id``) or ``coalesced`` (it joined it), then

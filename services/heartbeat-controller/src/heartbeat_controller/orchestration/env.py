@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
-__all__ = ["RunIdentity", "adapter_context", "adapter_env"]
+if TYPE_CHECKING:
+    from heartbeat_controller.domain.records import JsonObject
+
+__all__ = ["AdapterContext", "RunIdentity", "adapter_context", "adapter_env"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +73,22 @@ def adapter_env(
     return env
 
 
-def adapter_context(identity: RunIdentity, token: str) -> dict[str, Any]:
+class AdapterContext(TypedDict):
+    """The JSON an ``http`` adapter receives (``LaunchAdapter.context``). A plain dict at
+    runtime, with no repr of its own: it holds the run token and is never logged."""
+
+    apiUrl: str
+    apiKey: str
+    runId: str
+    agentId: str
+    companyId: str
+    taskId: str | None
+    wakeReason: str | None
+    workspaceId: str | None
+    wakePayload: JsonObject | None
+
+
+def adapter_context(identity: RunIdentity, token: str) -> AdapterContext:
     """The JSON an ``http`` adapter receives: the same facts as the environment.
 
     Args:

@@ -43,7 +43,7 @@ def launch_command(work: RunWork, grant: SlotGrant, token: str, *, api_url: str)
             trusted=work.trusted,
             url=config.url,
             headers=dict(config.headers),
-            context=adapter_context(identity, token),
+            context=dict(adapter_context(identity, token)),
         )
     if config is None:
         raise ValueError(f"run {work.run_id} has no adapter config to launch with")

@@ -13,6 +13,7 @@ from heartbeat_controller.orchestration.ports import run_principal
 
 if TYPE_CHECKING:
     from contracts.base import Principal
+    from heartbeat_controller.domain.records import JsonObject
     from heartbeat_controller.domain.stage_detail import WorkspaceDetail
     from heartbeat_controller.orchestration.context import RunChannel
 
@@ -44,7 +45,7 @@ class RunWork:
     trusted: bool = False
     timeout_sec: int = 3600
     wake_reason: str | None = None
-    payload: dict[str, Any] | None = None
+    payload: JsonObject | None = None
     stage: str = "workspace_resolution"
     slot_granted: bool = False
     launched: bool = False

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from heartbeat_controller.domain import AGENT_FIELDS, Agent, InvalidInputError, ValidationError
+from heartbeat_controller.domain import Agent, InvalidInputError, ValidationError
 from heartbeat_controller.domain.adapter_config import (
     config_as_dict,
     shape_hint,
@@ -20,6 +20,7 @@ from servicekit.access import Access, AccessDeniedError, Action, ActorKind, Reso
 if TYPE_CHECKING:
     from contracts.agents import AgentView, CreateAgent, UpdateAgent
     from contracts.base import Principal
+    from heartbeat_controller.domain.records import AgentChanges
 
 __all__ = ["AgentUseCases"]
 
@@ -65,7 +66,25 @@ TRUST_REVOKED = (
 )
 
 
-def _check_trust(access: Access, changes: dict[str, Any], current: Agent) -> str | None:
+def _changes_of(cmd: UpdateAgent) -> AgentChanges:
+    """The fields ``cmd`` sets (those not left out), as sent."""
+    changes: AgentChanges = {}
+    if not isinstance(cmd.name, msgspec.UnsetType):
+        changes["name"] = cmd.name
+    if not isinstance(cmd.adapter_type, msgspec.UnsetType):
+        changes["adapter_type"] = cmd.adapter_type
+    if not isinstance(cmd.adapter_config, msgspec.UnsetType):
+        changes["adapter_config"] = cmd.adapter_config
+    if not isinstance(cmd.trust_level, msgspec.UnsetType):
+        changes["trust_level"] = cmd.trust_level
+    if not isinstance(cmd.max_concurrent_runs, msgspec.UnsetType):
+        changes["max_concurrent_runs"] = cmd.max_concurrent_runs
+    if not isinstance(cmd.heartbeat_interval_sec, msgspec.UnsetType):
+        changes["heartbeat_interval_sec"] = cmd.heartbeat_interval_sec
+    return changes
+
+
+def _check_trust(access: Access, changes: AgentChanges, current: Agent) -> str | None:
     """Who grants trust with this change (the admin's id), or None; refuse what no one may.
 
     Raises:
@@ -82,9 +101,9 @@ def _check_trust(access: Access, changes: dict[str, Any], current: Agent) -> str
                 field=other[0],
             )
         return access.actor_id if changes.get("trust_level") == "trusted" else None
-    runs_other = any(
-        name in changes and changes[name] != getattr(current, name)
-        for name in ("adapter_type", "adapter_config")
+    runs_other = (
+        changes.get("adapter_type", current.adapter_type) != current.adapter_type
+        or changes.get("adapter_config", current.adapter_config) != current.adapter_config
     )
     if current.trusted and runs_other:
         # The admin trusted what the agent ran: whatever the board makes it run instead is
@@ -172,11 +191,7 @@ class AgentUseCases(UseCaseBase):
         access = Access.of(principal)
         access.reach(Resource.AGENT, Action.WRITE)
         current = self.live_agent(access, cmd.agent_id)
-        changes = {
-            name: getattr(cmd, name)
-            for name in AGENT_FIELDS
-            if getattr(cmd, name) is not msgspec.UNSET
-        }
+        changes = _changes_of(cmd)
         granted_by = _check_trust(access, changes, current)
         if "name" in changes:
             changes["name"] = _check_name(changes["name"])

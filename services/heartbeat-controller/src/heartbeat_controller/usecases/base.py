@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
     from eventsourcing.utils import EnvType
 
+    from heartbeat_controller.domain.records import ActorRecord, JsonObject
+
 __all__ = ["UseCaseBase", "cause_of"]
 
 
@@ -138,7 +140,7 @@ class UseCaseBase(HeartbeatReadModels):
         source: str,
         reason: str | None,
         issue_id: str | None,
-        payload: dict[str, Any] | None,
+        payload: JsonObject | None,
         key: str | None,
         requested_by: Actor | None,
         at: datetime,
@@ -159,6 +161,7 @@ class UseCaseBase(HeartbeatReadModels):
         queued_run = self.queued_by_target.get(target_key(agent_id, issue_id))
         wakeup_id, run_id = uuid4(), UUID(queued_run) if queued_run else uuid4()
         status = "coalesced" if queued_run else "queued"
+        requester: ActorRecord | None = msgspec.to_builtins(requested_by) if requested_by else None
         wakeup = WakeupRequest.request(
             wakeup_id,
             company_id=agent.company_id,
@@ -168,7 +171,7 @@ class UseCaseBase(HeartbeatReadModels):
             issue_id=issue_id,
             payload=payload,
             idempotency_key=key,
-            requested_by=msgspec.to_builtins(requested_by) if requested_by else None,
+            requested_by=requester,
             status=status,
             queued_run_id=str(run_id),
             at=at,

@@ -116,7 +116,7 @@ class RunUseCases(UseCaseBase):
                 agent_id=run.agent_id,
                 name=agent.name,
                 adapter_type=agent.adapter_type,
-                adapter_config=parse_adapter_config(agent.adapter_type, agent.adapter_config),  # type: ignore[arg-type]
+                adapter_config=parse_adapter_config(agent.adapter_type, agent.adapter_config),
                 trusted=agent.trusted,
             )
             claims.append(

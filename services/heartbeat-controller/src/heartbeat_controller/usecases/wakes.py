@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from eventsourcing.persistence import Tracking
 
     from contracts.base import Principal
+    from heartbeat_controller.domain.records import CopiedFields
 
 __all__ = ["MAX_PAYLOAD_BYTES", "WakeUseCases"]
 
@@ -222,7 +223,7 @@ class WakeUseCases(UseCaseBase):
         return accepted
 
 
-def _issue_fields(event: Any) -> dict[str, Any] | None:
+def _issue_fields(event: Any) -> CopiedFields | None:
     """What an ``issue.*`` event of the realizer says of the copied fields (None: nothing)."""
     if isinstance(event, IssueCreated):
         return {"status": event.status, "assignee_agent_id": event.assignee_agent_id}

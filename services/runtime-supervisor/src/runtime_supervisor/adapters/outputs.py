@@ -6,7 +6,7 @@ are hidden before anything is stored (as the realizer does for its steps)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -15,6 +15,7 @@ from telemetry import scrub_url_secrets
 if TYPE_CHECKING:
     from contracts.execution_views import WorkspaceOperationDetail
     from runtime_supervisor.application import RuntimeSupervisorApplication
+    from runtime_supervisor.domain.operations import OperationMetadata
 
 __all__ = [
     "MAX_OUTPUT_RANGE",
@@ -78,7 +79,7 @@ async def finish_with_output(
     stdout: bytes,
     stderr: bytes,
     truncated: bool = False,
-    metadata: Mapping[str, Any] | None = None,
+    metadata: OperationMetadata | None = None,
 ) -> WorkspaceOperationDetail:
     """Write the step's output files (in a thread), then record its end on the store's thread.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol, TypedDict, Unpack
 
 from runtime_supervisor.domain.config.effective import (
     EffectiveConfig,
@@ -18,7 +18,15 @@ from runtime_supervisor.domain.config.effective import (
     service_by_index,
 )
 
-__all__ = ["ACTIONS", "Action", "ControlError", "RowLike", "Selection", "select_targets"]
+__all__ = [
+    "ACTIONS",
+    "Action",
+    "ControlError",
+    "ControlErrorDetails",
+    "RowLike",
+    "Selection",
+    "select_targets",
+]
 
 Action = Literal["start", "stop", "restart", "run"]
 ACTIONS: dict[str, Action] = {"start": "start", "stop": "stop", "restart": "restart", "run": "run"}
@@ -26,15 +34,26 @@ _NOT_DEFINED = "Selected runtime service is not defined in this execution worksp
 _ACTIVE = frozenset({"provisioning", "starting", "running"})
 
 
+class ControlErrorDetails(TypedDict, total=False):
+    """What a refused control request names (the error reply's ``details``)."""
+
+    action: str
+    serviceIndex: int | None
+    runtimeServiceId: str
+    workspaceCommandId: str | None
+    workspaceCommandKind: str
+    workspaceCommandName: str
+
+
 class ControlError(Exception):
     """A refused control request: ``code`` and ``status`` for the error reply."""
 
     def __init__(
-        self, code: str, status: int, message: str, details: dict[str, Any] | None = None
+        self, code: str, status: int, message: str, details: ControlErrorDetails | None = None
     ) -> None:
         super().__init__(message)
         self.code, self.status, self.message = code, status, message
-        self.details: dict[str, Any] = details or {}
+        self.details: ControlErrorDetails = details or {}
 
 
 class RowLike(Protocol):
@@ -224,9 +243,9 @@ def _of_command(message: str, command: WorkspaceCommand) -> ControlError:
     )
 
 
-def _unprocessable(message: str, **details: Any) -> ControlError:
+def _unprocessable(message: str, **details: Unpack[ControlErrorDetails]) -> ControlError:
     return ControlError("unprocessable", 422, message, details)
 
 
-def _not_found(message: str, **details: Any) -> ControlError:
+def _not_found(message: str, **details: Unpack[ControlErrorDetails]) -> ControlError:
     return ControlError("not_found", 404, message, details)

@@ -12,15 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Final, Literal
+from typing import Final, Literal, TypedDict
 
 __all__ = [
     "ELIGIBLE_ISSUE_STATUSES",
     "LEASE_TTL",
     "TERMINAL_RUN_STATUSES",
     "ControlLease",
+    "LeaseConflict",
+    "LeaseConflictDetails",
     "LeaseDecision",
     "ReclaimReason",
+    "ReclaimedFrom",
     "decide",
     "owner_key",
     "stale_reason",
@@ -82,29 +85,84 @@ class ControlLease:
     expires_at: datetime
 
 
+class ReclaimedFrom(TypedDict):
+    """Whom a reclaimed lease was taken from and why, as the ``ControlLeaseReclaimed`` event
+    stores it (camelCase, like the wire's ``reclaimedFrom``)."""
+
+    ownerKey: str
+    reason: str
+    """A :data:`ReclaimReason`."""
+
+
+class LeaseConflictDetails(TypedDict):
+    """The details of the 409 ``workspace_runtime_lease_conflict`` (reference §6.8)."""
+
+    executionWorkspaceId: str | None
+    requestedAction: str
+    requestedOwnerKey: str
+    ownerKey: str
+    ownerIssueId: str | None
+    ownerRunId: str | None
+    ownerAgentId: str | None
+    lastAction: str
+    claimedAt: datetime
+    renewedAt: datetime
+    expiresAt: datetime
+    remediation: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeaseConflict:
+    """Who holds the lease a request was refused for, and what the requester may do."""
+
+    execution_workspace_id: str | None
+    requested_action: str
+    requested_owner_key: str
+    holder: ControlLease
+    remediation: str
+
+    def details(self) -> LeaseConflictDetails:
+        """The 409's details."""
+        holder = self.holder
+        return {
+            "executionWorkspaceId": self.execution_workspace_id,
+            "requestedAction": self.requested_action,
+            "requestedOwnerKey": self.requested_owner_key,
+            "ownerKey": holder.owner_key,
+            "ownerIssueId": holder.owner_issue_id,
+            "ownerRunId": holder.owner_run_id,
+            "ownerAgentId": holder.owner_agent_id,
+            "lastAction": holder.last_action,
+            "claimedAt": holder.claimed_at,
+            "renewedAt": holder.renewed_at,
+            "expiresAt": holder.expires_at,
+            "remediation": self.remediation,
+        }
+
+
 @dataclass(frozen=True, kw_only=True)
 class LeaseDecision:
     """What a control request does to the lease.
 
     ``lease`` is the lease to keep after a ``claimed``, ``renewed`` or ``reclaimed`` outcome;
-    ``reclaimed_from`` is ``{ownerKey, reason}`` after a reclaim; ``conflict`` holds the details of
-    the 409 (reference §6.8) when the outcome is ``conflict``.
+    ``reclaimed_from`` is ``{ownerKey, reason}`` after a reclaim; ``conflict`` holds the holder
+    and the remediation of the 409 (reference §6.8) when the outcome is ``conflict``.
     """
 
     outcome: Literal["bypassed", "claimed", "renewed", "reclaimed", "conflict"]
     lease: ControlLease | None = None
-    reclaimed_from: dict[str, str] | None = None
-    conflict: dict[str, Any] | None = None
+    reclaimed_from: ReclaimedFrom | None = None
+    conflict: LeaseConflict | None = None
 
     @property
     def message(self) -> str:
         """A one-line account of the decision (the 409's message for a conflict)."""
         if self.conflict is None:
             return f"Runtime-control lease {self.outcome}"
-        details = self.conflict
+        holder = self.conflict.holder
         return (
-            f"The runtime services of this workspace are controlled by {details['ownerKey']} "
-            f"(last action {details['lastAction']}) until {details['expiresAt'].isoformat()}"
+            f"The runtime services of this workspace are controlled by {holder.owner_key} "
+            f"(last action {holder.last_action}) until {holder.expires_at.isoformat()}"
         )
 
 
@@ -193,24 +251,17 @@ def decide(
 
 def _conflict(
     current: ControlLease, requested: str, action: str, workspace_id: str | None
-) -> dict[str, Any]:
+) -> LeaseConflict:
     remediation = (
         f"Do not retry this {action}: {current.owner_key} controls this workspace's runtime "
         f"services until {current.expires_at.isoformat()}. Continue without it, wait until that "
         "owner's issue is closed, its run ends or the lease expires, or ask a board user to "
         f"{action} the services."
     )
-    return {
-        "executionWorkspaceId": workspace_id,
-        "requestedAction": action,
-        "requestedOwnerKey": requested,
-        "ownerKey": current.owner_key,
-        "ownerIssueId": current.owner_issue_id,
-        "ownerRunId": current.owner_run_id,
-        "ownerAgentId": current.owner_agent_id,
-        "lastAction": current.last_action,
-        "claimedAt": current.claimed_at,
-        "renewedAt": current.renewed_at,
-        "expiresAt": current.expires_at,
-        "remediation": remediation,
-    }
+    return LeaseConflict(
+        execution_workspace_id=workspace_id,
+        requested_action=action,
+        requested_owner_key=requested,
+        holder=current,
+        remediation=remediation,
+    )

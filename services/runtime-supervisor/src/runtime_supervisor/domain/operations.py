@@ -6,18 +6,73 @@ output. Same row shape as the realizer's; the full (capped) output lives in file
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final, TypedDict
 from uuid import UUID
 
 from eventsourcing.domain import event
 
 from runtime_supervisor.domain.base import CompanyScoped
 from runtime_supervisor.domain.errors import StateConflictError
+from runtime_supervisor.domain.leases import ReclaimedFrom
 from servicekit.workspace_audit import EXCERPT_BYTES, excerpt
 
-__all__ = ["EXCERPT_BYTES", "OPERATION_STATUSES", "SupervisorOperation", "excerpt"]
+if TYPE_CHECKING:
+    from contracts.runtime_commands import RuntimeLeaseOutcome
+
+__all__ = [
+    "EXCERPT_BYTES",
+    "OPERATION_STATUSES",
+    "OperationMetadata",
+    "RuntimeLeaseMetadata",
+    "SupervisorOperation",
+    "excerpt",
+    "lease_metadata",
+]
 
 OPERATION_STATUSES: Final = ("running", "succeeded", "failed", "skipped")
+
+
+class RuntimeLeaseMetadata(TypedDict):
+    """The runtime-control lease an action ran under (``RuntimeLeaseOutcome`` as stored)."""
+
+    outcome: str
+    ownerKey: str | None
+    reclaimedFrom: ReclaimedFrom | None
+
+
+class OperationMetadata(TypedDict, total=False):
+    """What the supervisor shows with an operation (its ``metadata``), as stored: set when it
+    begins, added to when it ends; each kind of step sets some of these."""
+
+    action: str
+    """``start``, ``stop``, ``restart`` or ``run`` (control actions, the archive's stop)."""
+    reason: str
+    runtimeServiceIds: list[str]
+    workspaceCommandKind: str
+    """``service``, ``job`` or ``runtime_provision``."""
+    workspaceCommandId: str | None
+    workspaceCommandName: str | None
+    serviceIndex: int | None
+    runtimeServiceId: str | None
+    runtimeLease: RuntimeLeaseMetadata
+    label: str
+    exitSignal: int | None
+    timedOut: bool
+    outcome: str
+    stdoutTotalBytes: int
+    stderrTotalBytes: int
+
+
+def lease_metadata(lease: RuntimeLeaseOutcome) -> RuntimeLeaseMetadata:
+    """The lease an action ran under, as its operation's metadata stores it."""
+    taken_from = lease.reclaimed_from
+    return {
+        "outcome": lease.outcome,
+        "ownerKey": lease.owner_key,
+        "reclaimedFrom": (
+            {"ownerKey": taken_from.owner_key, "reason": taken_from.reason} if taken_from else None
+        ),
+    }
 
 
 class SupervisorOperation(CompanyScoped):
@@ -49,7 +104,7 @@ class SupervisorOperation(CompanyScoped):
         command: str,
         cwd: str,
         started_at: datetime,
-        metadata: dict[str, Any],
+        metadata: OperationMetadata,
     ) -> None:
         self.company_id = company_id
         self.target_key = target_key
@@ -66,7 +121,7 @@ class SupervisorOperation(CompanyScoped):
         self.truncated = False
         self.stdout_bytes = self.stderr_bytes = 0
         self.log_dir: str | None = None
-        self.metadata: dict[str, Any] = dict(metadata)
+        self.metadata: OperationMetadata = metadata.copy()
 
     def finish(
         self,
@@ -78,7 +133,7 @@ class SupervisorOperation(CompanyScoped):
         stderr: bytes,
         truncated: bool,
         log_dir: str | None,
-        metadata: dict[str, Any] | None = None,
+        metadata: OperationMetadata | None = None,
     ) -> None:
         """Record how it ended, with the last 64 KiB of each stream.
 
@@ -119,11 +174,11 @@ class SupervisorOperation(CompanyScoped):
         stdout_bytes: int,
         stderr_bytes: int,
         log_dir: str | None,
-        metadata: dict[str, Any],
+        metadata: OperationMetadata,
     ) -> None:
         self.status, self.exit_code, self.finished_at = status, exit_code, finished_at
         self.stdout_excerpt, self.stderr_excerpt = stdout_excerpt, stderr_excerpt
         self.truncated = truncated
         self.stdout_bytes, self.stderr_bytes = stdout_bytes, stderr_bytes
         self.log_dir = log_dir
-        self.metadata = dict(metadata)
+        self.metadata = metadata.copy()

@@ -5,7 +5,7 @@ one alone."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from runtime_supervisor.domain.base import CompanyScoped
 
@@ -14,7 +14,16 @@ if TYPE_CHECKING:
 
     from eventsourcing.domain import CanMutateAggregate
 
-__all__ = ["AboutStamped"]
+__all__ = ["AboutStamped", "ServiceAbout"]
+
+
+class ServiceAbout(TypedDict):
+    """What a service instance's stored event is about (its ``about``)."""
+
+    execution_workspace_id: str | None
+    project_workspace_id: str | None
+    service_name: str
+    port: int | None
 
 
 class AboutStamped(CompanyScoped):
@@ -29,20 +38,18 @@ class AboutStamped(CompanyScoped):
     class Event(CompanyScoped.Event):
         """Base of a service instance's events."""
 
-        about: dict[str, Any] | None = dataclasses.field(default=None, kw_only=True)
+        about: ServiceAbout | None = dataclasses.field(default=None, kw_only=True)
         """Its target and name at the time (``execution_workspace_id``,
         ``project_workspace_id``, ``service_name``, ``port``), so the published event is built
         from the stored one alone (the created event carries them as its own fields)."""
 
     def trigger_event(self, event_class: type[CanMutateAggregate[UUID]], **kwargs: Any) -> None:
         """Trigger an event stamped with what it is about."""
-        kwargs.setdefault(
-            "about",
-            {
-                "execution_workspace_id": self.execution_workspace_id,
-                "project_workspace_id": self.project_workspace_id,
-                "service_name": self.service_name,
-                "port": self.port,
-            },
-        )
+        about: ServiceAbout = {
+            "execution_workspace_id": self.execution_workspace_id,
+            "project_workspace_id": self.project_workspace_id,
+            "service_name": self.service_name,
+            "port": self.port,
+        }
+        kwargs.setdefault("about", about)
         super().trigger_event(event_class, **kwargs)

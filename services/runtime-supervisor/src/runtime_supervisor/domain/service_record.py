@@ -6,7 +6,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Literal, TypedDict
+
+import msgspec
+
+from contracts.workspace_config import StopPolicy
 
 __all__ = [
     "HEALTH_STATUSES",
@@ -14,7 +18,9 @@ __all__ = [
     "LIVE_STATUSES",
     "SERVICE_STATUSES",
     "ServiceRecord",
+    "StoredStopPolicy",
     "record_of",
+    "stop_policy_of",
     "tail_text",
 ]
 
@@ -24,6 +30,20 @@ LIVE_STATUSES: Final = frozenset({"starting", "running"})
 HEALTH_STATUSES: Final = ("unknown", "healthy", "unhealthy")
 LAST_OUTPUT_CHARS: Final = 4096
 """The tail of a service's output kept with its end (reference §6.2: the last ≤ 4 KB)."""
+
+
+class StoredStopPolicy(TypedDict, total=False):
+    """A service's stop policy as its ``StartBegan`` event stores it: the configured
+    :class:`~contracts.workspace_config.StopPolicy` as plain camelCase data (``{type,
+    idleSeconds}``; a reader defaults a missing ``type`` to ``manual``)."""
+
+    type: Literal["manual", "idle_timeout", "on_run_finish"]
+    idleSeconds: int | None
+
+
+def stop_policy_of(stored: StoredStopPolicy | None) -> StopPolicy | None:
+    """A stored stop policy as the wire carries it."""
+    return None if stored is None else msgspec.convert(stored, StopPolicy)
 
 
 def tail_text(text: str | None, limit: int = LAST_OUTPUT_CHARS) -> str | None:
@@ -52,7 +72,7 @@ class ServiceRecord:
     scope_type: str | None
     scope_id: str | None
     reuse_key: str | None
-    stop_policy: dict[str, Any] | None
+    stop_policy: StoredStopPolicy | None
     run_dir: str | None
     started_by_run_id: str | None
     owner_agent_id: str | None
@@ -88,5 +108,5 @@ def record_of(service: Any) -> ServiceRecord:
     values = {f.name: getattr(service, f.name) for f in dataclasses.fields(ServiceRecord)}
     values["id"] = str(service.id)
     values["lease_run_ids"] = tuple(service.lease_run_ids)
-    values["stop_policy"] = dict(service.stop_policy) if service.stop_policy is not None else None
+    values["stop_policy"] = service.stop_policy.copy() if service.stop_policy is not None else None
     return ServiceRecord(**values)

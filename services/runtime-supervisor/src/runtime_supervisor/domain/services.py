@@ -11,7 +11,7 @@ a stop racing) is ignored. Leases are the runs holding it (reference §6.6-§6.7
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from eventsourcing.domain import event
@@ -21,6 +21,7 @@ from runtime_supervisor.domain.service_record import (
     HEALTH_STATUSES,
     LIVE_STATUSES,
     ServiceRecord,
+    StoredStopPolicy,
     record_of,
     tail_text,
 )
@@ -59,7 +60,7 @@ class RuntimeService(AboutStamped):
         scope_type: str | None,
         scope_id: str | None,
         reuse_key: str | None,
-        stop_policy: dict[str, Any] | None,
+        stop_policy: StoredStopPolicy | None,
         run_dir: str | None,
         started_by_run_id: str | None,
         owner_agent_id: str | None,
@@ -74,7 +75,7 @@ class RuntimeService(AboutStamped):
         self.service_index, self.command, self.cwd = service_index, command, cwd
         self.port, self.url, self.lifecycle = port, url, lifecycle
         self.scope_type, self.scope_id, self.reuse_key = scope_type, scope_id, reuse_key
-        self.stop_policy = dict(stop_policy) if stop_policy is not None else None
+        self.stop_policy = stop_policy.copy() if stop_policy is not None else None
         self.run_dir = run_dir
         self.started_by_run_id, self.owner_agent_id = started_by_run_id, owner_agent_id
         self.lease_run_ids = list(lease_run_ids)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 from uuid import UUID
 
 from eventsourcing.domain import event
@@ -34,6 +34,7 @@ __all__ = [
     "AdapterSlot",
     "RunFinishedError",
     "SandboxUnavailableError",
+    "SlotAbout",
     "SlotState",
     "SlotUnavailableError",
 ]
@@ -61,20 +62,28 @@ class RunFinishedError(RuntimeSupervisorError):
     code = ErrorCode.RUN_FINISHED
 
 
+class SlotAbout(TypedDict):
+    """The run a slot's stored event is about (its ``about``)."""
+
+    agent_id: str
+    workspace_id: str | None
+
+
 class AdapterSlot(CompanyScoped):
     """One slot granted to one run (see the module's docstring)."""
 
     class Event(CompanyScoped.Event):
         """Base of a slot's events."""
 
-        about: dict[str, Any] | None = dataclasses.field(default=None, kw_only=True)
+        about: SlotAbout | None = dataclasses.field(default=None, kw_only=True)
         """``agent_id`` and ``workspace_id`` of the run at the time, so the published event is
         built from the stored one alone."""
 
     def trigger_event(self, event_class: type[CanMutateAggregate[UUID]], **kwargs: Any) -> None:
         """Trigger an event stamped with its run and what it is about."""
         kwargs.setdefault("run_id", self.run_id)
-        kwargs.setdefault("about", {"agent_id": self.agent_id, "workspace_id": self.workspace_id})
+        about: SlotAbout = {"agent_id": self.agent_id, "workspace_id": self.workspace_id}
+        kwargs.setdefault("about", about)
         super().trigger_event(event_class, **kwargs)
 
     @classmethod

@@ -10,20 +10,24 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict
 from uuid import UUID, uuid5
 
 from eventsourcing.domain import event
 
 from runtime_supervisor.domain.base import CompanyScoped
-from runtime_supervisor.domain.leases import ControlLease
+from runtime_supervisor.domain.leases import ControlLease, ReclaimedFrom
 
 if TYPE_CHECKING:
     from eventsourcing.domain import CanMutateAggregate
 
 __all__ = [
     "LEASE_OUTCOMES",
+    "ControlLeaseState",
+    "LeaseOwner",
     "Provisioning",
+    "ProvisioningState",
+    "TargetAbout",
     "TargetKind",
     "WorkspaceRuntime",
     "parse_target_key",
@@ -70,25 +74,69 @@ class Provisioning:
     checkout_version: int
 
 
+class ProvisioningState(TypedDict):
+    """:class:`Provisioning` as the aggregate keeps it (built from its provisioning events)."""
+
+    status: Literal["running", "succeeded", "failed"]
+    operation_id: str | None
+    command: str | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: str | None
+    checkout_version: int
+
+
+class _Unstarted(TypedDict):
+    """What an end recorded with no start before it assumes of the start."""
+
+    command: None
+    started_at: None
+    checkout_version: int
+
+
+class TargetAbout(TypedDict):
+    """The target a runtime's stored event is about (its ``about``)."""
+
+    execution_workspace_id: str | None
+    project_workspace_id: str | None
+
+
+class LeaseOwner(TypedDict):
+    """The owner of a runtime-control lease, as its lease events store it (``owner``)."""
+
+    owner_key: str
+    owner_issue_id: str | None
+    owner_run_id: str | None
+    owner_agent_id: str | None
+
+
+class ControlLeaseState(LeaseOwner):
+    """The runtime-control lease as the aggregate keeps it (built from its lease events)."""
+
+    last_action: str | None
+    claimed_at: datetime
+    renewed_at: datetime
+    expires_at: datetime
+    reclaimed_from: ReclaimedFrom | None
+
+
 class WorkspaceRuntime(CompanyScoped):
     """The supervisor's facts about one target's runtime as a whole."""
 
     class Event(CompanyScoped.Event):
         """Base of a target runtime's events."""
 
-        about: dict[str, Any] | None = dataclasses.field(default=None, kw_only=True)
+        about: TargetAbout | None = dataclasses.field(default=None, kw_only=True)
         """The target (``execution_workspace_id``, ``project_workspace_id``), so the published
         event is built from the stored one alone."""
 
     def trigger_event(self, event_class: type[CanMutateAggregate[UUID]], **kwargs: Any) -> None:
         """Trigger an event stamped with its target."""
-        kwargs.setdefault(
-            "about",
-            {
-                "execution_workspace_id": self.execution_workspace_id,
-                "project_workspace_id": self.project_workspace_id,
-            },
-        )
+        about: TargetAbout = {
+            "execution_workspace_id": self.execution_workspace_id,
+            "project_workspace_id": self.project_workspace_id,
+        }
+        kwargs.setdefault("about", about)
         super().trigger_event(event_class, **kwargs)
 
     @staticmethod
@@ -111,8 +159,8 @@ class WorkspaceRuntime(CompanyScoped):
         self.project_workspace_id = project_workspace_id
         self.desired_state: str | None = None
         self.service_states: dict[str, str] = {}
-        self.provisioning: dict[str, Any] | None = None
-        self.control_lease: dict[str, Any] | None = None
+        self.provisioning: ProvisioningState | None = None
+        self.control_lease: ControlLeaseState | None = None
 
     # -- desired state ---------------------------------------------------------------------
 
@@ -185,10 +233,11 @@ class WorkspaceRuntime(CompanyScoped):
         action: str | None,
         at: datetime,
         expires_at: datetime,
-        reclaimed_from: dict[str, Any] | None = None,
+        reclaimed_from: ReclaimedFrom | None = None,
     ) -> None:
-        """Record a lease the rule granted: ``claimed``, ``renewed`` or ``reclaimed``."""
-        owner = {
+        """Record a lease the rule granted: ``claimed``, ``renewed`` or ``reclaimed`` (which
+        names whom it was taken from, ``reclaimed_from``)."""
+        owner: LeaseOwner = {
             "owner_key": owner_key,
             "owner_issue_id": owner_issue_id,
             "owner_run_id": owner_run_id,
@@ -199,25 +248,27 @@ class WorkspaceRuntime(CompanyScoped):
         elif outcome == "renewed":
             self._lease_renewed(owner=owner, action=action, at=at, expires_at=expires_at)
         elif outcome == "reclaimed":
+            if reclaimed_from is None:
+                raise ValueError("a reclaimed lease names whom it was taken from")
             self._lease_reclaimed(
                 owner=owner,
                 action=action,
                 at=at,
                 expires_at=expires_at,
-                reclaimed_from=dict(reclaimed_from or {}),
+                reclaimed_from=reclaimed_from.copy(),
             )
         else:
             raise ValueError(f"a lease outcome to record is one of {', '.join(LEASE_OUTCOMES)}")
 
     def _hold(
         self,
-        owner: dict[str, str | None],
+        owner: LeaseOwner,
         action: str | None,
         at: datetime,
         expires_at: datetime,
         *,
         claimed_at: datetime | None = None,
-        reclaimed_from: dict[str, Any] | None = None,
+        reclaimed_from: ReclaimedFrom | None = None,
     ) -> None:
         self.control_lease = {
             **owner,
@@ -230,13 +281,13 @@ class WorkspaceRuntime(CompanyScoped):
 
     @event("ControlLeaseClaimed")
     def _lease_claimed(
-        self, owner: dict[str, str | None], action: str | None, at: datetime, expires_at: datetime
+        self, owner: LeaseOwner, action: str | None, at: datetime, expires_at: datetime
     ) -> None:
         self._hold(owner, action, at, expires_at)
 
     @event("ControlLeaseRenewed")
     def _lease_renewed(
-        self, owner: dict[str, str | None], action: str | None, at: datetime, expires_at: datetime
+        self, owner: LeaseOwner, action: str | None, at: datetime, expires_at: datetime
     ) -> None:
         lease = self.control_lease
         claimed_at = (
@@ -247,11 +298,11 @@ class WorkspaceRuntime(CompanyScoped):
     @event("ControlLeaseReclaimed")
     def _lease_reclaimed(
         self,
-        owner: dict[str, str | None],
+        owner: LeaseOwner,
         action: str | None,
         at: datetime,
         expires_at: datetime,
-        reclaimed_from: dict[str, Any],
+        reclaimed_from: ReclaimedFrom,
     ) -> None:
         self._hold(owner, action, at, expires_at, reclaimed_from=reclaimed_from)
 
@@ -289,5 +340,5 @@ class WorkspaceRuntime(CompanyScoped):
         )
 
 
-def _unknown_start() -> dict[str, Any]:
+def _unknown_start() -> _Unstarted:
     return {"command": None, "started_at": None, "checkout_version": 0}

@@ -24,6 +24,7 @@ from runtime_supervisor.domain.config.templates import render, resolve_cwd
 from runtime_supervisor.domain.desired import desired_state_patch
 from runtime_supervisor.domain.environment import service_env
 from runtime_supervisor.domain.identity import require_cwd, template_values
+from runtime_supervisor.domain.operations import lease_metadata
 from runtime_supervisor.orchestration.provisioning import describe_job
 from runtime_supervisor.orchestration.starting import Started, start_service
 from runtime_supervisor.orchestration.stopping import stop_many
@@ -31,6 +32,7 @@ from runtime_supervisor.orchestration.stopping import stop_many
 if TYPE_CHECKING:
     from runtime_supervisor.domain import RuntimeTarget
     from runtime_supervisor.domain.config.effective import EffectiveConfig, WorkspaceCommand
+    from runtime_supervisor.domain.operations import OperationMetadata
     from runtime_supervisor.orchestration.context import Supervisor
     from runtime_supervisor.orchestration.control import ControlPlan
 
@@ -165,18 +167,14 @@ async def start_action(
     )
 
 
-def _job_metadata(job: WorkspaceCommand, plan: ControlPlan) -> dict[str, object]:
+def _job_metadata(job: WorkspaceCommand, plan: ControlPlan) -> OperationMetadata:
     """The job operation's metadata: the command and the runtime lease it ran under."""
     return {
         "workspaceCommandKind": "job",
         "workspaceCommandId": job.id,
         "workspaceCommandName": job.name,
         "label": f'Workspace job "{job.name}"',
-        "runtimeLease": {
-            "outcome": plan.lease.outcome,
-            "ownerKey": plan.lease.owner_key,
-            "reclaimedFrom": plan.lease.reclaimed_from,
-        },
+        "runtimeLease": lease_metadata(plan.lease),
     }
 
 

@@ -13,15 +13,21 @@ desired state and answers with the operation and the target's services.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from contracts.runtime_commands import ControlRuntime, RuntimeControlResult, RuntimeLeaseOutcome
+from contracts.runtime_commands import (
+    ControlRuntime,
+    LeaseReclaim,
+    RuntimeControlResult,
+    RuntimeLeaseOutcome,
+)
 from runtime_supervisor.adapters.outputs import finish_with_output
 from runtime_supervisor.domain import InvalidInputError, NotFoundError, RunBrief, RuntimeTarget
 from runtime_supervisor.domain.config.effective import EffectiveConfig, effective_commands
 from runtime_supervisor.domain.control_rules import Selection, select_targets
 from runtime_supervisor.domain.identity import require_cwd
 from runtime_supervisor.domain.leases import decide, owner_key
+from runtime_supervisor.domain.operations import lease_metadata
 from runtime_supervisor.orchestration.actions import (
     ActionOutcome,
     run_job_action,
@@ -34,9 +40,16 @@ from servicekit.access import Access, AccessDeniedError
 if TYPE_CHECKING:
     from contracts.base import Principal
     from runtime_supervisor.application import RuntimeSupervisorApplication
+    from runtime_supervisor.domain.operations import OperationMetadata
     from runtime_supervisor.orchestration.context import Supervisor
 
-__all__ = ["ControlPlan", "early_holding_run", "execute", "holding_run", "prepare"]
+__all__ = [
+    "ControlPlan",
+    "early_holding_run",
+    "execute",
+    "holding_run",
+    "prepare",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -166,11 +179,15 @@ def _claim(
         execution_workspace_id=plan_target.execution_workspace_id,
     )
     app.claim_control_lease(plan_target, decision)  # a conflict raises the 409
-    lease = decision.lease
+    lease, taken_from = decision.lease, decision.reclaimed_from
     outcome = RuntimeLeaseOutcome(
         outcome=decision.outcome,  # type: ignore[arg-type]
         owner_key=lease.owner_key if lease else None,
-        reclaimed_from=dict(decision.reclaimed_from) if decision.reclaimed_from else None,
+        reclaimed_from=(
+            LeaseReclaim(owner_key=taken_from["ownerKey"], reason=taken_from["reason"])
+            if taken_from
+            else None
+        ),
         expires_at=lease.expires_at if lease else None,
     )
     return outcome, issue_id
@@ -225,8 +242,8 @@ async def prepare(sup: Supervisor, request: ControlRuntime) -> ControlPlan:
     return plan
 
 
-def _metadata(plan: ControlPlan) -> dict[str, Any]:
-    selection, lease = plan.selection, plan.lease
+def _metadata(plan: ControlPlan) -> OperationMetadata:
+    selection = plan.selection
     command = selection.command
     return {
         "action": selection.action,
@@ -235,11 +252,7 @@ def _metadata(plan: ControlPlan) -> dict[str, Any]:
         "workspaceCommandName": command.name if command else None,
         "serviceIndex": selection.service_index,
         "runtimeServiceId": selection.runtime_service_id,
-        "runtimeLease": {
-            "outcome": lease.outcome,
-            "ownerKey": lease.owner_key,
-            "reclaimedFrom": lease.reclaimed_from,
-        },
+        "runtimeLease": lease_metadata(plan.lease),
     }
 
 

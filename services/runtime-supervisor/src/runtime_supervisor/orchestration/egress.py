@@ -22,6 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from runtime_supervisor.adapters.containment.egress import (
+    PolicyFile,
+    RuleEntry,
+    RunFile,
+    TallyFile,
     policy_path,
     project_rules_path,
     read_json,
@@ -79,16 +83,14 @@ def _project_rules(app: RuntimeSupervisorApplication, project_id: str) -> list[A
 def _write_policy(home: Path, folder: Path, owner: EgressOwner, rules: list[Any] | None) -> None:
     if owner.project_id is not None and rules is not None:
         write_json(project_rules_path(home, owner.project_id), {"rules": rules})
-    write_json(
-        policy_path(folder),
-        {
-            "companyId": owner.company_id,
-            "target": owner.target_key,
-            "executionWorkspaceId": owner.execution_workspace_id,
-            "projectWorkspaceId": owner.project_workspace_id,
-            "projectId": owner.project_id,
-        },
-    )
+    policy: PolicyFile = {
+        "companyId": owner.company_id,
+        "target": owner.target_key,
+        "executionWorkspaceId": owner.execution_workspace_id,
+        "projectWorkspaceId": owner.project_workspace_id,
+        "projectId": owner.project_id,
+    }
+    write_json(policy_path(folder), policy)
 
 
 async def open_namespace(
@@ -110,13 +112,13 @@ async def open_namespace(
 
 def hold(folder: Path, run_id: str, rules: Sequence[EgressRule]) -> None:
     """The run ``run_id`` holds the namespace now; its agent's ``rules`` apply (blocking)."""
-    entries = [{"host": r.host, "port": r.port} for r in rules]
+    entries: list[RuleEntry] = [{"host": r.host, "port": r.port} for r in rules]
     write_json(run_path(folder), {"runId": run_id, "rules": entries})
 
 
 def let_go(folder: Path, run_id: str) -> None:
     """The run ``run_id`` ended: its entries no longer apply (another run's stay)."""
-    found = read_json(run_path(folder))
+    found = read_json(run_path(folder), RunFile)
     if found is not None and found.get("runId") == run_id:
         run_path(folder).unlink(missing_ok=True)
 
@@ -128,7 +130,7 @@ def _when(raw: Any) -> datetime:
         return datetime.now(UTC)
 
 
-def _periods(tally: dict[str, Any], running: str | None, gone: bool) -> list[EgressPeriod]:
+def _periods(tally: TallyFile, running: str | None, gone: bool) -> list[EgressPeriod]:
     """The periods of a tally: all but the last ended; the last too when the namespace is gone
     or another run (or none) holds it now."""
     raw = [p for p in tally.get("periods") or [] if isinstance(p, dict)]
@@ -141,7 +143,7 @@ def _periods(tally: dict[str, Any], running: str | None, gone: bool) -> list[Egr
             Seen(
                 host=str(s["host"]),
                 port=int(s["port"]),
-                verdict=s["verdict"],
+                verdict="allowed" if s["verdict"] == "allowed" else "denied",
                 count=int(s["count"]),
                 first_at=_when(s.get("firstAt")),
                 last_at=_when(s.get("lastAt")),
@@ -186,15 +188,15 @@ async def _namespace(sup: Supervisor, state: _Watch, folder: Path) -> None:
     """Record what is new in one namespace's tally."""
     gone = not (NETNS_DIR / folder.name).exists()
     tally_file = tally_path(folder)
-    run = read_json(run_path(folder)) or {}
+    run = read_json(run_path(folder), RunFile) or {}
     running = run.get("runId") if isinstance(run.get("runId"), str) else None
     try:
         mark = (tally_file.stat().st_mtime, running)
     except OSError:
         mark = None
     if mark is not None and (state.tallies.get(folder) != mark or gone):
-        policy = read_json(policy_path(folder)) or {}
-        tally = read_json(tally_file) or {}
+        policy = read_json(policy_path(folder), PolicyFile) or {}
+        tally = read_json(tally_file, TallyFile) or {}
         company = policy.get("companyId")
         if isinstance(company, str) and company:
             owner = EgressOwner(

@@ -3,10 +3,11 @@ position it reacts to (one transaction), so an event is applied exactly once."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from runtime_supervisor.domain import CopyKind, RuntimeService, UpstreamCopy
+from runtime_supervisor.domain.copies import CopyCounter, CopyFields
 from runtime_supervisor.usecases.services import Release, ServiceUseCases
 
 if TYPE_CHECKING:
@@ -23,12 +24,12 @@ class CopyUseCases(ServiceUseCases):
         kind: CopyKind,
         key: str,
         company_id: str | None,
-        fields: Mapping[str, Any],
-        increments: Sequence[str],
+        fields: CopyFields,
+        increments: Sequence[CopyCounter],
     ) -> UpstreamCopy | None:
         """The copy with ``fields`` noted (created when new); None when nothing changed."""
         existing = self.copy_of(kind, key)
-        values = dict(fields)
+        values = fields.copy()
         for name in increments:
             values[name] = int(existing.get(name, 0) if existing else 0) + 1
         if existing is None:
@@ -47,10 +48,10 @@ class CopyUseCases(ServiceUseCases):
         kind: CopyKind,
         key: str,
         company_id: str | None,
-        fields: Mapping[str, Any],
+        fields: CopyFields,
         tracking: Tracking | None = None,
         *,
-        increments: Sequence[str] = (),
+        increments: Sequence[CopyCounter] = (),
     ) -> bool:
         """Note what an upstream event says of a record (created on its first event, whichever
         it is); return whether the copy changed.
@@ -71,7 +72,7 @@ class CopyUseCases(ServiceUseCases):
         self,
         run_id: str,
         company_id: str | None,
-        fields: Mapping[str, Any],
+        fields: CopyFields,
         tracking: Tracking | None = None,
     ) -> list[Release]:
         """A run ended: note it and release every lease it held, in one save (reference §6.7).

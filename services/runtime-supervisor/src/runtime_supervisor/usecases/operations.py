@@ -4,8 +4,7 @@ with its outcome (``outputs.py`` writes the full output files first, off the sto
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from eventstore import current_cause
 from runtime_supervisor.domain import SupervisorOperation
@@ -15,6 +14,7 @@ from runtime_supervisor.usecases.views import operation_detail
 if TYPE_CHECKING:
     from contracts.execution_views import WorkspaceOperationDetail
     from runtime_supervisor.domain import RuntimeTarget
+    from runtime_supervisor.domain.operations import OperationMetadata
 
 __all__ = ["OperationUseCases"]
 
@@ -32,7 +32,7 @@ class OperationUseCases(Queries):
         issue_id: str | None = None,
         operation_id: str | None = None,
         run_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: OperationMetadata | None = None,
         operation_ref: str | None = None,
     ) -> str:
         """Record a step that begins now, ``running``; return its id.
@@ -63,7 +63,7 @@ class OperationUseCases(Queries):
             command=command,
             cwd=cwd,
             started_at=self.now(),
-            metadata=dict(metadata or {}),
+            metadata=metadata.copy() if metadata is not None else {},
         )
         self.save(operation)
         return str(operation.id)
@@ -78,7 +78,7 @@ class OperationUseCases(Queries):
         stderr: bytes = b"",
         truncated: bool = False,
         log_dir: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: OperationMetadata | None = None,
     ) -> WorkspaceOperationDetail:
         """Record how a step ended (``succeeded``, ``failed`` or ``skipped``) with the last 64 KiB
         of each stream; ``truncated`` when the capture was capped."""
@@ -92,7 +92,7 @@ class OperationUseCases(Queries):
             stderr=stderr,
             truncated=truncated,
             log_dir=log_dir,
-            metadata=dict(metadata) if metadata is not None else None,
+            metadata=metadata.copy() if metadata is not None else None,
         )
         self.save(operation)
         return operation_detail(self.operations[operation_ref])

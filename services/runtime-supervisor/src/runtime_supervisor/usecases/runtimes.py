@@ -97,7 +97,9 @@ class RuntimeUseCases(Queries):
             LeaseConflictError: The decision is a ``conflict`` (409, its details).
         """
         if decision.outcome == "conflict":
-            raise LeaseConflictError(decision.message, **(decision.conflict or {}))
+            if decision.conflict is None:
+                raise LeaseConflictError(decision.message)
+            raise LeaseConflictError(decision.message, **decision.conflict.details())
         if decision.outcome == "bypassed":
             return self.control_lease(target)
         lease = decision.lease
@@ -113,7 +115,7 @@ class RuntimeUseCases(Queries):
             action=lease.last_action,
             at=lease.renewed_at,
             expires_at=lease.expires_at,
-            reclaimed_from=dict(decision.reclaimed_from) if decision.reclaimed_from else None,
+            reclaimed_from=decision.reclaimed_from,
         )
         self.save(runtime)
         return self.control_lease(target)

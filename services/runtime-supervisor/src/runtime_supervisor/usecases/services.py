@@ -5,8 +5,7 @@ store thread; these record what it did, each in one save."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -18,6 +17,7 @@ from runtime_supervisor.domain import (
     ServiceRecord,
     StateConflictError,
 )
+from runtime_supervisor.domain.service_record import StoredStopPolicy
 from runtime_supervisor.usecases.queries import owner_label
 from runtime_supervisor.usecases.service_leases import Release, ServiceLeaseUseCases
 
@@ -45,7 +45,7 @@ class ServiceUseCases(ServiceLeaseUseCases):
         scope_type: str | None = None,
         scope_id: str | None = None,
         reuse_key: str | None = None,
-        stop_policy: Mapping[str, Any] | StopPolicy | None = None,
+        stop_policy: StoredStopPolicy | StopPolicy | None = None,
         run_dir: str | None = None,
         started_by_run_id: str | None = None,
         owner_agent_id: str | None = None,
@@ -273,11 +273,11 @@ class ServiceUseCases(ServiceLeaseUseCases):
         return self._change(service_id, lambda s: s.touch(at))
 
 
-def _plain_policy(policy: Mapping[str, Any] | StopPolicy | None) -> dict[str, Any] | None:
+def _plain_policy(policy: StoredStopPolicy | StopPolicy | None) -> StoredStopPolicy | None:
     """A stop policy as stored: plain camelCase data."""
     if policy is None:
         return None
     if isinstance(policy, StopPolicy):
-        plain: dict[str, Any] = msgspec.to_builtins(policy)
+        plain: StoredStopPolicy = msgspec.to_builtins(policy)
         return plain
-    return dict(policy)
+    return policy.copy()

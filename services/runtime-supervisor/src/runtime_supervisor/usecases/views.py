@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from contracts import execution_views as ev
+from runtime_supervisor.domain.service_record import stop_policy_of
 from servicekit import workspace_audit
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def service_brief(
         command=record.command,
         cwd=record.cwd,
         pid=record.pid,
-        stop_policy=dict(record.stop_policy) if record.stop_policy is not None else None,
+        stop_policy=stop_policy_of(record.stop_policy),
         lease_run_ids=list(record.lease_run_ids),
         started_by_run_id=record.started_by_run_id,
         owner_agent_id=record.owner_agent_id,

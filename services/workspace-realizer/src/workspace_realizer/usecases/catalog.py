@@ -43,10 +43,13 @@ class CatalogUseCases(Queries):
     ) -> None:
         """Keep what an admin let the company use of the host
         (``company.host_access_changed.v1``), with the inbox position."""
-        copy = self.company_copy(company_id)
-        if copy is None:
+        known = self.company_copy(company_id)
+        if known is None:
             self.save_with_tracking(tracking=tracking)
             return
+        # Changed as loaded from the store: the read model's own object takes the event when
+        # it is projected (changing that one in place made every projection of it fail).
+        copy: CompanyCopy = self.load(str(known.id))
         copy.note_host_access(host_trusted=host_trusted, allowed_roots=allowed_roots)
         self.save_with_tracking(copy, tracking=tracking)
 

@@ -29,13 +29,20 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NotRequired, TypedDict, TypeVar, cast
 
 __all__ = [
     "ALWAYS_LOCAL",
     "Network",
     "Policy",
+    "PolicyFile",
+    "ProjectRulesFile",
     "Rule",
+    "RuleEntry",
+    "RunFile",
+    "TallyFile",
+    "TallyPeriod",
+    "TallySeen",
     "network_list",
     "policy_path",
     "project_rules_path",
@@ -45,6 +52,66 @@ __all__ = [
     "tally_path",
     "write_json",
 ]
+
+
+class RuleEntry(TypedDict):
+    """One allowlist entry as the files hold it (``port`` absent or None: every port)."""
+
+    host: str
+    port: NotRequired[int | None]
+
+
+class PolicyFile(TypedDict, total=False):
+    """``policy.json``: whose namespace it is (written at each launch into it)."""
+
+    companyId: str
+    target: str | None
+    executionWorkspaceId: str | None
+    projectWorkspaceId: str | None
+    projectId: str | None
+
+
+class RunFile(TypedDict, total=False):
+    """``run.json``: the run holding the namespace's workspace, and its agent's entries."""
+
+    runId: str
+    rules: list[RuleEntry]
+
+
+class ProjectRulesFile(TypedDict, total=False):
+    """``egress/projects/<id>.json``: a project's allowlist, as the copy of the project says."""
+
+    rules: list[RuleEntry]
+
+
+class TallySeen(TypedDict):
+    """One destination a period of ``tally.json`` counted (``*``/0: the overflow)."""
+
+    host: str
+    port: int
+    verdict: str
+    """``allowed`` or ``denied``."""
+    count: int
+    firstAt: str
+    lastAt: str
+
+
+class TallyPeriod(TypedDict):
+    """One period of ``tally.json``: a run's (``runId``) or an idle one (``idle:<when>``)."""
+
+    period: str
+    runId: str | None
+    seen: list[TallySeen]
+
+
+class TallyFile(TypedDict, total=False):
+    """``tally.json``: what the gate saw, per period (``current``: the one counting now)."""
+
+    current: str
+    periods: list[TallyPeriod]
+
+
+EgressFile = TypeVar("EgressFile", PolicyFile, RunFile, ProjectRulesFile, TallyFile)
 
 ALWAYS_LOCAL: Final = ("0.0.0.0/8", "127.0.0.0/8", "169.254.0.0/16", "224.0.0.0/4", "240.0.0.0/4")
 """Networks that are the host's own (or nobody's) on every host."""
@@ -152,16 +219,18 @@ def project_rules_path(home: Path, project_id: str) -> Path:
     return home / "egress" / "projects" / f"{project_id}.json"
 
 
-def read_json(path: Path) -> dict[str, Any] | None:
-    """The object in ``path`` (None: missing or unreadable)."""
+def read_json(path: Path, shape: type[EgressFile]) -> EgressFile | None:
+    """The object in ``path``, a file of format ``shape`` (None: missing, unreadable or not an
+    object). What it holds is not checked against ``shape``: the file may be older or damaged,
+    so each reader checks the values it uses (and leaves out what it cannot read)."""
     with contextlib.suppress(OSError, ValueError):
         data = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(data, dict):
-            return data
+            return cast("EgressFile", data)
     return None
 
 
-def write_json(path: Path, data: Mapping[str, Any]) -> None:
+def write_json(path: Path, data: PolicyFile | RunFile | ProjectRulesFile | TallyFile) -> None:
     """Replace ``path`` with ``data`` at once (a reader sees the old or the new file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.part")

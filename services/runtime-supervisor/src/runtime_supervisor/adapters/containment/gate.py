@@ -25,13 +25,20 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from runtime_supervisor.adapters.containment import dns
 from runtime_supervisor.adapters.containment.egress import (
     ALWAYS_LOCAL,
+    EgressFile,
     Network,
     Policy,
+    PolicyFile,
+    ProjectRulesFile,
+    RunFile,
+    TallyFile,
+    TallyPeriod,
+    TallySeen,
     network_list,
     policy_path,
     project_rules_path,
@@ -82,15 +89,18 @@ class Gate:
         self.lock = threading.Lock()
         self.names: OrderedDict[str, list[str]] = OrderedDict()
         """Address -> the names the gate answered with it (newest first)."""
-        self.periods: OrderedDict[str, dict[str, dict[str, Any]]] = OrderedDict()
+        self.periods: OrderedDict[str, dict[str, TallySeen]] = OrderedDict()
         self.current = ""
         """The key of the period counting now: the run's id, or ``idle:<when it began>``."""
         self.run: str | None = "-"
         """The run of the current period (``-``: none began yet)."""
         self.dirty = False
-        self._files: dict[Path, tuple[tuple[int, int, int], dict[str, Any] | None]] = {}
+        self._files: dict[
+            Path,
+            tuple[tuple[int, int, int], PolicyFile | RunFile | ProjectRulesFile | TallyFile | None],
+        ] = {}
 
-    def _read(self, path: Path) -> dict[str, Any] | None:
+    def _read(self, path: Path, shape: type[EgressFile]) -> EgressFile | None:
         """``path`` as last written (read again when it was replaced or changed)."""
         try:
             found = path.stat()
@@ -99,18 +109,21 @@ class Gate:
             return None
         mark = (found.st_ino, found.st_mtime_ns, found.st_size)  # each write is a new file
         cached = self._files.get(path)
-        if cached is None or cached[0] != mark:
-            cached = (mark, read_json(path))
-            self._files[path] = cached
-        return cached[1]
+        if cached is not None and cached[0] == mark:
+            return cast("EgressFile | None", cached[1])
+        found_file = read_json(path, shape)
+        self._files[path] = (mark, found_file)
+        return found_file
 
     def policy(self) -> Policy:
         """The namespace's policy now (its files as they are)."""
-        own = self._read(policy_path(self.folder)) or {}
-        run = self._read(run_path(self.folder)) or {}
+        own = self._read(policy_path(self.folder), PolicyFile) or {}
+        run = self._read(run_path(self.folder), RunFile) or {}
         project = own.get("projectId")
         shared = (
-            self._read(project_rules_path(self.home, project)) if isinstance(project, str) else None
+            self._read(project_rules_path(self.home, project), ProjectRulesFile)
+            if isinstance(project, str)
+            else None
         )
         rules = (*rules_of((shared or {}).get("rules")), *rules_of(run.get("rules")))
         run_id = run.get("runId") if isinstance(run.get("runId"), str) else None
@@ -160,7 +173,7 @@ class Gate:
                 self.dirty = True
 
     def _flush_locked(self) -> None:
-        periods = [
+        periods: list[TallyPeriod] = [
             {
                 "period": key,
                 "runId": None if key.startswith("idle:") else key,
@@ -168,7 +181,8 @@ class Gate:
             }
             for key, seen in self.periods.items()
         ]
-        write_json(tally_path(self.folder), {"current": self.current, "periods": periods})
+        tally: TallyFile = {"current": self.current, "periods": periods}
+        write_json(tally_path(self.folder), tally)
         self.dirty = False
 
     def flusher(self) -> None:

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final, TypedDict, cast
 
 from runtime_supervisor.adapters.process.inspect import proc_stat
 
@@ -119,11 +119,28 @@ _SERVICE: Final = "relay.json"
 _LOOPBACK: Final = "127.0.0.1"
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+class RelayRecord(TypedDict, total=False):
+    """A relay's or gate's record (``relay.json``, ``api.json``, ``fwd-<port>.json``,
+    ``gate.json``): the key it was started for (``port``, ``netns``, ``source``; a gate's
+    ``netns`` and ``open``), then its process (``pid`` and ``startTime``: None until it
+    announced itself) and its command line."""
+
+    port: int
+    netns: str
+    source: str
+    open: str
+    pid: int | None
+    startTime: int | None
+    argv: list[str]
+
+
+def _read(path: Path) -> RelayRecord | None:
+    """The record in ``path`` (None: missing, unreadable or not an object). Its values are not
+    checked here: the record may be damaged, so its readers check what they use."""
     with contextlib.suppress(OSError, ValueError):
         data = json.loads(path.read_text(encoding="utf-8"))
         if isinstance(data, dict):
-            return data
+            return cast("RelayRecord", data)
     return None
 
 
@@ -136,11 +153,11 @@ def _locked(record: Path) -> Iterator[None]:
         yield
 
 
-def _ensure(record: Path, listen: str, target: str, key: dict[str, object]) -> Relay:
+def _ensure(record: Path, listen: str, target: str, key: RelayRecord) -> Relay:
     return _keep(record, key, [_RELAY, listen, target], f"the relay {listen} -> {target}")
 
 
-def _keep(record: Path, key: dict[str, object], argv: list[str], what: str) -> Relay:
+def _keep(record: Path, key: RelayRecord, argv: list[str], what: str) -> Relay:
     """The live process ``record`` names for ``key``, else a new one started with ``argv``.
 
     The record is written before the process starts (with its command line and no pid): a
@@ -164,7 +181,7 @@ def _keep(record: Path, key: dict[str, object], argv: list[str], what: str) -> R
         return relay
 
 
-def _write(record: Path, data: dict[str, object]) -> None:
+def _write(record: Path, data: RelayRecord) -> None:
     """Replace ``record`` at once (a kill mid-write leaves the old one or the new one)."""
     partial = record.with_suffix(".json.tmp")
     partial.write_text(json.dumps(data))

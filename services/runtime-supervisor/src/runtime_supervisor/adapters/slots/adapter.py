@@ -29,7 +29,15 @@ from runtime_supervisor.domain import EXCERPT_BYTES
 if TYPE_CHECKING:
     from runtime_supervisor.adapters.containment.cgroups import Unit
 
-__all__ = ["ADAPTER_GRACE", "AdapterOutcome", "AdapterProcess", "last_line_json", "spawn_adapter"]
+__all__ = [
+    "ADAPTER_GRACE",
+    "AdapterOutcome",
+    "AdapterProcess",
+    "AdapterReport",
+    "adapter_report",
+    "last_line_json",
+    "spawn_adapter",
+]
 
 ADAPTER_GRACE: Final = 5.0
 _READ: Final = 64 * 1024
@@ -52,9 +60,29 @@ class AdapterOutcome:
     group_gone: bool = True
 
 
-def last_line_json(stdout_tail: bytes) -> tuple[dict[str, Any] | None, Any, bool]:
-    """``(usage, result, found)`` from the last non-empty line when it is a JSON object with
-    ``usage`` or ``result``."""
+@dataclass(frozen=True, kw_only=True)
+class AdapterReport:
+    """What an adapter reported as JSON: its ``usage`` (the adapter's own numbers, passed on
+    unread) and its ``result``."""
+
+    usage: dict[str, Any] | None
+    result: Any
+
+
+def adapter_report(value: Any) -> AdapterReport | None:
+    """The report in a decoded JSON value: an object with ``usage`` or ``result`` (None: the
+    value is not one)."""
+    if isinstance(value, dict) and ("usage" in value or "result" in value):
+        usage = value.get("usage")
+        return AdapterReport(
+            usage=usage if isinstance(usage, dict) else None, result=value.get("result")
+        )
+    return None
+
+
+def last_line_json(stdout_tail: bytes) -> AdapterReport | None:
+    """The report on the last non-empty line, when it is a JSON object with ``usage`` or
+    ``result``."""
     for raw in reversed(stdout_tail.splitlines()):
         line = raw.strip()
         if not line:
@@ -62,12 +90,9 @@ def last_line_json(stdout_tail: bytes) -> tuple[dict[str, Any] | None, Any, bool
         try:
             value = json.loads(line)
         except ValueError:
-            return None, None, False
-        if isinstance(value, dict) and ("usage" in value or "result" in value):
-            usage = value.get("usage")
-            return (usage if isinstance(usage, dict) else None), value.get("result"), True
-        return None, None, False
-    return None, None, False
+            return None
+        return adapter_report(value)
+    return None
 
 
 def _text(data: bytes) -> str:
@@ -165,7 +190,7 @@ class AdapterProcess:
 
     def _outcome(self, code: int, gone: bool, limit: str | None = None) -> AdapterOutcome:
         out, err = bytes(self._tails.get("stdout", b"")), bytes(self._tails.get("stderr", b""))
-        usage, result, _found = last_line_json(out[-EXCERPT_BYTES:])
+        report = last_line_json(out[-EXCERPT_BYTES:])
         exit_code: int | None = code
         sig: str | None = None
         if code < 0:
@@ -195,8 +220,8 @@ class AdapterProcess:
             end=end,
             exit_code=exit_code,
             signal=sig,
-            usage=usage,
-            result=result,
+            usage=report.usage if report else None,
+            result=report.result if report else None,
             stdout_excerpt=_text(out),
             stderr_excerpt=_text(err),
             log_bytes=size,

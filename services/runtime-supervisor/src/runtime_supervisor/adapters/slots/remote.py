@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from runtime_supervisor.adapters.slots.adapter import AdapterOutcome
+from runtime_supervisor.adapters.slots.adapter import AdapterOutcome, adapter_report
 from runtime_supervisor.domain import EXCERPT_BYTES
 
 __all__ = ["post_context"]
@@ -50,17 +50,12 @@ async def post_context(
             log_bytes=len(response.content),
             error="the agent's URL answered something other than JSON",
         )
-    usage: dict[str, Any] | None = None
-    result: Any = value
-    if isinstance(value, dict) and ("usage" in value or "result" in value):
-        found = value.get("usage")
-        usage = found if isinstance(found, dict) else None
-        result = value.get("result")
+    report = adapter_report(value)
     return AdapterOutcome(
         end="exited",
         exit_code=0,
-        usage=usage,
-        result=result,
+        usage=report.usage if report else None,
+        result=report.result if report else value,
         stdout_excerpt=body,
         log_bytes=len(response.content),
     )
