@@ -16,6 +16,7 @@ from runtime_supervisor.adapters.containment import gate as gate_module
 from runtime_supervisor.adapters.containment.egress import (
     Policy,
     Rule,
+    TallyFile,
     network_list,
     policy_path,
     project_rules_path,
@@ -60,8 +61,8 @@ def _write(path: Path, data: dict[str, Any]) -> None:
         _later(path)
 
 
-def _tally(folder: Path) -> dict[str, Any]:
-    found = read_json(tally_path(folder))
+def _tally(folder: Path) -> TallyFile:
+    found = read_json(tally_path(folder), TallyFile)
     assert found is not None, "tally.json written"
     return found
 
