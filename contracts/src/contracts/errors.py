@@ -23,6 +23,7 @@ __all__ = [
     "CATALOGUE",
     "DEFAULT_STATUS",
     "CodedError",
+    "DetailedError",
     "ErrorCode",
     "ErrorEntry",
     "describe",
@@ -284,3 +285,14 @@ class CodedError(Exception):
             )
         cls.code = entry.code.value
         cls.status = entry.status if own is None else own
+
+
+class DetailedError(CodedError):
+    """A coded error that names what was wrong: the keyword arguments it is raised with become
+    the error reply's ``details`` (``NotFoundError("no such issue", issueId=...)``)."""
+
+    details: dict[str, object]
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.details = details

@@ -110,7 +110,7 @@ class ServiceApplication(Application[UUID]):
     def project(self, domain_event: DomainEventProtocol[UUID]) -> None:
         """Apply one stored event to the read models (in notification order)."""
 
-    def read_models(self) -> dict[str, Any]:
+    def read_models(self) -> dict[str, object]:
         """The read models as plain data, comparable between two instances."""
         return {}
 

@@ -75,7 +75,7 @@ class EventTooLargeError(UnpublishableEventError):
     code: Final = MessageTooLargeError.code
     status: Final = MessageTooLargeError.status
 
-    def __init__(self, message: str, details: dict[str, Any]) -> None:
+    def __init__(self, message: str, details: dict[str, object]) -> None:
         super().__init__(message)
         self.details = details
 

@@ -108,7 +108,7 @@ class LiveSnapshot:
 
     service: str
     projected_upto: int
-    read_models: dict[str, Any]
+    read_models: dict[str, object]
     privacy: PrivacyPolicy
 
 

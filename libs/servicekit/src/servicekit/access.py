@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from contracts.base import Actor
-from contracts.errors import CodedError, ErrorCode
+from contracts.errors import DetailedError, ErrorCode
 from servicekit.policy import (
     POLICY,
     WHO,
@@ -58,24 +58,16 @@ __all__ = [
 ]
 
 
-class AccessDeniedError(CodedError, PermissionError):
+class AccessDeniedError(DetailedError, PermissionError):
     """The actor may not do this (403 ``forbidden``); the message says who may."""
 
     code = ErrorCode.FORBIDDEN
 
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details = details
 
-
-class NotVisibleError(CodedError, LookupError):
+class NotVisibleError(DetailedError, LookupError):
     """Another company's thing, answered as if it did not exist (404 ``not_found``)."""
 
     code = ErrorCode.NOT_FOUND
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 def kind_of(principal: Principal) -> ActorKind:

@@ -11,10 +11,10 @@ thread, so the service keeps answering while it runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from contracts import subjects
-from contracts.errors import CodedError, ErrorCode
+from contracts.errors import DetailedError, ErrorCode
 from contracts.service import (
     AuditTrail,
     GetAuditTrail,
@@ -34,15 +34,10 @@ if TYPE_CHECKING:
 __all__ = ["NotFoundError", "register_common_endpoints"]
 
 
-class NotFoundError(CodedError, LookupError):
+class NotFoundError(DetailedError, LookupError):
     """The thing asked for does not exist (or belongs to another company)."""
 
     code = ErrorCode.NOT_FOUND
-    details: dict[str, Any]
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 async def register_common_endpoints(runtime: ServiceRuntime) -> None:

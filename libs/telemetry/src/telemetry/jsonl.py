@@ -35,7 +35,7 @@ def _iso(ns: int | None) -> str | None:
     return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
-def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, object]:
     if not attributes:
         return {}
     return {
@@ -43,7 +43,7 @@ def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     }
 
 
-def span_to_dict(span: ReadableSpan) -> dict[str, Any]:
+def span_to_dict(span: ReadableSpan) -> dict[str, object]:
     """Render a finished span as a JSON-ready dict.
 
     Args:

@@ -18,7 +18,7 @@ import logging
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from opentelemetry import trace
 from opentelemetry.trace import format_span_id, format_trace_id
@@ -46,7 +46,7 @@ _RESERVED = frozenset(
 )
 
 
-def _extra_fields(record: logging.LogRecord) -> dict[str, Any]:
+def _extra_fields(record: logging.LogRecord) -> dict[str, object]:
     return {
         k: v for k, v in record.__dict__.items() if k not in _RESERVED and not k.startswith("_")
     }
@@ -106,7 +106,7 @@ class JsonFormatter(logging.Formatter):
             One line of JSON, without the newline.
         """
         moment = datetime.fromtimestamp(record.created, tz=UTC)
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "ts": moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "level": record.levelname,
             "service": self.service_name,

@@ -130,7 +130,7 @@ def redact_value(name: str, value: Any) -> Any:
     return value
 
 
-def redact_fields(fields: Mapping[Any, Any]) -> dict[str, Any]:
+def redact_fields(fields: Mapping[Any, Any]) -> dict[str, object]:
     """Redact every value of a mapping by its key.
 
     Args:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from api_gateway.domain import ApiKey, Company, DeletedAgent, RunToken, Session
 from eventstore import ServiceApplication
@@ -255,7 +255,7 @@ class GatewayReadModels(ServiceApplication):
             record, revoked_at=at, revoked_because=because
         )
 
-    def read_models(self) -> dict[str, Any]:
+    def read_models(self) -> dict[str, object]:
         """The read models, for replay verification."""
         return {
             "companies": dict(self.companies),

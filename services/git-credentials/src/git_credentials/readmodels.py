@@ -98,7 +98,7 @@ class CredentialsReadModels(ServiceApplication):
                     )
                 )
 
-    def read_models(self) -> dict[str, Any]:
+    def read_models(self) -> dict[str, object]:
         """The read models as plain data, for replay verification (no value, no ciphertext)."""
         return {
             "secrets": dict(self.secrets),

@@ -146,7 +146,7 @@ class HeartbeatReadModels(ServiceApplication):
             if run.waiting_for is not None:
                 self.workspace_waiters.setdefault(run.waiting_for, []).append(key)
 
-    def read_models(self) -> dict[str, Any]:
+    def read_models(self) -> dict[str, object]:
         """The read models as plain data, for replay verification."""
         return {
             "agents": {k: aggregate_state(a) for k, a in self.agents.items()},

@@ -173,7 +173,7 @@ class SupervisorReadModels(ServiceApplication):
             self.services_by_run.setdefault(run_id, set()).add(key)
         self._leases[key] = leases
 
-    def read_models(self) -> dict[str, Any]:
+    def read_models(self) -> dict[str, object]:
         """The read models as plain data, for replay verification."""
         return {
             "copies": {

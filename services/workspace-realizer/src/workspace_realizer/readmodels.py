@@ -95,7 +95,7 @@ class RealizerReadModels(ServiceApplication):
             ids = self.operations_by_workspace.setdefault(aggregate.execution_workspace_id, [])
             ids.append(key)
 
-    def read_models(self) -> dict[str, Any]:
+    def read_models(self) -> dict[str, object]:
         """The read models as plain data, for replay verification."""
         models = {
             name: {key: aggregate_state(agg) for key, agg in getattr(self, name).items()}

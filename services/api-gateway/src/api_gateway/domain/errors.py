@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from contracts.errors import CodedError, ErrorCode
+from contracts.errors import DetailedError, ErrorCode
 
 __all__ = [
     "AgentNotFoundError",
@@ -24,14 +22,10 @@ __all__ = [
 ]
 
 
-class GatewayError(CodedError):
+class GatewayError(DetailedError):
     """Base of every error the gateway raises on purpose; ``code``/``status`` feed the HTTP body."""
 
     code = ErrorCode.UNPROCESSABLE
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details: dict[str, Any] = details
 
 
 class UnauthenticatedError(GatewayError):

@@ -75,7 +75,7 @@ class Problem:
     status: int
     code: str
     message: str
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, object] = field(default_factory=dict)
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -93,7 +93,7 @@ _BY_STATUS: Final = {
 """The code of a Litestar ``HTTPException`` by its status (the catalogue's status of each code)."""
 
 
-def _problem(code: ErrorCode, message: str, details: dict[str, Any] | None = None) -> Problem:
+def _problem(code: ErrorCode, message: str, details: dict[str, object] | None = None) -> Problem:
     """A problem with ``code``'s status from the catalogue."""
     return Problem(status_of(code), code.value, message, details or {})
 

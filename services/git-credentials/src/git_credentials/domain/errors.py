@@ -3,9 +3,7 @@ the error reply (ARCHITECTURE §2)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from contracts.errors import CodedError, ErrorCode
+from contracts.errors import DetailedError, ErrorCode
 
 __all__ = [
     "GitCredentialsError",
@@ -16,15 +14,11 @@ __all__ = [
 ]
 
 
-class GitCredentialsError(CodedError):
+class GitCredentialsError(DetailedError):
     """Base of every error the git-credentials raises on purpose; ``code``/``status``/``details``
     become the error reply (ARCHITECTURE §2)."""
 
     code = ErrorCode.STATE_CONFLICT
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 class SecretNotFoundError(GitCredentialsError):

@@ -4,9 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from contracts.errors import CodedError, ErrorCode
+from contracts.errors import DetailedError, ErrorCode
 
 __all__ = [
     "HeartbeatControllerError",
@@ -18,14 +16,10 @@ __all__ = [
 ]
 
 
-class HeartbeatControllerError(CodedError):
+class HeartbeatControllerError(DetailedError):
     """Base of every error the heartbeat-controller raises on purpose."""
 
     code = ErrorCode.STATE_CONFLICT
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 class NotFoundError(HeartbeatControllerError):

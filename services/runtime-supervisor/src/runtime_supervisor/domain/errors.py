@@ -4,9 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from contracts.errors import CodedError, ErrorCode
+from contracts.errors import DetailedError, ErrorCode
 
 __all__ = [
     "ContainmentError",
@@ -23,14 +21,10 @@ __all__ = [
 ]
 
 
-class RuntimeSupervisorError(CodedError):
+class RuntimeSupervisorError(DetailedError):
     """Base of every error the runtime-supervisor raises on purpose."""
 
     code = ErrorCode.STATE_CONFLICT
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details: dict[str, Any] = details
 
 
 class NotFoundError(RuntimeSupervisorError):

@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from contracts.errors import CodedError, ErrorCode
+from contracts.errors import DetailedError, ErrorCode
 
 __all__ = [
     "BranchReconcileRefusedError",
@@ -32,14 +30,10 @@ __all__ = [
 ]
 
 
-class WorkspaceRealizerError(CodedError):
+class WorkspaceRealizerError(DetailedError):
     """Base of every error the workspace-realizer raises on purpose."""
 
     code = ErrorCode.STATE_CONFLICT
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details: dict[str, Any] = details
 
 
 class NotFoundError(WorkspaceRealizerError):
