@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Protocol
+from uuid import UUID
 
 from contracts.base import Actor
 from contracts.execution_views import (
@@ -21,13 +22,13 @@ from eventstore.envelope import event_id
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from uuid import UUID
 
     from contracts.base import Event
 
 __all__ = [
     "EXCERPT_BYTES",
     "OperationRecord",
+    "RefIdentified",
     "audit_row",
     "excerpt",
     "operation_detail",
@@ -36,6 +37,16 @@ __all__ = [
 
 EXCERPT_BYTES: Final = 64 * 1024
 """Output kept per stream in stored events and in replies (ARCHITECTURE §2)."""
+
+
+class RefIdentified:
+    """Mixed into a workspace operation aggregate: its id is the ``operation_ref`` chosen before
+    recording, so that its output files can be named after it."""
+
+    @staticmethod
+    def create_id(operation_ref: str) -> UUID:
+        """The aggregate id of the operation ``operation_ref`` (eventsourcing calls it)."""
+        return UUID(operation_ref)
 
 
 def excerpt(data: bytes) -> tuple[str, bool]:

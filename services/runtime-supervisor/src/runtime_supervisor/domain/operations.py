@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, TypedDict
-from uuid import UUID
 
 from eventsourcing.domain import event
 
 from runtime_supervisor.domain.base import CompanyScoped
 from runtime_supervisor.domain.errors import StateConflictError
 from runtime_supervisor.domain.leases import ReclaimedFrom
-from servicekit.workspace_audit import EXCERPT_BYTES, excerpt
+from servicekit.workspace_audit import EXCERPT_BYTES, RefIdentified, excerpt
 
 if TYPE_CHECKING:
     from contracts.runtime_commands import RuntimeLeaseOutcome
@@ -75,18 +74,13 @@ def lease_metadata(lease: RuntimeLeaseOutcome) -> RuntimeLeaseMetadata:
     }
 
 
-class SupervisorOperation(CompanyScoped):
+class SupervisorOperation(RefIdentified, CompanyScoped):
     """One host step of the supervisor: recorded ``running`` when it begins, then finished with
     its status, exit code and output excerpts.
 
     ``heartbeat_run_id`` is the run it was done for; ``operation_id`` the long operation
     (``GET /api/operations/{id}``) it belongs to.
     """
-
-    @staticmethod
-    def create_id(operation_ref: str) -> UUID:
-        """The id is chosen before recording, so the output files can be named after it."""
-        return UUID(operation_ref)
 
     @event("Began")
     def __init__(

@@ -6,27 +6,21 @@ from __future__ import annotations
 import sys
 from datetime import datetime
 from typing import Any
-from uuid import UUID
 
 from eventsourcing.domain import event
 
 from eventstore.topics import keep_old_topics
-from servicekit.workspace_audit import EXCERPT_BYTES, excerpt
+from servicekit.workspace_audit import EXCERPT_BYTES, RefIdentified, excerpt
 from workspace_realizer.domain.base import CompanyScoped
 
 __all__ = ["EXCERPT_BYTES", "WorkspaceOperation", "excerpt"]
 
 
-class WorkspaceOperation(CompanyScoped):
+class WorkspaceOperation(RefIdentified, CompanyScoped):
     """One finished host step: what ran, where, how it ended, and the tail of its output.
 
     ``heartbeat_run_id`` is the run it was done for (the acting cause's run, if any).
     """
-
-    @staticmethod
-    def create_id(operation_ref: str) -> UUID:
-        """The id is chosen before recording, so the output files can be named after it."""
-        return UUID(operation_ref)
 
     @event("Recorded")
     def __init__(
