@@ -27,6 +27,7 @@ from heartbeat_controller.domain import Agent as A
 from heartbeat_controller.domain import Run as R
 from heartbeat_controller.domain import WakeupRequest as W
 from heartbeat_controller.settings import SERVICE_NAME
+from servicekit.publishing import ContractMap
 
 __all__ = ["to_contract"]
 
@@ -168,14 +169,6 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
 }
 
 
-def to_contract(domain_event: Any) -> Event | None:
-    """The public event for a stored one, or ``None`` when it stays private.
-
-    Args:
-        domain_event: A stored domain event of the controller.
-
-    Returns:
-        The contract event (with its envelope), or None.
-    """
-    mapper = _MAPPERS.get(type(domain_event))
-    return mapper(domain_event) if mapper is not None else None
+to_contract = ContractMap(_MAPPERS)
+"""The public event (with its envelope) for a stored event of the controller, or None when it
+stays private."""

@@ -26,6 +26,7 @@ from runtime_supervisor.domain import RuntimeService as S
 from runtime_supervisor.domain import WorkspaceRuntime as W
 from runtime_supervisor.domain.service_record import stop_policy_of
 from runtime_supervisor.settings import SERVICE_NAME
+from servicekit.publishing import ContractMap
 
 __all__ = ["to_contract"]
 
@@ -239,14 +240,6 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
 }
 
 
-def to_contract(domain_event: Any) -> Event | None:
-    """The public event for a stored one, or ``None`` when it stays private.
-
-    Args:
-        domain_event: A stored domain event of the supervisor.
-
-    Returns:
-        The contract event (with its envelope), or None.
-    """
-    mapper = _MAPPERS.get(type(domain_event))
-    return mapper(domain_event) if mapper is not None else None
+to_contract = ContractMap(_MAPPERS)
+"""The public event (with its envelope) for a stored event of the supervisor, or None when it
+stays private."""

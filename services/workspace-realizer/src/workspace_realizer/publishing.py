@@ -26,7 +26,7 @@ from contracts.workspace_config import (
     ManagedCheckout,
     RuntimeConfig,
 )
-from servicekit.publishing import Envelope, envelope
+from servicekit.publishing import ContractMap, Envelope, envelope
 from workspace_realizer.domain import Issue as I
 from workspace_realizer.domain import Project as P
 from workspace_realizer.domain import ProjectWorkspace as PW
@@ -264,14 +264,6 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
 }
 
 
-def to_contract(domain_event: Any) -> Event | None:
-    """The public event for a stored one, or ``None`` when it stays private.
-
-    Args:
-        domain_event: A stored domain event of the realizer.
-
-    Returns:
-        The contract event (with its envelope), or None.
-    """
-    mapper = _MAPPERS.get(type(domain_event))
-    return mapper(domain_event) if mapper is not None else None
+to_contract = ContractMap(_MAPPERS)
+"""The public event (with its envelope) for a stored event of the realizer, or None when it
+stays private."""
