@@ -119,14 +119,26 @@ check: lint typecheck
     if [ "${#failed[@]}" -gt 0 ]; then echo "failed alone: ${failed[*]}"; exit 1; fi
     echo "every member passes alone"
 
-# Write fresh secrets for docker compose into .env (kept if it exists), mode 0600
+# Write fresh secrets for docker compose into .env, mode 0600; an existing .env is kept, and only
+# the secrets it lacks (one added by a newer docker-compose.yml) are appended to it
 compose-env: install
     #!/usr/bin/env bash
     set -euo pipefail
     cd "{{root}}"
-    if [ -e .env ]; then echo ".env exists; keeping it"; exit 0; fi
-    (umask 077 && "{{bin}}/clipyard" compose-env > .env)
-    echo "wrote .env"
+    if [ ! -e .env ]; then
+        (umask 077 && "{{bin}}/clipyard" compose-env > .env)
+        echo "wrote .env"
+        exit 0
+    fi
+    added=()
+    while IFS= read -r line; do
+        name="${line%%=*}"
+        if ! grep -q "^${name}=" .env; then
+            printf '%s\n' "$line" >> .env
+            added+=("$name")
+        fi
+    done < <("{{bin}}/clipyard" compose-env | grep -v '^#')
+    if [ "${#added[@]}" -gt 0 ]; then echo ".env exists; added ${added[*]}"; else echo ".env exists; keeping it"; fi
 
 # Build and run the containers of docker-compose.yml (needs a Docker engine)
 compose-up: compose-env

@@ -1,37 +1,55 @@
 """docker-compose.yml, checked structurally (no Docker engine runs here), and its PostgreSQL
-init script run for real.
+init script and three-node NATS cluster run for real.
 
 The structure is compared with what the code expects: the five services of ``contracts``, the
 settings ``servicekit`` reads, the schema names of ``eventstore``, the NATS users and config file
-``clipyard up`` uses, and the secrets ``clipyard compose-env`` generates.
+``clipyard up`` uses, and the secrets ``clipyard compose-env`` generates. The NATS nodes' own
+``command`` lists are run with the venv's nats-server, translating only what a container gives
+for free: service host names become 127.0.0.1 with free ports, mounts become the repository's
+files and folders under ``tmp_path``, and ``${...}`` the secrets ``compose-env`` generates.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import signal
 import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
+import nats
 import psycopg
 import pytest
 import yaml
 
-from clipyard_cli.compose import compose_env_lines
+from clipyard_cli.compose import ROUTE_PASSWORD_VAR, compose_env_lines
 from clipyard_cli.home import NATS_USERS, password_env_var
 from clipyard_cli.stack import SERVICE_LAUNCHES, find_nats_config
-from contracts.subjects import SERVICE_NAMES, SERVICES
+from contracts.subjects import EVENT_STREAM, SERVICE_NAMES, SERVICES
 from eventstore import StoreSettings, ensure_postgres_schema
 from eventstore.settings import postgres_schema
+from natsbus.connection import connect as natsbus_connect
+from natsbus.jetstream import ensure_event_stream
+from natsbus.urls import parse_nats_urls
 from servicekit import ServiceSettings
+from testkit.nats_cluster import ClusterNode, NatsCluster
+from testkit.nats_server import NatsServerError, nats_server_binary
+from testkit.procutil import free_port, parent_death_signal, stop_process, tail
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 SERVICES_BLOCK: dict[str, Any] = COMPOSE["services"]
 LAUNCH = {one.name: one for one in SERVICE_LAUNCHES}
 SUBSTITUTION = re.compile(r"\$\{(\w+)(:?[-?][^}]*)?\}")
+NATS_NODES = sorted(n for n, s in SERVICES_BLOCK.items() if str(s.get("image")).startswith("nats:"))
+"""The compose services running nats-server: the nodes of the NATS cluster."""
 
 
 def substitute(value: str, secrets: dict[str, str]) -> str:
@@ -52,9 +70,43 @@ def generated_secrets() -> dict[str, str]:
     return dict(line.split("=", 1) for line in compose_env_lines())
 
 
+SAMPLE_SECRETS = generated_secrets()
+"""One set of secrets as ``compose-env`` writes them, for reading URLs that hold one."""
+
+
+def option(command: list[str], flag: str) -> str:
+    """The value after ``flag`` in a command list (given exactly once)."""
+    assert command.count(flag) == 1, f"{flag} given {command.count(flag)} times in {command}"
+    return command[command.index(flag) + 1]
+
+
+def mounts(service: str) -> dict[str, str]:
+    """A compose service's mounts: the path in the container -> the volume or host path."""
+    return {str(v).split(":")[1]: str(v).split(":")[0] for v in SERVICES_BLOCK[service]["volumes"]}
+
+
+def client_port(node: str) -> int:
+    return int(option(SERVICES_BLOCK[node]["command"], "-p"))
+
+
+def cluster_listen(node: str) -> SplitResult:
+    """The node's route listener, its ``${...}`` resolved with :data:`SAMPLE_SECRETS`."""
+    return urlsplit(
+        substitute(option(SERVICES_BLOCK[node]["command"], "--cluster"), SAMPLE_SECRETS)
+    )
+
+
+def routes(node: str) -> list[SplitResult]:
+    """The node's routes, their ``${...}`` resolved with :data:`SAMPLE_SECRETS`."""
+    value = substitute(option(SERVICES_BLOCK[node]["command"], "--routes"), SAMPLE_SECRETS)
+    return [urlsplit(u) for u in value.split(",")]
+
+
 def test_every_part_of_the_stack_is_a_compose_service() -> None:
-    expected = {"nats", "postgres", "otel-collector", "jaeger", *SERVICE_NAMES.values()}
+    nats_nodes = {"nats-1", "nats-2", "nats-3"}  # the three nodes of one NATS cluster
+    expected = {*nats_nodes, "postgres", "otel-collector", "jaeger", *SERVICE_NAMES.values()}
     assert set(SERVICES_BLOCK) == expected
+    assert set(NATS_NODES) == nats_nodes
 
 
 @pytest.mark.parametrize("name", sorted(SERVICE_NAMES.values()))
@@ -77,7 +129,9 @@ def test_each_service_is_built_from_the_root_with_its_own_dockerfile(name: str) 
 def test_each_service_gets_its_nats_user_postgres_store_and_the_collector(name: str) -> None:
     token = LAUNCH[name].token
     env = {k: str(v) for k, v in SERVICES_BLOCK[name]["environment"].items()}
-    assert env["CLIPYARD_NATS_URL"] == "nats://nats:4222"
+    # Every node of the cluster, by its service name and client port.
+    servers = parse_nats_urls(env["CLIPYARD_NATS_URL"])
+    assert [(s.host, s.port) for s in servers] == [(n, client_port(n)) for n in NATS_NODES]
     assert env["CLIPYARD_NATS_USER"] == token
     assert env["CLIPYARD_NATS_PASSWORD"].startswith(f"${{{password_env_var(token)}:?")
     assert env["CLIPYARD_STORE"] == "postgres"
@@ -93,7 +147,9 @@ def test_each_service_gets_its_nats_user_postgres_store_and_the_collector(name: 
     )
     assert settings.store.kind == "postgres"
     assert settings.nats.user == token
-    assert set(SERVICES_BLOCK[name]["depends_on"]) == {"nats", "postgres", "otel-collector"}
+    assert settings.event_replicas == 3  # WS_EVENTS on three JetStream servers
+    assert len(settings.nats.servers) == len(NATS_NODES) == settings.event_replicas
+    assert set(SERVICES_BLOCK[name]["depends_on"]) == {*NATS_NODES, "postgres", "otel-collector"}
 
 
 def test_only_the_gateway_gets_the_admin_key_and_publishes_http() -> None:
@@ -115,12 +171,13 @@ def test_realizer_and_supervisor_share_the_worktrees_and_credentials_keep_their_
     assert volume("workspace-realizer") not in others
 
 
-def test_nats_runs_jetstream_with_the_config_the_local_stack_uses() -> None:
-    nats = SERVICES_BLOCK["nats"]
+@pytest.mark.parametrize("node", NATS_NODES)
+def test_nats_runs_jetstream_with_the_config_the_local_stack_uses(node: str) -> None:
+    nats = SERVICES_BLOCK[node]
     assert nats["image"] == "nats:2.10"
     command = nats["command"]
     assert "-js" in command
-    mounted = {str(v).split(":")[1]: str(v).split(":")[0] for v in nats["volumes"]}
+    mounted = mounts(node)
     config_in_container = command[command.index("-c") + 1]
     assert (REPO / mounted[config_in_container]).resolve() == find_nats_config({}, start=REPO)
     # Every variable the config reads is given, and every user's password comes from .env.
@@ -136,11 +193,59 @@ def test_nats_runs_jetstream_with_the_config_the_local_stack_uses() -> None:
         )
 
 
+def test_the_nats_nodes_form_one_cluster_each_with_its_own_name_store_and_routes() -> None:
+    first = SERVICES_BLOCK[NATS_NODES[0]]
+    stores: dict[str, str] = {}
+    for node in NATS_NODES:
+        service = SERVICES_BLOCK[node]
+        command = service["command"]
+        # One image, config and environment (the shared anchor); JetStream on each.
+        assert (service["image"], service["environment"]) == (first["image"], first["environment"])
+        assert option(command, "-c") == option(first["command"], "-c")
+        assert "-js" in command
+        assert option(command, "--cluster_name") == "clipyard"
+        assert option(command, "--server_name") == node  # as its peers and clients name it
+        # Its own named volume at the JetStream store folder nats.conf reads.
+        volume = mounts(node)[service["environment"]["CLIPYARD_NATS_STORE_DIR"]]
+        assert volume in COMPOSE["volumes"]
+        stores[node] = volume
+        # Listens for routes on every interface of its container; routes to exactly the others,
+        # by service name and route port.
+        listen = cluster_listen(node)
+        assert (listen.scheme, listen.hostname) == ("nats", "0.0.0.0")
+        assert {(r.hostname, r.port) for r in routes(node)} == {
+            (other, cluster_listen(other).port) for other in NATS_NODES if other != node
+        }
+        # Routes log in as user `route` with the .env secret, on both ends.
+        for url in (listen, *routes(node)):
+            assert (url.username, url.password) == ("route", SAMPLE_SECRETS[ROUTE_PASSWORD_VAR])
+        required = f"${{{ROUTE_PASSWORD_VAR}:?"
+        assert option(command, "--cluster").count(required) == 1
+        assert option(command, "--routes").count(required) == len(NATS_NODES) - 1
+        # Clients get the whole list of nodes, not the containers' addresses.
+        assert "--no_advertise" in command
+    assert len(NATS_NODES) == 3
+    assert len(set(stores.values())) == len(NATS_NODES)
+    assert ROUTE_PASSWORD_VAR in generated_secrets()
+
+
+def test_the_nats_nodes_publish_client_and_monitoring_ports_on_loopback_only() -> None:
+    published: list[int] = []
+    for node in NATS_NODES:
+        command = SERVICES_BLOCK[node]["command"]
+        ports = [str(p).split(":") for p in SERVICES_BLOCK[node]["ports"]]
+        assert all(host == "127.0.0.1" for host, _, _ in ports)
+        inside = {int(container) for _, _, container in ports}
+        assert inside == {client_port(node), int(option(command, "-m"))}  # never the route port
+        published.extend(int(port) for _, port, _ in ports)
+    assert len(set(published)) == len(published)
+    assert "127.0.0.1:4222:4222" in SERVICES_BLOCK[NATS_NODES[0]]["ports"]  # the CLI's default
+
+
 def test_postgres_initialises_one_schema_per_service() -> None:
     postgres = SERVICES_BLOCK["postgres"]
     assert postgres["image"] == "postgres:15"
-    mounts = {str(v).split(":")[1]: str(v).split(":")[0] for v in postgres["volumes"]}
-    init_dir = REPO / mounts["/docker-entrypoint-initdb.d"]
+    init_dir = REPO / mounts("postgres")["/docker-entrypoint-initdb.d"]
     assert init_dir == REPO / "deploy" / "postgres"
     script = init_dir / "10-clipyard-schemas.sh"
     assert os.access(script, os.X_OK)
@@ -208,3 +313,265 @@ def test_the_init_script_isolates_each_services_schema(pg_database: str, tmp_pat
         pytest.raises(psycopg.errors.InsufficientPrivilege),
     ):
         conn.execute("SELECT * FROM clipyard_realizer.probe")
+
+
+# ---------------------------------------------------------------------------------------------
+# The NATS cluster of compose, as processes: each node's own `command`, translated only where a
+# container differs from this host.
+
+
+@dataclass
+class ComposeNats:
+    """The compose NATS nodes running locally (in ``NATS_NODES`` order) and their secrets."""
+
+    cluster: NatsCluster
+    secrets: dict[str, str]
+
+
+def host_path(service: str, path: str, volumes: Path) -> Path:
+    """Where ``path`` of ``service``'s container is here: a bind mount's file in the repository,
+    or a named volume's folder under ``volumes``."""
+    for target, source in mounts(service).items():
+        if path == target or path.startswith(f"{target}/"):
+            named = not source.startswith((".", "/"))
+            base = volumes / source if named else (REPO / source).resolve()
+            return base / path[len(target) :].lstrip("/")
+    raise AssertionError(f"{path} of {service} is on no mount of it")
+
+
+def local_url(url: str, service: str, ports: dict[str, dict[int, int]]) -> str:
+    """A URL of ``service``'s command with the service host names (or ``0.0.0.0``, its own
+    interfaces) made 127.0.0.1 and the container ports made the local ports."""
+    parts = urlsplit(url)
+    target = service if parts.hostname == "0.0.0.0" else str(parts.hostname)
+    assert target in ports, f"{url} names a host that is no NATS service"
+    assert parts.port is not None
+    login = parts.netloc.rpartition("@")[0]
+    netloc = f"{login}@" if login else ""
+    return f"{parts.scheme}://{netloc}127.0.0.1:{ports[target][parts.port]}"
+
+
+def local_command(
+    service: str, ports: dict[str, dict[int, int]], secrets: dict[str, str], volumes: Path
+) -> list[str]:
+    """``service``'s compose command for the venv's nats-server on this host."""
+    command = [substitute(str(arg), secrets) for arg in SERVICES_BLOCK[service]["command"]]
+    local = [str(nats_server_binary())]
+    for flag, arg in zip(["", *command], command, strict=False):
+        if flag == "-a":
+            assert arg == "0.0.0.0"  # every interface of the container: here, loopback
+            local.append("127.0.0.1")
+        elif flag in ("-p", "-m"):
+            local.append(str(ports[service][int(arg)]))
+        elif flag == "-c":
+            local.append(str(host_path(service, arg, volumes)))
+        elif flag == "--cluster":
+            local.append(local_url(arg, service, ports))
+        elif flag == "--routes":
+            local.append(",".join(local_url(u, service, ports) for u in arg.split(",")))
+        else:
+            local.append(arg)
+    return local
+
+
+def local_env(service: str, secrets: dict[str, str], volumes: Path) -> dict[str, str]:
+    """``service``'s compose environment here: paths in the container become their mounts."""
+    env = {"PATH": "/usr/bin:/bin"}
+    for name, raw in SERVICES_BLOCK[service]["environment"].items():
+        value = substitute(str(raw), secrets)
+        env[name] = str(host_path(service, value, volumes)) if value.startswith("/") else value
+    return env
+
+
+def start_compose_nats(base: Path, secrets: dict[str, str]) -> ComposeNats:
+    for attempt in range(3):  # a free port taken meanwhile: try new ports
+        run = base / f"attempt-{attempt}"
+        volumes = run / "volumes"
+        ports = {
+            node: {
+                client_port(node): free_port(),
+                int(option(SERVICES_BLOCK[node]["command"], "-m")): free_port(),
+                int(cluster_listen(node).port or 0): free_port(),
+            }
+            for node in NATS_NODES
+        }
+        nodes: list[ClusterNode] = []
+        envs: list[dict[str, str]] = []
+        for index, node in enumerate(NATS_NODES):
+            command = SERVICES_BLOCK[node]["command"]
+            env = local_env(node, secrets, volumes)
+            store = Path(env["CLIPYARD_NATS_STORE_DIR"])
+            store.mkdir(parents=True)  # docker creates a named volume's folder
+            nodes.append(
+                ClusterNode(
+                    index=index,
+                    name=option(command, "--server_name"),
+                    port=ports[node][client_port(node)],
+                    cluster_port=ports[node][int(cluster_listen(node).port or 0)],
+                    monitor_port=ports[node][int(option(command, "-m"))],
+                    store_dir=store,
+                    log_path=run / f"{node}.log",
+                    args=local_command(node, ports, secrets, volumes),
+                )
+            )
+            envs.append(env)
+        cluster = NatsCluster("clipyard", nodes, run / "scratch", env={})
+        for node_, env in zip(nodes, envs, strict=True):
+            with node_.log_path.open("ab") as log:
+                node_.process = subprocess.Popen(
+                    node_.args,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                    preexec_fn=parent_death_signal(signal.SIGTERM),
+                )
+        try:
+            cluster.ready_after = cluster.wait_ready(timeout=20)
+        except NatsServerError:
+            cluster.stop()
+            if attempt == 2:
+                raise
+            continue
+        return ComposeNats(cluster=cluster, secrets=secrets)
+    raise AssertionError("unreachable")
+
+
+def monitor(node: ClusterNode, endpoint: str) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{node.monitor_url}/{endpoint}", timeout=2) as response:
+        return dict(json.load(response))
+
+
+def monitor_text(node: ClusterNode, endpoint: str) -> str:
+    with urllib.request.urlopen(f"{node.monitor_url}/{endpoint}", timeout=2) as response:
+        return bytes(response.read()).decode()
+
+
+def route_peers(node: ClusterNode) -> set[str]:
+    return {str(r["remote_name"]) for r in monitor(node, "routez")["routes"]}
+
+
+@pytest.fixture(scope="module")
+def compose_nats(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ComposeNats]:
+    running = start_compose_nats(tmp_path_factory.mktemp("compose-nats"), generated_secrets())
+    try:
+        yield running
+    finally:
+        running.cluster.stop()
+
+
+@pytest.mark.integration
+def test_the_compose_nats_nodes_form_a_jetstream_cluster(compose_nats: ComposeNats) -> None:
+    nodes = compose_nats.cluster.nodes
+    names = {node.name for node in nodes}
+    assert names == set(NATS_NODES)  # each server is named as its service
+    leader = compose_nats.cluster.meta_leader()  # every other node a current peer of it
+    assert leader in names
+    for node in nodes:
+        varz = monitor(node, "varz")
+        assert varz["server_name"] == node.name
+        assert varz["cluster"]["name"] == "clipyard"
+        store = Path(varz["jetstream"]["config"]["store_dir"])
+        assert store.is_relative_to(node.store_dir)  # its own volume
+        assert route_peers(node) == names - {node.name}
+        meta = monitor(node, "jsz")["meta_cluster"]
+        assert (meta["cluster_size"], meta["leader"]) == (3, leader)
+
+
+@pytest.mark.integration
+async def test_a_service_login_creates_ws_events_at_r3_on_the_compose_cluster(
+    compose_nats: ComposeNats,
+) -> None:
+    cluster, secrets = compose_nats.cluster, compose_nats.secrets
+    # The gateway as compose starts it: every node, its own user and password.
+    gateway = await natsbus_connect(
+        cluster.url,
+        name="api-gateway",
+        user="gateway",
+        password=secrets[password_env_var("gateway")],
+    )
+    try:
+        info = await ensure_event_stream(gateway.jetstream(), replicas=3)
+    finally:
+        await gateway.drain()
+    assert info.config.name == EVENT_STREAM
+    assert info.config.num_replicas == 3
+    assert info.cluster is not None
+    peers = {info.cluster.leader, *(r.name for r in info.cluster.replicas or [])}
+    assert peers == set(NATS_NODES)
+    # The CLI, on the last node alone, sees the same replicated stream.
+    cli = await natsbus_connect(
+        cluster.nodes[-1].url,
+        name="clipyard",
+        user="cli",
+        password=secrets[password_env_var("cli")],
+    )
+    try:
+        seen = await cli.jetstream().stream_info(EVENT_STREAM)
+    finally:
+        await cli.drain()
+    assert seen.config.num_replicas == 3
+
+
+@pytest.mark.integration
+async def test_a_server_without_the_route_password_cannot_join_the_compose_cluster(
+    compose_nats: ComposeNats, tmp_path: Path
+) -> None:
+    cluster, secrets = compose_nats.cluster, compose_nats.secrets
+    first, second = cluster.nodes[0], cluster.nodes[1]
+    # A server of its own (no config, no users) routing to the first node without a login and
+    # to the second with a wrong one: were it let in, its clients would see every subject.
+    rogue_port = free_port()
+    log_path = tmp_path / "rogue.log"
+    args = [
+        str(nats_server_binary()),
+        *("-a", "127.0.0.1", "-p", str(rogue_port), "--server_name", "rogue"),
+        *("--cluster_name", "clipyard", "--cluster", f"nats://127.0.0.1:{free_port()}"),
+        "--routes",
+        f"nats://127.0.0.1:{first.cluster_port},"
+        f"nats://route:wrong{secrets[ROUTE_PASSWORD_VAR]}@127.0.0.1:{second.cluster_port}",
+    ]
+    with log_path.open("ab") as log:
+        rogue = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={"PATH": "/usr/bin:/bin"},
+            start_new_session=True,
+            preexec_fn=parent_death_signal(signal.SIGTERM),
+        )
+    refused = re.compile(r"rid:\d+ - Router connection closed: Authentication Failure")
+    try:
+        deadline = time.monotonic() + 10
+        while not all(refused.search(cluster.logs(i)) for i in (0, 1)):
+            assert rogue.poll() is None, tail(log_path)
+            assert time.monotonic() < deadline, f"no route refused:\n{tail(log_path)}"
+            time.sleep(0.05)
+        outsider = await nats.connect(f"nats://127.0.0.1:{rogue_port}")
+        try:
+            heard = await outsider.subscribe(">")
+            await outsider.flush()
+            gateway = await natsbus_connect(
+                cluster.url,
+                name="api-gateway",
+                user="gateway",
+                password=secrets[password_env_var("gateway")],
+            )
+            await gateway.publish("ws.cmd.probe.route", b"for the cluster only")
+            await gateway.drain()
+            with pytest.raises(nats.errors.TimeoutError):
+                await heard.next_msg(timeout=0.3)
+        finally:
+            await outsider.close()
+    finally:
+        stop_process(rogue)
+    names = {node.name for node in cluster.nodes}
+    for index, node in enumerate(cluster.nodes):
+        assert route_peers(node) == names - {node.name}
+        # The route password is in no log and on no monitoring page (published on the host).
+        password = secrets[ROUTE_PASSWORD_VAR]
+        assert password not in cluster.logs(index)
+        for endpoint in ("varz", "routez", "connz", "jsz"):
+            assert password not in monitor_text(node, endpoint)

@@ -35,7 +35,7 @@ from eventstore import (
     rejections_id,
 )
 from natsbus.codec import encode
-from natsbus.jetstream import ensure_event_stream
+from natsbus.jetstream import event_stream_config
 from telemetry.spans import tracer
 
 pytestmark = pytest.mark.integration
@@ -158,8 +158,9 @@ class InboxBehaviour:
         executor: StoreExecutor,
     ) -> None:
         app, relay = gateway
-        # A short de-duplication window, so that the stream can take the same ids again later.
-        await ensure_event_stream(js, duplicate_window=0.2)
+        # A short de-duplication window, so that the stream can take the same ids again later
+        # (set by hand: no service lowers a stream's window).
+        await js.update_stream(event_stream_config(duplicate_window=0.2))
         acme = app.create_company("Acme", "ACME")
         app.tick(acme, 2)
         assert await relay.flush(10)

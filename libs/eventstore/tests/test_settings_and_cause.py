@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from eventsourcing.domain import event
 from eventstore_sample import ADMIN, Company
+from psycopg.conninfo import conninfo_to_dict
 
 from contracts.base import Actor
 from eventstore import (
@@ -25,7 +26,7 @@ from eventstore import (
     eventsourcing_env,
     system_cause,
 )
-from eventstore.settings import DUMMY_POSTGRES_PASSWORD
+from eventstore.settings import DUMMY_POSTGRES_PASSWORD, POSTGRES_CONNINFO_SETTING
 
 
 def test_sqlite_is_one_file_per_service_under_home(tmp_path: Path) -> None:
@@ -44,8 +45,18 @@ def test_postgres_env_comes_from_the_dsn_with_a_schema_per_service(tmp_path: Pat
         postgres_dsn="postgresql://clipyard:s3cret@db.example:6543/events",
     )
     env = eventsourcing_env(settings, "runtime-supervisor")
+    conninfo = env.pop(POSTGRES_CONNINFO_SETTING)
+    assert conninfo_to_dict(conninfo) == {
+        "user": "clipyard",
+        "password": "s3cret",
+        "host": "db.example",
+        "port": "6543",
+        "dbname": "events",
+        "connect_timeout": "5",
+        "fallback_application_name": "clipyard_runtime_supervisor",
+    }
     assert {k: v for k, v in env.items() if k != "POSTGRES_CONNECT_TIMEOUT"} == {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PERSISTENCE_MODULE": "eventstore.postgres_factory:ClipyardPostgresFactory",
         "POSTGRES_DBNAME": "events",
         "POSTGRES_HOST": "db.example",
         "POSTGRES_PORT": "6543",
@@ -63,6 +74,8 @@ def test_postgres_without_password_gets_a_dummy_one(tmp_path: Path) -> None:
     )
     assert env["POSTGRES_PASSWORD"] == DUMMY_POSTGRES_PASSWORD
     assert (env["POSTGRES_HOST"], env["POSTGRES_SCHEMA"]) == ("/run/pg", "clipyard_gateway")
+    # The connection itself gets no dummy: libpq's PGPASSWORD and ~/.pgpass still apply.
+    assert "password" not in conninfo_to_dict(env[POSTGRES_CONNINFO_SETTING])
 
 
 def test_memory_and_refusals(tmp_path: Path) -> None:

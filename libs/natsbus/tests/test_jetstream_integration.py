@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+
 import nats.js.errors
 import pytest
 from nats.js.api import StorageType
@@ -9,12 +12,16 @@ from nats.js.client import JetStreamContext
 
 from contracts.subjects import EVENT_STREAM
 from natsbus import MAX_MESSAGE_BYTES, MessageTooLargeError, ensure_event_stream, publish
-from natsbus.jetstream import DEFAULT_DUPLICATE_WINDOW, DEFAULT_MAX_AGE
+from natsbus.jetstream import DEFAULT_DUPLICATE_WINDOW, DEFAULT_MAX_AGE, event_stream_config
 
 pytestmark = pytest.mark.integration
 
 
 async def test_provisioning_is_idempotent(js: JetStreamContext, token: str) -> None:
+    with contextlib.suppress(nats.js.errors.NotFoundError):
+        # Another test of the session may have left the stream looser (a CLI test makes it with
+        # the server's defaults: no age limit), which no service lowers: back to the defaults.
+        await js.update_stream(event_stream_config())
     first = await ensure_event_stream(js)
     config = first.config
     assert config.name == EVENT_STREAM
@@ -31,19 +38,38 @@ async def test_provisioning_is_idempotent(js: JetStreamContext, token: str) -> N
     assert second.state.last_seq >= ack.seq
 
 
-async def test_provisioning_updates_changed_settings(js: JetStreamContext, token: str) -> None:
+async def test_provisioning_raises_lower_settings_in_place_and_never_lowers(
+    js: JetStreamContext, token: str, caplog: pytest.LogCaptureFixture
+) -> None:
     await ensure_event_stream(js)
     ack = await publish(js, f"ws.evt.{token}.kept", b"{}")
     try:
-        changed = await ensure_event_stream(js, duplicate_window=60.0, max_age=7 * 86400.0)
-        assert changed.config.duplicate_window == 60.0
-        assert changed.config.max_age == 7 * 86400.0
+        # Lower settings, set by hand (no service lowers them): the next start raises them.
+        await js.update_stream(event_stream_config(duplicate_window=60.0, max_age=7 * 86400.0))
+        changed = await ensure_event_stream(js)
+        assert changed.config.duplicate_window == DEFAULT_DUPLICATE_WINDOW
+        assert changed.config.max_age == DEFAULT_MAX_AGE
         # Updated in place: the messages are still there.
         assert changed.state.last_seq >= ack.seq
         kept = await js.get_last_msg(EVENT_STREAM, f"ws.evt.{token}.kept")
         assert kept.seq == ack.seq
+        # A service started with a shorter window and retention lowers nothing, and says so.
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="natsbus.jetstream"):
+            asked_less = await ensure_event_stream(js, duplicate_window=60.0, max_age=86400.0)
+        assert asked_less.config.duplicate_window == DEFAULT_DUPLICATE_WINDOW
+        assert asked_less.config.max_age == DEFAULT_MAX_AGE
+        assert asked_less.created == changed.created
+        said = {
+            r.__dict__["field"]: tuple(r.__dict__[k] for k in ("current", "wanted", "chosen"))
+            for r in caplog.records
+        }
+        assert said == {
+            "max_age": (DEFAULT_MAX_AGE, 86400.0, DEFAULT_MAX_AGE),
+            "duplicate_window": (DEFAULT_DUPLICATE_WINDOW, 60.0, DEFAULT_DUPLICATE_WINDOW),
+        }
     finally:
-        restored = await ensure_event_stream(js)
+        restored = await js.update_stream(event_stream_config())
     assert restored.config.duplicate_window == DEFAULT_DUPLICATE_WINDOW
 
 

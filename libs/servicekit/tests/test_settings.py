@@ -123,3 +123,26 @@ def test_numbers_from_the_environment_say_what_is_wrong_and_the_default() -> Non
     for bad in ("0", "1.5", "-3", "\uff14"):  # a full-width digit is not ASCII
         with pytest.raises(SettingsError, match="is not a positive whole number; unset it for 4"):
             env_count({"X": bad}, "X", 4)
+
+
+def test_event_replicas_default_to_one_and_take_a_cluster_size(tmp_path: Path) -> None:
+    home = {"CLIPYARD_HOME": str(tmp_path)}
+    assert ServiceSettings.from_env("api-gateway", home).event_replicas == 1
+    settings = ServiceSettings.from_env("api-gateway", {**home, "CLIPYARD_EVENT_REPLICAS": "3"})
+    assert settings.event_replicas == 3
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("0", "not a positive whole number; unset it for 1"),
+        ("-1", "not a positive whole number"),
+        ("three", "not a positive whole number"),
+        ("2.5", "not a positive whole number"),
+        ("6", "set it to the number of JetStream servers, 1 to 5"),
+    ],
+)
+def test_unusable_event_replicas_are_refused_saying_what_to_set(value: str, says: str) -> None:
+    with pytest.raises(SettingsError, match="CLIPYARD_EVENT_REPLICAS") as refused:
+        ServiceSettings.from_env("api-gateway", {"CLIPYARD_EVENT_REPLICAS": value})
+    assert says in str(refused.value)

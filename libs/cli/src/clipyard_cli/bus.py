@@ -1,8 +1,10 @@
 """How the CLI reaches the services: its NATS login, its principal, micro pings and stats.
 
 The CLI connects as NATS user ``cli`` with the password ``clipyard up`` generated into
-``$CLIPYARD_HOME/nats/passwords.json``; ``CLIPYARD_NATS_URL``, ``CLIPYARD_NATS_USER`` and
-``CLIPYARD_NATS_PASSWORD`` override each part. Its replies arrive on the user's private inbox
+``$CLIPYARD_HOME/nats/passwords.json``, or, to an external NATS, the one in
+``CLIPYARD_NATS_PASSWORD_CLI`` (without a user when that is unset: servers without
+authorization; :mod:`clipyard_cli.natsmode`); ``CLIPYARD_NATS_URL`` (one server or a comma list),
+``CLIPYARD_NATS_USER`` and ``CLIPYARD_NATS_PASSWORD`` override each part. Its replies arrive on the user's private inbox
 (``_INBOX_cli.>``), the only one ``deploy/nats/nats.conf`` lets it read.
 """
 
@@ -17,10 +19,14 @@ import msgspec
 import nats.errors
 from nats.aio.client import Client
 
-from clipyard_cli.home import CLI_USER, load_passwords, resolve_home
-from contracts.base import Actor, Principal
-from contracts.service import READ_MODEL_HEALTH_ENDPOINT, ReadModelHealth
+from clipyard_cli.home import CLI_USER
+from clipyard_cli.natsmode import nats_password, nats_urls
+from contracts import subjects
+from contracts.base import Actor, ErrorReply, Ok, Principal
+from contracts.service import READ_MODEL_HEALTH_ENDPOINT, ReadModelHealth, StopAllRuntimeServices
+from natsbus.client import BusClient
 from natsbus.connection import connect, inbox_prefix_for
+from natsbus.urls import DEFAULT_NATS_URL
 
 __all__ = [
     "CLI_PRINCIPAL",
@@ -31,9 +37,8 @@ __all__ = [
     "login_from_env",
     "ping_service",
     "read_model_health",
+    "stop_all_runtime",
 ]
-
-DEFAULT_NATS_URL: Final = "nats://127.0.0.1:4222"
 
 CLI_PRINCIPAL: Final = Principal(company_id=None, actor=Actor(type="admin", id="clipyard-cli"))
 """The operator at the command line: the principal of every CLI request."""
@@ -54,23 +59,29 @@ class BusLogin:
 
 
 def login_from_env(env: Mapping[str, str]) -> BusLogin:
-    """The CLI's NATS login: the environment's overrides, else user ``cli`` from the home.
+    """The CLI's NATS login: the environment's overrides, else user ``cli`` with its password
+    (:func:`clipyard_cli.natsmode.nats_password`).
 
     Args:
         env: The process environment.
 
     Returns:
-        The login.
+        The login (without a user for an external NATS without authorization).
 
     Raises:
         HomeError: No password is given and ``passwords.json`` does not exist.
+        ValueError: ``CLIPYARD_NATS_URL`` or ``CLIPYARD_NATS_EXTERNAL`` is unusable (the message
+            names the entry and the fix).
     """
-    url = env.get("CLIPYARD_NATS_URL") or DEFAULT_NATS_URL
-    user = env.get("CLIPYARD_NATS_USER") or CLI_USER
-    password = env.get("CLIPYARD_NATS_PASSWORD")
-    if not password:
-        password = load_passwords(resolve_home(env)).get(user)
-    return BusLogin(url=url, user=user, password=password)
+    servers = nats_urls(env)
+    given_user = env.get("CLIPYARD_NATS_USER")
+    user = given_user or CLI_USER
+    password = nats_password(env, user, servers)
+    return BusLogin(
+        url=",".join(one.url for one in servers),
+        user=user if password or given_user else None,
+        password=password,
+    )
 
 
 async def connect_cli(login: BusLogin, *, initial_wait: float = 3.0) -> Client:
@@ -168,3 +179,29 @@ async def read_model_health(
     except msgspec.DecodeError:
         return None
     return None
+
+
+async def stop_all_runtime(nc: Client, node: str, *, timeout: float) -> str:
+    """Ask the runtime-supervisor of ``node`` to stop every runtime service and slot
+    (``ws.cmd.runtime_service.stop_all.<node>``).
+
+    Returns:
+        What came of it, in one line.
+    """
+    reply = await BusClient(nc).request(
+        subjects.command("runtime_service", "stop_all", node),
+        StopAllRuntimeServices(principal=CLI_PRINCIPAL, node=node),
+        timeout=timeout,
+    )
+    match reply:
+        case Ok(result=dict() as result):
+            return (
+                f"runtime services stopped: {result.get('servicesStopped', 0)}, "
+                f"slots stopped: {result.get('slotsStopped', 0)}"
+            )
+        case ErrorReply(code="service_unavailable"):
+            return f"no runtime-supervisor answers stop-all on node {node} yet"
+        case ErrorReply(code=code, message=message):
+            return f"stop-all on node {node} failed ({code}): {message}"
+        case _:
+            return f"stop-all on node {node}: {reply!r}"

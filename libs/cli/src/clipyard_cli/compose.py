@@ -1,8 +1,9 @@
 """``clipyard compose-env``: the secrets ``docker-compose.yml`` needs, as ``.env`` lines.
 
-Every NATS user's password, the admin key, the PostgreSQL superuser's password and one
-PostgreSQL password per service role, freshly generated (letters and digits starting with a
-letter, which NATS reads from the environment as a string).
+Every NATS user's password, the NATS cluster's route password, the admin key, the PostgreSQL
+superuser's password and one PostgreSQL password per service role, freshly generated (letters and
+digits starting with a letter, which NATS reads from the environment as a string and which fit in
+a route URL as they are).
 """
 
 from __future__ import annotations
@@ -13,12 +14,18 @@ from typing import TextIO
 from clipyard_cli.home import NATS_USERS, generate_secret, password_env_var
 from contracts.subjects import SERVICES
 
-__all__ = ["compose_env_lines", "run_compose_env"]
+__all__ = ["ROUTE_PASSWORD_VAR", "compose_env_lines", "run_compose_env"]
+
+ROUTE_PASSWORD_VAR = "CLIPYARD_NATS_ROUTE_PASSWORD"
+"""The password of user ``route``, with which compose's NATS nodes log in to one another
+(``--cluster`` and ``--routes`` URLs): ``deploy/nats/nats.conf``'s users cover client connections
+only, and an unprotected route port would let anything on the network join the cluster."""
 
 
 def compose_env_lines() -> list[str]:
     """``NAME=value`` lines for a new ``.env`` beside ``docker-compose.yml``."""
     lines = [f"{password_env_var(user)}={generate_secret()}" for user in NATS_USERS]
+    lines.append(f"{ROUTE_PASSWORD_VAR}={generate_secret()}")
     lines.append(f"CLIPYARD_ADMIN_KEY={generate_secret('cyadm')}")
     lines.append(f"POSTGRES_PASSWORD={generate_secret('pg')}")
     lines.extend(

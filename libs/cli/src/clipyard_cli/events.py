@@ -31,6 +31,7 @@ from contracts.subjects import (
     event,
     token,
 )
+from natsbus.connection import redact_url
 from natsbus.tail import StreamTail
 
 __all__ = [
@@ -149,7 +150,7 @@ async def run_tail(
                     asyncio.ensure_future(_print(tail, out, type_tag, follow=follow))
                 )
     except nats.js.errors.NotFoundError:
-        print(no_stream_message(login.url), file=err, flush=True)
+        print(no_stream_message(redact_url(login.url)), file=err, flush=True)
         return 1
     finally:
         await nc.close()

@@ -1,4 +1,5 @@
-"""The running local stack: start NATS and the services, keep them running, stop them in order.
+"""The running local stack: start NATS (unless it is external: :mod:`clipyard_cli.natsmode`) and
+the services, keep them running, stop them in order.
 
 Once everything answers, each process has a :class:`~clipyard_cli.keeper.Keeper` that starts it
 again, with backoff, whenever it exits: nats-server on the same address, configuration and store
@@ -20,14 +21,16 @@ from typing import TextIO
 import nats.errors
 from nats.aio.client import Client
 
-from clipyard_cli.bus import CLI_PRINCIPAL, BusLogin, connect_cli, ping_service
+from clipyard_cli.bus import BusLogin, connect_cli, ping_service, stop_all_runtime
 from clipyard_cli.home import CLI_USER
 from clipyard_cli.keeper import Keeper
 from clipyard_cli.leftovers import stop_leftover_services
+from clipyard_cli.natsmode import NO_ANSWER_FIX
 from clipyard_cli.probes import (
     StackSettings,
     describe_exit,
     http_get,
+    port_answers,
     reachable,
     require_free_port,
 )
@@ -44,10 +47,7 @@ from clipyard_cli.stack import (
     start_nats_server,
     stop_process,
 )
-from contracts import subjects
-from contracts.base import ErrorReply, Ok
-from contracts.service import StopAllRuntimeServices
-from natsbus.client import BusClient
+from natsbus.connection import NatsConnectError, redact_url
 
 __all__ = ["LocalStack"]
 
@@ -77,7 +77,8 @@ class LocalStack:
         Args:
             settings: Where the stack lives and listens.
             env: The caller's environment (the services' environments derive from it).
-            passwords: Every NATS user's password.
+            passwords: Every NATS user's password (empty: an external NATS without
+                authorization, where everyone connects without a user).
             admin_key: The gateway's admin key.
             out: Where to print progress.
             policy: When to restart a process that exited (default: :class:`RestartPolicy`'s).
@@ -108,16 +109,46 @@ class LocalStack:
         }
 
     async def start(self) -> None:
-        """Start NATS, then each service; return once all answer ping and health is 200.
+        """Start NATS (unless it is external), then each service; return once all answer ping
+        and health is 200.
 
         Raises:
-            StackError: Something did not start; its log tail is in the message.
+            StackError: Something did not start (its log tail is in the message), or no server
+                of an external NATS answers.
         """
+        s = self.settings
+        require_free_port(s.http_host, s.http_port, "CLIPYARD_HTTP_PORT")
+        if not s.nats_external:
+            await self._start_nats()
+        else:
+            self._say(f"using the external NATS {redact_url(s.nats_url)}: starting no nats-server")
+        self.nc = await self._connect()
+        for launch in SERVICE_LAUNCHES:
+            if launch.name in s.skip:
+                self._say(f"not starting {launch.name} (--skip)")
+                continue
+            env = service_env(
+                self.env,
+                launch,
+                home=s.home,
+                nats_url=s.nats_url,
+                password=self.passwords.get(launch.token),
+                admin_key=self.admin_key,
+            )
+            self._say(f"starting {launch.name}")
+            argv = [sys.executable, "-m", launch.module]
+            start = functools.partial(spawn, launch.name, argv, env, s.home)
+            self._keeper(launch.name, start, self._pings).start()
+        await self._wait_until_ready()
+        for keeper in self.keepers.values():
+            keeper.mark_up()
+
+    async def _start_nats(self) -> None:
+        """Start the stack's own nats-server and wait until it listens."""
         s = self.settings
         config = find_nats_config(self.env)
         binary = find_nats_server()
         require_free_port(s.nats_host, s.nats_port, "CLIPYARD_NATS_URL")
-        require_free_port(s.http_host, s.http_port, "CLIPYARD_HTTP_PORT")
         self._say(f"starting nats-server ({binary}) with {config}")
         launch_nats = functools.partial(
             start_nats_server,
@@ -132,27 +163,19 @@ class LocalStack:
         nats_process = self._keeper(NATS, launch_nats, self._nats_ready).start()
         await self._wait_for_port(nats_process, reachable(s.nats_host), s.nats_port)
         self.keepers[NATS].mark_up()
-        login = BusLogin(url=s.nats_url, user=CLI_USER, password=self.passwords[CLI_USER])
-        self.nc = await connect_cli(login, initial_wait=10.0)
-        for launch in SERVICE_LAUNCHES:
-            if launch.name in s.skip:
-                self._say(f"not starting {launch.name} (--skip)")
-                continue
-            env = service_env(
-                self.env,
-                launch,
-                home=s.home,
-                nats_url=s.nats_url,
-                password=self.passwords[launch.token],
-                admin_key=self.admin_key,
-            )
-            self._say(f"starting {launch.name}")
-            argv = [sys.executable, "-m", launch.module]
-            start = functools.partial(spawn, launch.name, argv, env, s.home)
-            self._keeper(launch.name, start, self._pings).start()
-        await self._wait_until_ready()
-        for keeper in self.keepers.values():
-            keeper.mark_up()
+
+    async def _connect(self) -> Client:
+        """The CLI's connection: user ``cli`` (none if the external NATS has no authorization)."""
+        s, password = self.settings, self.passwords.get(CLI_USER)
+        login = BusLogin(url=s.nats_url, user=CLI_USER if password else None, password=password)
+        try:
+            return await connect_cli(login, initial_wait=min(10.0, s.ready_timeout))
+        except NatsConnectError as exc:
+            if not s.nats_external:
+                raise
+            raise StackError(
+                f"no server of the external NATS answers: {exc}. {NO_ANSWER_FIX}"
+            ) from None
 
     async def watch(self, stopping: asyncio.Event) -> None:
         """Keep every process running until ``stopping`` is set.
@@ -213,34 +236,14 @@ class LocalStack:
             or not supervisor.alive()
         ):
             return
-        node = self.settings.node_id
-        subject = subjects.command("runtime_service", "stop_all", node)
-        reply = await BusClient(self.nc).request(
-            subject,
-            StopAllRuntimeServices(principal=CLI_PRINCIPAL, node=node),
-            timeout=self.settings.stop_all_timeout,
-        )
-        match reply:
-            case Ok(result=dict() as result):
-                self._say(
-                    f"runtime services stopped: {result.get('servicesStopped', 0)}, "
-                    f"slots stopped: {result.get('slotsStopped', 0)}"
-                )
-            case ErrorReply(code="service_unavailable"):
-                self._say(f"no runtime-supervisor answers stop-all on node {node} yet")
-            case ErrorReply(code=code, message=message):
-                self._say(f"stop-all on node {node} failed ({code}): {message}")
-            case _:
-                self._say(f"stop-all on node {node}: {reply!r}")
+        s = self.settings
+        self._say(await stop_all_runtime(self.nc, s.node_id, timeout=s.stop_all_timeout))
 
     async def _wait_for_port(self, process: ManagedProcess, host: str, port: int) -> None:
         deadline = time.monotonic() + self.settings.ready_timeout
         while time.monotonic() < deadline:
             self._check_alive(process)
-            with contextlib.suppress(OSError):
-                _, writer = await asyncio.open_connection(host, port)
-                writer.close()
-                await writer.wait_closed()
+            if await port_answers(host, port):
                 return
             await asyncio.sleep(0.05)
         raise StackError(f"{process.name} did not listen on {host}:{port}\n{process.log_tail()}")
@@ -303,14 +306,7 @@ class LocalStack:
     async def _nats_ready(self, process: ManagedProcess) -> str | None:
         """Whether the restarted nats-server listens again."""
         host, port = reachable(self.settings.nats_host), self.settings.nats_port
-        try:
-            _, writer = await asyncio.open_connection(host, port)
-        except OSError:
-            return None
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
-        return f"listening on {host}:{port}"
+        return f"listening on {host}:{port}" if await port_answers(host, port) else None
 
     async def _pings(self, process: ManagedProcess) -> str | None:
         """Whether the restarted service answers its micro ping."""

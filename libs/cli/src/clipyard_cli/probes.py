@@ -3,17 +3,20 @@ durations in words."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import socket
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from clipyard_cli.home import resolve_home
+from clipyard_cli.natsmode import nats_external, nats_urls
 from clipyard_cli.stack import StackError, resolve_service
 from contracts.subjects import SERVICE_NAMES
+from natsbus.urls import NatsUrl
 from servicekit import settings as service_settings
 from servicekit.settings import Rotation, env_seconds
 
@@ -22,6 +25,7 @@ __all__ = [
     "describe_exit",
     "format_duration",
     "http_get",
+    "port_answers",
     "reachable",
     "require_free_port",
 ]
@@ -34,6 +38,14 @@ class StackSettings:
     home: Path
     nats_host: str = "127.0.0.1"
     nats_port: int = 4222
+    nats_servers: tuple[str, ...] = ()
+    """``CLIPYARD_NATS_URL``'s servers (the first one's host and port are ``nats_host`` and
+    ``nats_port``, where ``clipyard up`` starts its own)."""
+    nats_external: bool = False
+    """Whether they are external ones (:mod:`clipyard_cli.natsmode`): ``up`` starts no NATS."""
+    event_replicas: int = 1
+    """``CLIPYARD_EVENT_REPLICAS``: the replicas of ``WS_EVENTS`` each service is given (1 on the
+    single nats-server ``up`` starts; more only on an external cluster)."""
     http_host: str = "127.0.0.1"
     http_port: int = 8080
     node_id: str = "local"
@@ -50,26 +62,22 @@ class StackSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *, skip: Iterable[str] = ()) -> StackSettings:
-        """Read ``CLIPYARD_HOME``, ``CLIPYARD_NATS_URL``, ``CLIPYARD_HTTP_HOST/PORT`` and
-        ``CLIPYARD_NODE_ID`` (ARCHITECTURE §8); ``CLIPYARD_READY_TIMEOUT`` bounds the start;
-        ``CLIPYARD_LOG_*`` and ``CLIPYARD_SPANS_*`` are checked.
+        """Read ``CLIPYARD_HOME``, ``CLIPYARD_NATS_URL``, ``CLIPYARD_NATS_EXTERNAL``,
+        ``CLIPYARD_HTTP_HOST/PORT`` and ``CLIPYARD_NODE_ID`` (ARCHITECTURE §8);
+        ``CLIPYARD_READY_TIMEOUT`` bounds the start;
+        ``CLIPYARD_LOG_*``, ``CLIPYARD_SPANS_*`` and ``CLIPYARD_EVENT_REPLICAS`` are checked.
 
         Raises:
             ValueError: A variable holds an unusable value; the message names it and the fix.
         """
-        raw_url = env.get("CLIPYARD_NATS_URL") or "nats://127.0.0.1:4222"
-        url = urlsplit(raw_url)
-        try:
-            nats_port = url.port or 4222
-        except ValueError:
-            raise ValueError(
-                f"CLIPYARD_NATS_URL={raw_url!r} has no valid port; use a URL such as "
-                "nats://127.0.0.1:4222 (or unset it)"
-            ) from None
+        servers = nats_urls(env)
         return cls(
             home=resolve_home(env),
-            nats_host=url.hostname or "127.0.0.1",
-            nats_port=nats_port,
+            nats_host=servers[0].host,
+            nats_port=servers[0].port,
+            nats_servers=tuple(one.url for one in servers),
+            nats_external=nats_external(env, servers),
+            event_replicas=_event_replicas(env, servers),
             http_host=env.get("CLIPYARD_HTTP_HOST") or "127.0.0.1",
             http_port=_port(env, "CLIPYARD_HTTP_PORT", 8080),
             node_id=env.get("CLIPYARD_NODE_ID") or "local",
@@ -81,13 +89,32 @@ class StackSettings:
 
     @property
     def nats_url(self) -> str:
-        """The URL clients use (a wildcard listen address is reached on loopback)."""
+        """The URL clients use: the external servers separated by commas, else the one ``up``
+        starts (a wildcard listen address is reached on loopback)."""
+        if self.nats_external:
+            return ",".join(self.nats_servers)
         return f"nats://{reachable(self.nats_host)}:{self.nats_port}"
 
     @property
     def api_url(self) -> str:
         """The HTTP API's base URL."""
         return f"http://{reachable(self.http_host)}:{self.http_port}/api"
+
+
+def _event_replicas(env: Mapping[str, str], servers: Sequence[NatsUrl]) -> int:
+    """``CLIPYARD_EVENT_REPLICAS`` (1), refused above 1 when ``up`` starts its own single server.
+
+    Raises:
+        ValueError: Not a whole number 1 to 5, or more than 1 without an external cluster.
+    """
+    replicas = service_settings.event_replicas(env)
+    if replicas > 1 and not nats_external(env, servers):
+        raise ValueError(
+            f"CLIPYARD_EVENT_REPLICAS={replicas} needs a NATS cluster, and `clipyard up` starts "
+            "a single nats-server: unset it (1 replica), or point CLIPYARD_NATS_URL at the "
+            "cluster's servers"
+        )
+    return replicas
 
 
 def _port(env: Mapping[str, str], name: str, default: int) -> int:
@@ -126,6 +153,18 @@ def format_duration(seconds: float) -> str:
         return f"{minutes}m{secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
+
+
+async def port_answers(host: str, port: int) -> bool:
+    """Whether something accepts a TCP connection on ``host:port``."""
+    try:
+        _, writer = await asyncio.open_connection(host, port)
+    except OSError:
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
 
 
 def require_free_port(host: str, port: int, setting: str) -> None:

@@ -12,8 +12,8 @@ import os
 import sys
 from collections.abc import Mapping
 
-from clipyard_cli.bus import DEFAULT_NATS_URL
-from clipyard_cli.home import HomeError, ensure_admin_key, load_passwords, resolve_home
+from clipyard_cli.home import HomeError, ensure_admin_key, resolve_home
+from clipyard_cli.natsmode import nats_password, nats_urls
 from clipyard_cli.runstate import lock_holder, read_records
 from clipyard_cli.stack import SERVICE_LAUNCHES, ServiceLaunch, resolve_service, service_env
 
@@ -21,15 +21,16 @@ __all__ = ["run_env", "run_service"]
 
 
 def run_env(env: Mapping[str, str], launch: ServiceLaunch) -> dict[str, str]:
-    """The environment of ``launch`` run alone: the stack's, unless the caller set NATS login."""
+    """The environment of ``launch`` run alone: the stack's, unless the caller set NATS login
+    (an external NATS: :mod:`clipyard_cli.natsmode`)."""
     home = resolve_home(env)
-    password = env.get("CLIPYARD_NATS_PASSWORD") or load_passwords(home)[launch.token]
+    servers = nats_urls(env)
     result = service_env(
         env,
         launch,
         home=home,
-        nats_url=env.get("CLIPYARD_NATS_URL") or DEFAULT_NATS_URL,
-        password=password,
+        nats_url=",".join(one.url for one in servers),
+        password=nats_password(env, launch.token, servers),
         admin_key=ensure_admin_key(home, env),
     )
     if env.get("CLIPYARD_NATS_USER"):

@@ -27,6 +27,7 @@ from clipyard_cli.home import NATS_USERS, logs_dir, nats_dir, password_env_var
 from clipyard_cli.natsconf import NATS_LOG_NAME, write_server_config
 from contracts.subjects import SERVICE_NAMES, SERVICES, ServiceToken
 from servicekit.settings import SettingsError, log_rotation
+from servicekit.store_dsn import service_dsn
 
 __all__ = [
     "MIN_NATS_VERSION",
@@ -200,26 +201,38 @@ def service_env(
     *,
     home: Path,
     nats_url: str,
-    password: str,
+    password: str | None,
     admin_key: str,
 ) -> dict[str, str]:
     """A service's environment: the caller's, minus other secrets, plus its own settings.
 
-    Each service gets only its own NATS password; only the gateway gets the admin key and only
+    Each service gets only its own NATS password (no NATS user at all with ``password`` None:
+    an external NATS without authorization) and its own PostgreSQL DSN (as
+    ``CLIPYARD_POSTGRES_DSN``: its ``CLIPYARD_POSTGRES_DSN_<TOKEN>``, else the caller's
+    ``CLIPYARD_POSTGRES_DSN``); only the gateway gets the admin key and only
     git-credentials the vault's keys (``CLIPYARD_SECRET_KEY``, ``CLIPYARD_SECRET_KEY_PREVIOUS``)
     and the server-environment git tokens (``GITHUB_TOKEN``, ``GH_TOKEN``, ``GITLAB_TOKEN``),
     when the caller set them.
+
+    Raises:
+        ValueError: A ``CLIPYARD_POSTGRES_DSN_*`` names no service.
     """
     env = _without_secrets(base)
     env.update(
         CLIPYARD_HOME=str(home),
         CLIPYARD_NATS_URL=nats_url,
         CLIPYARD_NATS_USER=launch.token,
-        CLIPYARD_NATS_PASSWORD=password,
+        CLIPYARD_NATS_PASSWORD=password or "",
         CLIPYARD_STORE=base.get("CLIPYARD_STORE") or "sqlite",
         CLIPYARD_NODE_ID=base.get("CLIPYARD_NODE_ID") or "local",
+        CLIPYARD_EVENT_REPLICAS=base.get("CLIPYARD_EVENT_REPLICAS") or "1",
         PYTHONUNBUFFERED="1",
     )
+    if password is None:
+        del env["CLIPYARD_NATS_USER"], env["CLIPYARD_NATS_PASSWORD"]
+    dsn = service_dsn(base, launch.token)
+    if dsn is not None:
+        env["CLIPYARD_POSTGRES_DSN"] = dsn[1]
     if launch.token == "gateway":
         env["CLIPYARD_ADMIN_KEY"] = admin_key
     if launch.token == "credentials":
@@ -228,12 +241,13 @@ def service_env(
 
 
 def _without_secrets(base: Mapping[str, str]) -> dict[str, str]:
-    """``base`` without any Clipyard secret (NATS passwords, the admin and vault keys, git
-    tokens)."""
+    """``base`` without any Clipyard secret (NATS passwords, PostgreSQL DSNs, the admin and vault
+    keys, git tokens)."""
     return {
         k: v
         for k, v in base.items()
-        if not k.startswith("CLIPYARD_NATS_PASSWORD") and k not in _SECRET_SETTINGS
+        if not k.startswith(("CLIPYARD_NATS_PASSWORD", "CLIPYARD_POSTGRES_DSN"))
+        and k not in _SECRET_SETTINGS
     }
 
 

@@ -1,5 +1,7 @@
 """``clipyard status``: every service's ping (name, version, latency) and read-model projection
-failures (from ``$SRV.STATS``, :mod:`servicekit.health`), the event stream's state, and, while a ``clipyard up`` runs with this home, each of its processes (state, pid, uptime, and
+failures (from ``$SRV.STATS``, :mod:`servicekit.health`), the NATS servers it uses (the one it
+reached, every one of ``CLIPYARD_NATS_URL``, and whether they are external), the event stream's
+state, and, while a ``clipyard up`` runs with this home, each of its processes (state, pid, uptime, and
 how often and when ``up`` restarted it, from ``run/stack.json``)."""
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import nats.js.errors
 
 from clipyard_cli.bus import Ping, connect_cli, login_from_env, ping_service, read_model_health
 from clipyard_cli.home import resolve_home
+from clipyard_cli.natsmode import nats_external
 from clipyard_cli.probes import format_duration
 from clipyard_cli.runstate import ProcessRecord, lock_holder, read_records
 from contracts.service import ReadModelHealth
 from contracts.subjects import EVENT_STREAM, SERVICE_NAMES, SERVICES
 from natsbus.connection import NatsConnectError
+from natsbus.urls import parse_nats_urls
 
 __all__ = ["StreamState", "format_processes", "format_services", "format_stream", "run_status"]
 
@@ -74,9 +78,20 @@ def format_services(
     return "\n".join(lines)
 
 
-def format_stream(server_version: str, url: str, state: StreamState | None) -> str:
-    """The NATS server line and the ``WS_EVENTS`` line."""
+def format_stream(
+    server_version: str,
+    url: str,
+    state: StreamState | None,
+    *,
+    servers: Sequence[str] = (),
+    external: bool = False,
+) -> str:
+    """The NATS server line (``url``: the server reached), with ``servers`` a line of every
+    server the CLI may use and whether they are external, and the ``WS_EVENTS`` line."""
     lines = [f"nats       ok  nats-server {server_version} at {url}"]
+    if servers:
+        whose = "external: `clipyard up` starts none" if external else "`clipyard up` starts it"
+        lines.append(f"servers    {', '.join(servers)}   ({whose})")
     if state is None:
         lines.append(
             f"jetstream  {EVENT_STREAM}: not created yet (the services create it at start)"
@@ -160,11 +175,15 @@ async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
             state = None
         version = nc.connected_server_version
         server = f"{version.major}.{version.minor}.{version.patch}"
+        reached = nc.connected_url
+        url = f"{reached.scheme}://{reached.hostname}:{reached.port}" if reached else "?"
     finally:
         await nc.close()
     health = dict(zip(names, reports, strict=True))
     print(format_services(list(zip(names, pings, strict=True)), health), file=out)
-    print(format_stream(server, login.url, state), file=out, flush=True)
+    servers = [one.shown for one in parse_nats_urls(login.url)]
+    shown = format_stream(server, url, state, servers=servers, external=nats_external(env))
+    print(shown, file=out, flush=True)
     if processes:
         print(processes, file=out, flush=True)
     return 0 if all(pings) else 1

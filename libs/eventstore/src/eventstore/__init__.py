@@ -16,6 +16,7 @@ from eventstore.audit import audit_trail, stored_event_view
 from eventstore.cause import Cause, acting, current_cause, system_cause
 from eventstore.envelope import EVENT_ID_NAMESPACE, envelope
 from eventstore.executor import StoreExecutor
+from eventstore.follower import StoreFollower
 from eventstore.inbox import Inbox, InboxHandler
 from eventstore.msgid import format_msg_id, parse_msg_id, parse_notification_id
 from eventstore.publication import (
@@ -56,6 +57,7 @@ __all__ = [
     "RelayRefusedError",
     "ServiceApplication",
     "StoreExecutor",
+    "StoreFollower",
     "StoreKind",
     "StoreSettings",
     "ToContract",

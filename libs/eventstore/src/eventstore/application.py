@@ -8,7 +8,10 @@
   update them in :meth:`~ServiceApplication.project` (called for every stored event, in
   notification order), and expose them as plain data in :meth:`~ServiceApplication.read_models`.
   They are rebuilt from the notification log at construction and kept current after each save,
-  so queries see what was just saved.
+  so queries see what was just saved; :meth:`~ServiceApplication.follow_store` projects what
+  other instances of the service saved in the same store (driven by
+  :class:`eventstore.follower.StoreFollower`). Every notification is projected once, in id order:
+  own saves and followed ones share one lock and one high-water mark (``projected_upto``).
 - ``on_saved`` callbacks (the outbox relay's wake-up) run after each save with the last
   notification id.
 - ``publication_check`` (optional; the outbox relay installs its own) runs on every pending event
@@ -44,7 +47,7 @@ TApp = TypeVar("TApp", bound="ServiceApplication")
 
 
 class ServiceApplication(Application[UUID]):
-    """Base application of a Clipyard service (one per service, the only writer of its store)."""
+    """Base application of a Clipyard service (one per service; its replicas share its store)."""
 
     name = "store"
     """Names the PostgreSQL tables (``store_events``, ...) whatever the subclass is called."""
@@ -77,6 +80,9 @@ class ServiceApplication(Application[UUID]):
         """Raises for a pending event that could never be published; nothing is saved then."""
         self.projected_upto = 0
         self.notifications_projected = 0
+        self.notifications_followed = 0
+        """Notifications projected from the log after the rebuild, not from this instance's own
+        saves: what other instances (replicas) saved."""
         self.projection_failures = 0
         self.rebuild_duration_ms = 0.0
         self._projection_lock = threading.RLock()
@@ -153,6 +159,38 @@ class ServiceApplication(Application[UUID]):
         with self._projection_lock:
             return self._catch_up(self.recorder)
 
+    def follow_store(self, limit: int | None = None) -> int:
+        """Project the next notifications of the store that this instance has not projected.
+
+        Other instances of the service (replicas on the same store) save too; this reads at most
+        ``limit`` notifications after ``projected_upto`` (one query) and projects them, in id
+        order, under the lock the saves project under: a notification is never projected twice
+        (own saves are projected when saved, and only ids above ``projected_upto`` are taken) and
+        never skipped (ids are committed in order: ``LOCK TABLE`` on PostgreSQL, the one writer
+        lock of SQLite; a gap is an id no transaction committed).
+
+        Args:
+            limit: Notifications to read at most (default :attr:`projection_batch_size`).
+
+        Returns:
+            How many were projected (``limit`` of them: more may be waiting).
+        """
+        with self._projection_lock:
+            notifications = self.recorder.select_notifications(
+                start=self.projected_upto,
+                limit=limit or self.projection_batch_size,
+                inclusive_of_start=False,
+            )
+            for notification in notifications:
+                try:
+                    domain_event = self.mapper.to_domain_event(notification)
+                except Exception:  # one this build cannot read (a newer replica's): passed over
+                    self._project_one(None, notification.id, topic=notification.topic)
+                else:
+                    self._project_one(domain_event, notification.id)
+            self.notifications_followed += len(notifications)
+            return len(notifications)
+
     def _catch_up(self, recorder: ApplicationRecorder) -> int:
         count = 0
         while True:
@@ -167,8 +205,13 @@ class ServiceApplication(Application[UUID]):
                 self._project_one(self.mapper.to_domain_event(notification), notification.id)
                 count += 1
 
-    def _project_one(self, domain_event: DomainEventProtocol[UUID], notification_id: int) -> None:
+    def _project_one(
+        self, domain_event: DomainEventProtocol[UUID] | None, notification_id: int, topic: str = ""
+    ) -> None:
+        """Project one event (None: its stored ``topic`` could not be read), counting a failure."""
         try:
+            if domain_event is None:
+                raise LookupError(f"stored event {topic!r} cannot be read by this build")
             self.project(domain_event)
         except Exception:
             self.projection_failures += 1
@@ -177,7 +220,7 @@ class ServiceApplication(Application[UUID]):
                 extra={
                     "service": self.service,
                     "notification_id": notification_id,
-                    "event_type": type(domain_event).__qualname__,
+                    "event_type": topic or type(domain_event).__qualname__,
                     "projection_failures": self.projection_failures,
                 },
             )
@@ -194,8 +237,11 @@ class ServiceApplication(Application[UUID]):
                 for recording in fresh:
                     self._project_one(recording.domain_event, recording.notification.id)
             elif fresh:
-                # A gap (a PostgreSQL sequence skips ids of rolled-back saves): read the log.
-                self._catch_up(self.recorder)
+                # A gap: another instance saved in between (or a PostgreSQL sequence skipped the
+                # ids of a rolled-back save). Read the log: theirs, then ours, in id order.
+                while self.follow_store():
+                    pass
+                self.notifications_followed -= len(fresh)  # ours, met in the log
         last = recordings[-1].notification.id
         for callback in list(self.on_saved):
             try:

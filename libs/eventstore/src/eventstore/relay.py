@@ -95,6 +95,7 @@ class OutboxRelay:
         start_from: int | None = None,
         duplicate_window: float = DEFAULT_DUPLICATE_WINDOW,
         max_age: float = DEFAULT_MAX_AGE,
+        replicas: int = 1,
     ) -> None:
         """Describe the relay; :meth:`start` checks the stream and starts publishing.
 
@@ -113,6 +114,7 @@ class OutboxRelay:
             duplicate_window: The event stream's de-duplication window (seconds), used when the
                 relay has to create the stream again; pass what the service started it with.
             max_age: The event stream's retention (seconds), likewise.
+            replicas: The event stream's replicas, likewise.
         """
         self.app = app
         self.service = service
@@ -135,7 +137,9 @@ class OutboxRelay:
             service=service,
             to_contract=to_contract,
             publish_timeout=publish_timeout,
-            stream=StreamSettings(duplicate_window=duplicate_window, max_age=max_age),
+            stream=StreamSettings(
+                duplicate_window=duplicate_window, max_age=max_age, replicas=replicas
+            ),
             pacing=self._pacing,
             position=self._at,
         )

@@ -64,6 +64,7 @@ class StreamSettings:
 
     duplicate_window: float
     max_age: float
+    replicas: int = 1
 
 
 class NotificationPublisher:
@@ -144,6 +145,7 @@ class NotificationPublisher:
                 self._service,
                 duplicate_window=self._stream.duplicate_window,
                 max_age=self._stream.max_age,
+                replicas=self._stream.replicas,
             )
         delay = self._pacing.backoff(attempt)
         logger.log(

@@ -58,14 +58,22 @@ def stream_missing(error: Exception) -> bool:
 
 
 async def recreate_stream(
-    js: JetStreamContext, service: str, *, duplicate_window: float, max_age: float
+    js: JetStreamContext,
+    service: str,
+    *,
+    duplicate_window: float,
+    max_age: float,
+    replicas: int = 1,
 ) -> None:
-    """The event stream is gone: create it again with the settings the service started with.
+    """The event stream is gone: create it again with the settings the service started with
+    (its replicas included).
 
     A failure is logged (the next publish attempt tries again), never raised.
     """
     try:
-        await ensure_event_stream(js, duplicate_window=duplicate_window, max_age=max_age)
+        await ensure_event_stream(
+            js, duplicate_window=duplicate_window, max_age=max_age, replicas=replicas
+        )
     except Exception:
         logger.warning(
             "outbox relay of %s: the event stream is missing and cannot be created yet",

@@ -4,12 +4,15 @@ The library is configured with an explicit ``env`` mapping (never ``os.environ``
 
 - ``sqlite`` (the embedded default): one file per service, ``<home>/data/<service>.sqlite`` (the
   ``data`` folder, and the home when it does not exist yet, are created 0700);
-- ``postgres``: one schema per service, ``clipyard_<service>``, created at start; the library's
-  ``POSTGRES_*`` settings are built from the DSN (with a dummy password when the DSN has none,
-  because the library insists on one even under trust authentication). The library connects with
-  host, port, database, user, password and timeout only, so a DSN with any other parameter
-  (``sslmode``, ``sslrootcert``, ``options``, ``target_session_attrs``...) is refused rather than
-  silently weakened (:data:`HONOURED_DSN_PARAMETERS`);
+- ``postgres``: one schema per service, ``clipyard_<service>``, created at start. The store
+  connects with the DSN's whole conninfo (:mod:`eventstore.postgres_factory`), so every libpq
+  parameter is honoured: several hosts (``host=a,b port=5432,5433`` or
+  ``postgresql://u@a:5432,b:5433/db``), tried in turn, with ``target_session_attrs``, TLS
+  (``sslmode``, ``sslrootcert``...), ``options``, ``application_name``... The few parameters an
+  event store cannot work with are refused by name (:func:`postgres_params`): a replication
+  connection, or a ``target_session_attrs`` that picks a read-only server. The library's
+  ``POSTGRES_*`` settings are still filled in from the DSN (with a dummy password when the DSN has
+  none, because the library insists on one even under trust authentication);
 - ``memory``: the library's in-memory (POPO) recorders, for unit tests.
 """
 
@@ -23,15 +26,19 @@ from typing import Literal
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
     "DUMMY_POSTGRES_PASSWORD",
-    "HONOURED_DSN_PARAMETERS",
+    "POSTGRES_CONNINFO_SETTING",
+    "POSTGRES_FACTORY_TOPIC",
+    "WRITABLE_SESSION_ATTRS",
     "StoreKind",
     "StoreSettings",
     "ensure_postgres_schema",
     "eventsourcing_env",
+    "postgres_conninfo",
     "postgres_params",
     "postgres_schema",
     "sqlite_path",
@@ -42,13 +49,22 @@ StoreKind = Literal["sqlite", "postgres", "memory"]
 DUMMY_POSTGRES_PASSWORD = "unused-with-trust-auth"
 """Handed to the library when the DSN carries no password (it refuses to start without one)."""
 
-HONOURED_DSN_PARAMETERS = frozenset(
-    {"host", "hostaddr", "port", "dbname", "user", "password", "connect_timeout"}
-)
-"""The DSN parameters eventsourcing 9.5's PostgreSQL recorder connects with (``hostaddr`` only
-without ``host``); ``sslmode=prefer``, libpq's default, is accepted too."""
+POSTGRES_FACTORY_TOPIC = "eventstore.postgres_factory:ClipyardPostgresFactory"
+"""The library's PostgreSQL factory, connecting with the whole conninfo (imported only when used)."""
 
-_DEFAULT_SSLMODE = "prefer"
+WRITABLE_SESSION_ATTRS = frozenset({"any", "read-write", "primary"})
+"""The ``target_session_attrs`` an event store can use: it writes (``LOCK TABLE``, ``INSERT``), so
+``read-only``, ``standby`` and ``prefer-standby`` are refused."""
+
+DEFAULT_CONNECT_TIMEOUT = 5
+"""Seconds libpq gives each host when the DSN sets no ``connect_timeout`` (a host that never
+answers must not hold up the next one for psycopg's default of 130 s)."""
+
+POSTGRES_CONNINFO_SETTING = "CLIPYARD_POSTGRES_CONNINFO"
+"""The library setting that hands the whole conninfo to the factory of :data:`POSTGRES_FACTORY_TOPIC`."""
+
+_DSN_VARIABLE = "CLIPYARD_POSTGRES_DSN"
+_FALSE = frozenset({"0", "off", "false", "no", "f", "n"})
 _SERVICE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
@@ -65,7 +81,8 @@ class StoreSettings:
     home: Path = field(default_factory=_default_home)
     """``CLIPYARD_HOME``: SQLite files live under ``<home>/data``."""
     postgres_dsn: str | None = field(default=None, repr=False)
-    """``CLIPYARD_POSTGRES_DSN``: a libpq DSN or URL (needed when ``kind`` is ``postgres``)."""
+    """The service's ``CLIPYARD_POSTGRES_DSN_<TOKEN>``, else ``CLIPYARD_POSTGRES_DSN``
+    (``servicekit.store_dsn``): a libpq DSN or URL (needed when ``kind`` is ``postgres``)."""
 
 
 def _check_service(service: str) -> str:
@@ -108,44 +125,79 @@ def _require_dsn(settings: StoreSettings) -> str:
     return settings.postgres_dsn
 
 
-def postgres_params(dsn: str) -> dict[str, str]:
-    """The parameters of a PostgreSQL DSN, when the event store can honour every one of them.
+def postgres_params(dsn: str, *, variable: str = _DSN_VARIABLE) -> dict[str, str]:
+    """The parameters of a PostgreSQL DSN, when the event store can work with every one of them.
+
+    Every libpq parameter reaches libpq (see :mod:`eventstore.postgres_factory`); refused are only
+    a replication connection and a ``target_session_attrs`` outside
+    :data:`WRITABLE_SESSION_ATTRS` (the store writes).
 
     Args:
         dsn: A libpq connection string or ``postgresql://`` URL (``CLIPYARD_POSTGRES_DSN``).
+        variable: The setting the DSN came from, named in the messages.
 
     Returns:
         Parameter names to values.
 
     Raises:
-        ValueError: The DSN does not parse, or sets a parameter the store would drop (named in
-            the message; values are never shown, they may be secret).
+        ValueError: The DSN does not parse, or sets a parameter the store cannot work with (named
+            in the message with what to use; values are never shown, they may be secret).
     """
     try:
         params = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
     except psycopg.ProgrammingError:
         raise ValueError(
-            "CLIPYARD_POSTGRES_DSN is not a libpq connection string or postgresql:// URL; "
-            "use for example postgresql://clipyard@127.0.0.1:5432/clipyard"
+            f"{variable} is not a libpq connection string or postgresql:// URL; use for "
+            "example postgresql://clipyard@127.0.0.1:5432/clipyard (libpq parameters such as "
+            "target_session_attrs or sslmode go in the query string)"
         ) from None
-    refused = sorted(
-        name
-        for name in params
-        if name not in HONOURED_DSN_PARAMETERS
-        and not (name == "sslmode" and params[name] == _DEFAULT_SSLMODE)
-    )
-    if "host" in params and "hostaddr" in params:
-        refused.append("hostaddr (together with host)")
-    if refused:
-        raise ValueError(
-            f"CLIPYARD_POSTGRES_DSN sets {', '.join(refused)}, which the event store cannot "
-            "honour: eventsourcing's PostgreSQL recorder connects with host (or hostaddr), port, "
-            "dbname, user, password and connect_timeout only, so TLS settings (sslmode other "
-            "than prefer, sslrootcert...), options and target_session_attrs would be dropped "
-            "silently. Remove them from the DSN (reach PostgreSQL over a trusted network or a "
-            "TLS tunnel instead)."
+    refused: list[str] = []
+    if params.get("replication", "off").strip().lower() not in _FALSE:
+        refused.append("replication (an event store needs a normal session, not a replication one)")
+    if params.get("target_session_attrs", "any") not in WRITABLE_SESSION_ATTRS:
+        refused.append(
+            "target_session_attrs (the event store writes: use read-write or primary to find "
+            "the primary among several hosts, or any)"
         )
+    if refused:
+        raise ValueError(f"{variable} sets {'; '.join(refused)}")
     return params
+
+
+def postgres_conninfo(dsn: str, *, service: str = "", variable: str = _DSN_VARIABLE) -> str:
+    """The conninfo the store connects with: the DSN's own, with two defaults it may override.
+
+    ``connect_timeout`` (:data:`DEFAULT_CONNECT_TIMEOUT` seconds per host) and
+    ``fallback_application_name`` (``clipyard_<service>``, shown in ``pg_stat_activity`` unless
+    the DSN sets ``application_name``) are added when the DSN does not set them.
+
+    Args:
+        dsn: The DSN (``CLIPYARD_POSTGRES_DSN`` or the service's own).
+        service: The service token or name, for the application name (none when empty).
+        variable: The setting the DSN came from, named in the messages.
+
+    Returns:
+        A libpq ``key=value`` conninfo.
+
+    Raises:
+        ValueError: See :func:`postgres_params`.
+    """
+    params = postgres_params(dsn, variable=variable)
+    params.setdefault("connect_timeout", str(DEFAULT_CONNECT_TIMEOUT))
+    if service:
+        params.setdefault("fallback_application_name", postgres_schema(service))
+    return make_conninfo("", **params)
+
+
+def _pool_wait(params: dict[str, str]) -> int:
+    """Seconds the library's pool waits for a connection: long enough for libpq to try every
+    host in turn with its ``connect_timeout``."""
+    hosts = max(len(params.get("host", "").split(",")), len(params.get("hostaddr", "").split(",")))
+    try:
+        per_host = int(params.get("connect_timeout") or DEFAULT_CONNECT_TIMEOUT)
+    except ValueError:
+        per_host = DEFAULT_CONNECT_TIMEOUT
+    return max(per_host, 2) * hosts if per_host > 0 else 30
 
 
 def _private_dirs(home: Path, folder: Path) -> None:
@@ -172,7 +224,7 @@ def eventsourcing_env(settings: StoreSettings, service: str) -> dict[str, str]:
 
     Raises:
         ValueError: Unknown store kind, invalid service name, postgres without a DSN or with a
-            DSN parameter the store cannot honour (see :func:`postgres_params`).
+            DSN parameter the store cannot work with (see :func:`postgres_params`).
     """
     if settings.kind == "memory":
         _check_service(service)
@@ -186,16 +238,19 @@ def eventsourcing_env(settings: StoreSettings, service: str) -> dict[str, str]:
             "SQLITE_LOCK_TIMEOUT": "10",
         }
     if settings.kind == "postgres":
-        params = postgres_params(_require_dsn(settings))
+        conninfo = postgres_conninfo(_require_dsn(settings), service=service)
+        params = conninfo_to_dict(conninfo)
+        # The library insists on these; only the conninfo decides where and how it connects.
         return {
-            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "PERSISTENCE_MODULE": POSTGRES_FACTORY_TOPIC,
+            POSTGRES_CONNINFO_SETTING: conninfo,
             "POSTGRES_DBNAME": str(params.get("dbname") or params.get("user") or "postgres"),
             "POSTGRES_HOST": str(params.get("host") or params.get("hostaddr") or "127.0.0.1"),
             "POSTGRES_PORT": str(params.get("port") or "5432"),
             "POSTGRES_USER": str(params.get("user") or "postgres"),
             "POSTGRES_PASSWORD": str(params.get("password") or DUMMY_POSTGRES_PASSWORD),
             "POSTGRES_SCHEMA": postgres_schema(service),
-            "POSTGRES_CONNECT_TIMEOUT": str(params.get("connect_timeout") or "5"),
+            "POSTGRES_CONNECT_TIMEOUT": str(_pool_wait({k: str(v) for k, v in params.items()})),
         }
     raise ValueError(f"unknown store kind {settings.kind!r}; use sqlite, postgres or memory")
 
@@ -211,16 +266,17 @@ def ensure_postgres_schema(settings: StoreSettings, service: str) -> str:
         The schema name.
 
     Raises:
-        ValueError: No DSN, or one with a parameter the store cannot honour.
+        ValueError: No DSN, or one with a parameter the store cannot work with.
         psycopg.Error: The database refused.
     """
     schema = postgres_schema(service)
-    postgres_params(_require_dsn(settings))  # refused before anything connects
+    # Refused before anything connects; then connected exactly as the store will be.
+    conninfo = postgres_conninfo(_require_dsn(settings), service=service)
     statement = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
     # A concurrent start may create it in the meantime: that is fine too.
     concurrent = (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateSchema)
     with (
-        psycopg.connect(_require_dsn(settings), autocommit=True, connect_timeout=10) as conn,
+        psycopg.connect(conninfo, autocommit=True) as conn,
         contextlib.suppress(*concurrent),
     ):
         conn.execute(statement)

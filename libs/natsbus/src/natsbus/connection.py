@@ -15,11 +15,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Sequence
 from typing import Final
-from urllib.parse import urlsplit, urlunsplit
 
 from nats import errors as nats_errors
 from nats.aio.client import Client
+
+from natsbus.urls import parse_nats_urls
 
 __all__ = ["DEFAULT_INBOX_PREFIX", "NatsConnectError", "connect", "inbox_prefix_for", "redact_url"]
 
@@ -58,26 +60,24 @@ def inbox_prefix_for(user: str | None) -> str:
     return f"{DEFAULT_INBOX_PREFIX}_{user}"
 
 
-def redact_url(url: str) -> str:
-    """A server URL fit for logs: user information removed.
+def redact_url(url: str | Sequence[str]) -> str:
+    """Server URLs fit for logs: user information removed.
 
     Args:
-        url: One URL or several separated by commas.
+        url: One URL, several separated by commas, or a sequence of URLs
+            (:func:`natsbus.urls.parse_nats_urls`).
 
     Returns:
-        The same URL(s) without ``user:password@``.
+        The URLs without ``user:password@``, separated by commas.
+
+    Raises:
+        NatsUrlError: ``url`` is not a usable list of NATS URLs.
     """
-    redacted = []
-    for one in url.split(","):
-        parts = urlsplit(one.strip())
-        host = parts.hostname or ""
-        netloc = f"{host}:{parts.port}" if parts.port else host
-        redacted.append(urlunsplit((parts.scheme, netloc, parts.path, "", "")))
-    return ",".join(redacted)
+    return ",".join(one.shown for one in parse_nats_urls(url))
 
 
 async def connect(
-    url: str,
+    url: str | Sequence[str],
     *,
     name: str,
     user: str | None = None,
@@ -93,7 +93,9 @@ async def connect(
     buffering publishes while it is away. Connection events are logged without credentials.
 
     Args:
-        url: The server URL, or several separated by commas.
+        url: The server URL, several separated by commas, or a sequence of URLs
+            (:func:`natsbus.urls.parse_nats_urls`); the client connects to any of them and
+            reconnects across all of them.
         name: The connection name shown by the server's monitoring (the service name).
         user: The NATS user, if the server requires one.
         password: The NATS password for ``user``.
@@ -112,18 +114,20 @@ async def connect(
             refusal (``-ERR``, e.g. an authorization violation) if the server gave one, else the
             last error.
         ValueError: ``inbox_prefix`` is not one or more subject tokens (or ``user`` cannot name
-            an inbox when ``inbox_prefix`` is None).
+            an inbox when ``inbox_prefix`` is None); :class:`~natsbus.urls.NatsUrlError`:
+            ``url`` is not a usable list of NATS URLs.
     """
     if inbox_prefix is None:
         inbox_prefix = inbox_prefix_for(user)
     elif not all(_TOKEN.fullmatch(part) for part in inbox_prefix.split(".")):
         raise ValueError(f"inbox prefix {inbox_prefix!r} is not a subject without wildcards")
+    servers = parse_nats_urls(url)
     nc = Client()
-    events = _ConnectionEvents(nc, redact_url(url))
+    events = _ConnectionEvents(nc, ",".join(one.shown for one in servers))
     try:
         async with asyncio.timeout(initial_wait):
             await nc.connect(
-                servers=[one.strip() for one in url.split(",")],
+                servers=[one.url for one in servers],
                 name=name,
                 user=user,
                 password=password,

@@ -1,7 +1,8 @@
 """The event stream ``WS_EVENTS`` and publishing to it (ARCHITECTURE §2, §3).
 
-:func:`ensure_event_stream` creates or updates the stream (every service may call it at start;
-calling it again changes nothing). :func:`publish` sends one event, size-checked, in a PRODUCER
+:func:`ensure_event_stream` creates the stream or brings it up to what the service needs, never
+lowering what another service or an operator set higher (:mod:`natsbus.stream_merge`); every
+service calls it at start, and calling it again changes nothing. :func:`publish` sends one event, size-checked, in a PRODUCER
 span, with ``Nats-Msg-Id`` for JetStream's de-duplication, and returns the server's ack.
 """
 
@@ -28,6 +29,7 @@ from opentelemetry import context as otel_context
 from contracts.subjects import EVENT_STREAM, EVENT_STREAM_SUBJECTS
 from natsbus.codec import encode
 from natsbus.limits import MAX_MESSAGE_BYTES, check_size
+from natsbus.stream_merge import StreamMerge, merge_stream_config
 from telemetry import propagation
 from telemetry.spans import producer_span
 
@@ -50,15 +52,22 @@ DEFAULT_MAX_AGE: Final = 30 * 24 * 3600.0
 
 MSG_ID_HEADER: Final = "Nats-Msg-Id"
 
+_STREAM_NAME_IN_USE: Final = 10058
+"""JetStream's error code for a create whose stream another client created meanwhile."""
+
 
 def event_stream_config(
-    *, duplicate_window: float = DEFAULT_DUPLICATE_WINDOW, max_age: float = DEFAULT_MAX_AGE
+    *,
+    duplicate_window: float = DEFAULT_DUPLICATE_WINDOW,
+    max_age: float = DEFAULT_MAX_AGE,
+    replicas: int = 1,
 ) -> StreamConfig:
     """The configuration of ``WS_EVENTS``.
 
     Args:
         duplicate_window: Seconds of ``Nats-Msg-Id`` de-duplication.
         max_age: Seconds an event is kept.
+        replicas: How many JetStream servers keep a copy (at most the cluster's size, 5).
 
     Returns:
         The stream configuration: ``ws.evt.>``, file storage, limits retention; nobody may
@@ -75,24 +84,9 @@ def event_stream_config(
         max_age=max_age,
         duplicate_window=duplicate_window,
         max_msg_size=MAX_MESSAGE_BYTES,
+        num_replicas=replicas,
         deny_delete=True,
         deny_purge=True,
-    )
-
-
-def _differs(current: StreamConfig, wanted: StreamConfig) -> bool:
-    def seconds(value: float | None) -> float:
-        return round(value or 0.0, 3)
-
-    return (
-        sorted(current.subjects or []) != sorted(wanted.subjects or [])
-        or current.retention != wanted.retention
-        or current.storage != wanted.storage
-        or current.max_msg_size != wanted.max_msg_size
-        or seconds(current.max_age) != seconds(wanted.max_age)
-        or seconds(current.duplicate_window) != seconds(wanted.duplicate_window)
-        or bool(current.deny_delete) != bool(wanted.deny_delete)
-        or bool(current.deny_purge) != bool(wanted.deny_purge)
     )
 
 
@@ -101,39 +95,116 @@ async def ensure_event_stream(
     *,
     duplicate_window: float = DEFAULT_DUPLICATE_WINDOW,
     max_age: float = DEFAULT_MAX_AGE,
+    replicas: int = 1,
 ) -> StreamInfo:
-    """Create ``WS_EVENTS`` or bring its settings to the ones given; idempotent.
+    """Create ``WS_EVENTS``, or raise its settings to the ones given; idempotent.
 
-    A stream made before ``deny_delete``/``deny_purge`` existed gets them by the update (the
-    server accepts adding them, never removing them).
+    An existing stream is merged with :func:`~natsbus.stream_merge.merge_stream_config`: nothing
+    is lowered (replicas, retention, limits, protections), subjects are added, and each
+    difference is logged as one warning (``extra``: ``field``, ``current``, ``wanted``,
+    ``chosen``, ``winner``, ``reason``); the stream is updated only when something must change.
+    A stream made before ``deny_delete``/``deny_purge`` existed gets them by the update.
 
     Args:
         js: The JetStream context.
         duplicate_window: Seconds of ``Nats-Msg-Id`` de-duplication.
         max_age: Seconds an event is kept.
+        replicas: How many JetStream servers keep a copy.
 
     Returns:
-        The stream's info after the call.
+        The stream's info after the call. When the server refuses the update (a change it
+        cannot make in place, more replicas than servers), the refusal is logged as an error and
+        the stream's info is returned as it is: it still works.
 
     Raises:
-        nats.js.errors.APIError: The server refused (an unchangeable setting, such as storage).
+        nats.js.errors.APIError: The server refused to create the stream (more replicas than
+            JetStream servers); logged with the fix first.
     """
-    wanted = event_stream_config(duplicate_window=duplicate_window, max_age=max_age)
+    wanted = event_stream_config(
+        duplicate_window=duplicate_window, max_age=max_age, replicas=replicas
+    )
     try:
         info = await js.stream_info(EVENT_STREAM)
     except nats.js.errors.NotFoundError:
-        try:
-            info = await js.add_stream(wanted)
-            logger.info("created stream %s", EVENT_STREAM)
-            return info
-        except nats.js.errors.BadRequestError:
-            # Another service created it in the meantime with other settings: update below.
-            info = await js.stream_info(EVENT_STREAM)
-    if not _differs(info.config, wanted):
+        created = await _create(js, wanted)
+        if created is not None:
+            return created
+        info = await js.stream_info(EVENT_STREAM)  # another service created it meanwhile
+    merge = merge_stream_config(info.config, wanted)
+    _log_differences(merge)
+    if not merge.changed:
         return info
-    info = await js.update_stream(wanted)
-    logger.info("updated stream %s", EVENT_STREAM)
+    changed = [d.field for d in merge.differences if d.changes]
+    try:
+        info = await js.update_stream(merge.config)
+    except nats.js.errors.APIError as error:
+        logger.error(
+            "stream %s: the server refused to change %s (%s); the stream keeps its settings",
+            EVENT_STREAM,
+            ", ".join(changed),
+            error.description,
+            extra={"stream": EVENT_STREAM, "fields": changed, "err_code": error.err_code},
+        )
+        return await js.stream_info(EVENT_STREAM)
+    logger.info("updated stream %s", EVENT_STREAM, extra={"fields": changed})
     return info
+
+
+async def _create(js: JetStreamContext, wanted: StreamConfig) -> StreamInfo | None:
+    """Create the stream; None when another client created it first."""
+    try:
+        info = await js.add_stream(wanted)
+    except nats.js.errors.APIError as error:
+        if error.err_code == _STREAM_NAME_IN_USE:
+            return None
+        hint = (
+            "; set CLIPYARD_EVENT_REPLICAS to at most the number of JetStream servers "
+            "(1 without a cluster, at most 5)"
+            if (wanted.num_replicas or 1) > 1
+            else ""
+        )
+        logger.error(
+            "stream %s cannot be created with %s replica(s): %s%s",
+            EVENT_STREAM,
+            wanted.num_replicas,
+            error.description,
+            hint,
+            extra={"stream": EVENT_STREAM, "err_code": error.err_code},
+        )
+        raise
+    logger.info("created stream %s", EVENT_STREAM, extra={"replicas": wanted.num_replicas})
+    return info
+
+
+_ACTIONS: Final = {
+    "current": "keeping the stream's",
+    "wanted": "setting this service's",
+    "merged": "setting the union",
+}
+
+
+def _log_differences(merge: StreamMerge) -> None:
+    """One warning per field on which the stream and this service differ."""
+    for d in merge.differences:
+        logger.warning(
+            "stream %s: %s differs: the stream has %r, this service wants %r; %s %r (%s)",
+            EVENT_STREAM,
+            d.field,
+            d.current,
+            d.wanted,
+            _ACTIONS[d.winner],
+            d.chosen,
+            d.reason,
+            extra={
+                "stream": EVENT_STREAM,
+                "field": d.field,
+                "current": d.current,
+                "wanted": d.wanted,
+                "chosen": d.chosen,
+                "winner": d.winner,
+                "reason": d.reason,
+            },
+        )
 
 
 @contextmanager

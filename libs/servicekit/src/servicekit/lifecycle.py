@@ -1,11 +1,11 @@
 """The uniform service lifecycle: start, serve, and stop within the shutdown budget.
 
 ``main()`` of every service is ``asyncio.run(run_service(spec))``. Start: telemetry and logs, NATS,
-the event stream, the store (read models rebuilt), the outbox relay, the micro service with the
-endpoints every service answers, the inboxes, then the service's own ``register`` hook. Stop (SIGTERM
-or SIGINT): endpoints first (in-flight handlers finish), long operations, the service's own hooks,
-inboxes, relay flush, NATS drain, store close (after the store thread's queue), then the telemetry
-flush. One deadline covers it all (``settings.shutdown_timeout``): each stage gets its share of the
+the event stream, the store (read models rebuilt, then following what other replicas save), the
+outbox relay, the micro service with the endpoints every service answers, the inboxes, then the
+service's own ``register`` hook. Stop (SIGTERM or SIGINT): endpoints first (in-flight handlers
+finish), long operations, the service's own hooks, inboxes, relay flush, NATS drain, the store
+follower, store close (after the store thread's queue), then the telemetry flush. One deadline covers it all (``settings.shutdown_timeout``): each stage gets its share of the
 time that remains and is cut off when it is spent (:mod:`servicekit.shutdown`).
 """
 
@@ -20,7 +20,7 @@ from contextlib import AsyncExitStack
 from functools import partial
 from typing import TYPE_CHECKING
 
-from eventstore import Inbox, OutboxRelay, StoreExecutor, build_application
+from eventstore import Inbox, OutboxRelay, StoreExecutor, StoreFollower, build_application
 from natsbus import BusClient, BusService, connect
 from natsbus.jetstream import ensure_event_stream
 from servicekit.endpoints import register_common_endpoints
@@ -104,6 +104,7 @@ async def start_service(
         executor=executor,
         duplicate_window=settings.event_duplicate_window,
         max_age=settings.event_retention_days * 86400,
+        replicas=settings.event_replicas,
     )
     await relay.start()
     budget.push(stack, "relay", relay.stop)
@@ -151,7 +152,8 @@ async def start_service(
 async def _open_store(
     spec: ServiceSpec, settings: ServiceSettings, stack: AsyncExitStack, budget: ShutdownBudget
 ) -> tuple[StoreExecutor, ServiceApplication]:
-    """Open the service's store on its own thread (read models rebuilt); it closes last."""
+    """Open the service's store on its own thread (read models rebuilt, then following the whole
+    store); it closes last."""
     executor = StoreExecutor(name=f"{spec.name}-store")
     try:
         app: ServiceApplication = await executor.run(
@@ -167,6 +169,10 @@ async def _open_store(
         await executor.shutdown(timeout, last=app.close)
 
     budget.push(stack, "store", close_store)
+    # Replicas share the store: the read models follow what the others save (eventstore.follower).
+    follower = StoreFollower(app, executor)
+    await follower.start()
+    budget.push(stack, "store follower", follower.stop)
     return executor, app
 
 
@@ -186,6 +192,7 @@ async def _connect(
         nc.jetstream(),
         duplicate_window=settings.event_duplicate_window,
         max_age=settings.event_retention_days * 86400,
+        replicas=settings.event_replicas,
     )
     return nc
 

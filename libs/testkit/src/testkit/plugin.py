@@ -6,6 +6,11 @@ Fixtures:
   ``.port``, ``.monitor_port``, ``.store_dir``. A container when a Docker engine answers, else
   the venv's binary. For a server with users and permissions call
   :func:`testkit.nats_server.start_nats_server` with a config file.
+* ``nats_cluster`` (module): a real three-node nats-server cluster with JetStream on loopback
+  (the venv's binary, no authentication): ``.urls`` (every node), ``.url`` (comma-joined),
+  ``.nodes``, ``stop_node(i)`` / ``start_node(i)``, ``meta_leader()``; ready for R3 streams. A test
+  that stops a node starts it again (or the next tests of the module find it stopped). See
+  :mod:`testkit.nats_cluster`.
 * ``postgres`` (session): a real PostgreSQL 15: ``.dsn`` (``postgresql://`` for psycopg 3).
   ``pg_database``: a fresh database per test, yielding its DSN.
 * ``span_recorder``: an in-memory exporter on the global tracer provider (configured through
@@ -47,6 +52,7 @@ EGRESS_TEST_NETWORK = "127.0.8.0/24"
 if TYPE_CHECKING:
     from testkit.github_api import FakeGitHubApi
     from testkit.https_git import HttpsGitServer
+    from testkit.nats_cluster import NatsCluster
     from testkit.nats_server import NatsServer
     from testkit.postgres import PostgresServer
     from testkit.service_factory import ServiceProcessFactory
@@ -57,6 +63,7 @@ __all__ = [
     "clipyard_home",
     "github_api",
     "https_git_server",
+    "nats_cluster",
     "nats_server",
     "pg_database",
     "postgres",
@@ -106,6 +113,21 @@ def nats_server() -> Iterator[NatsServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def nats_cluster() -> Iterator[NatsCluster]:
+    """A three-node nats-server cluster with JetStream for the module (local binaries)."""
+    from testkit.nats_cluster import start_nats_cluster
+
+    try:
+        cluster = start_nats_cluster()
+    except Exception as error:
+        pytest.fail(f"no NATS cluster for the tests: {error}", pytrace=False)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture(scope="session")

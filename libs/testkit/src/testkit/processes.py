@@ -20,6 +20,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from natsbus.urls import DEFAULT_NATS_URL
 from testkit.procutil import parent_death_signal, tail
 from testkit.readiness import PingCheck, ReadyCheck, holds
 
@@ -181,7 +182,7 @@ class ServiceProcess:
 
     def _ping_check(self) -> PingCheck:
         return PingCheck(
-            url=self.env.get("CLIPYARD_NATS_URL", "nats://127.0.0.1:4222"),
+            url=self.env.get("CLIPYARD_NATS_URL") or DEFAULT_NATS_URL,
             user=self.env.get("CLIPYARD_NATS_USER") or None,
             password=self.env.get("CLIPYARD_NATS_PASSWORD") or None,
             subject=self.ready_subject,

@@ -46,7 +46,10 @@ async def holds(check: ReadyCheck) -> bool:
 
 
 class PingCheck:
-    """A readiness check that requests a subject over one NATS connection; any reply means ready."""
+    """A readiness check that requests a subject over one NATS connection; any reply means ready.
+
+    ``url`` is one server or several separated by commas (``natsbus.urls.parse_nats_urls``).
+    """
 
     def __init__(self, *, url: str, user: str | None, password: str | None, subject: str) -> None:
         self.url, self.user, self.password, self.subject = url, user, password, subject
@@ -61,12 +64,14 @@ class PingCheck:
         from nats.aio.client import Client as NATS
         from nats.errors import Error as NatsError
 
+        from natsbus.urls import parse_nats_urls
+
         try:
             if self._nc is None:
                 client = NATS()
                 try:
                     await client.connect(
-                        self.url,
+                        [one.url for one in parse_nats_urls(self.url)],
                         user=self.user,
                         password=self.password,
                         inbox_prefix=inbox_prefix(self.user),

@@ -1,0 +1,102 @@
+# mypy: disable-error-code="attr-defined"
+# (event classes made by eventsourcing's @event, and their fields, are invisible to mypy)
+"""Two instances of one service on one store: the lifecycle makes each one's read models follow
+what the other saves, and stops following before the store closes (issue 17, item 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import nats
+import nats.js.errors
+import pytest
+from eventsourcing.domain import event
+
+from contracts import subjects
+from eventstore import ClipyardAggregate, ServiceApplication
+from servicekit import ServiceRuntime, ServiceSettings, ServiceSpec, start_service
+
+pytestmark = pytest.mark.integration
+
+
+class Memo(ClipyardAggregate):
+    @event("Written")
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class Memos(ServiceApplication):
+    """Memo texts by id."""
+
+    def init_read_models(self) -> None:
+        self.memos: dict[str, str] = {}
+
+    def project(self, domain_event: Any) -> None:
+        if isinstance(domain_event, Memo.Written):
+            self.memos[str(domain_event.originator_id)] = domain_event.text
+
+    def read_models(self) -> dict[str, Any]:
+        return {"memos": self.memos}
+
+    def write(self, text: str) -> UUID:
+        memo = Memo(text=text)
+        self.save(memo)
+        return memo.id
+
+
+async def _start(stack: AsyncExitStack, home: Path, nats_url: str) -> ServiceRuntime:
+    spec = ServiceSpec(
+        token="controller",
+        name="memos",
+        version="0.0.1",
+        application_class=Memos,
+        to_contract=lambda _event: None,
+    )
+    settings = ServiceSettings.from_env(
+        "memos", {"CLIPYARD_HOME": str(home), "CLIPYARD_NATS_URL": nats_url}
+    )
+    return await start_service(spec, settings, stack, asyncio.Event())
+
+
+async def _seen(runtime: ServiceRuntime, memo_id: UUID, timeout: float = 3.0) -> float:
+    started = time.perf_counter()
+    while str(memo_id) not in await runtime.store(lambda: dict(runtime.app.memos)):
+        if time.perf_counter() - started > timeout:
+            pytest.fail(f"{memo_id} not seen by the other instance within {timeout} s")
+        await asyncio.sleep(0.005)
+    return time.perf_counter() - started
+
+
+def _followers() -> list[asyncio.Task[Any]]:
+    return [t for t in asyncio.all_tasks() if t.get_name().startswith("store-follower")]
+
+
+async def test_two_instances_of_a_service_see_each_others_writes(
+    tmp_path: Path, nats_server: Any
+) -> None:
+    nc = await nats.connect(nats_server.url)
+    with contextlib.suppress(nats.js.errors.NotFoundError):
+        await nc.jetstream().delete_stream(subjects.EVENT_STREAM)
+    await nc.close()
+    async with AsyncExitStack() as first, AsyncExitStack() as second:
+        a = await _start(first, tmp_path, nats_server.url)
+        b = await _start(second, tmp_path, nats_server.url)
+        assert len(_followers()) == 2
+        delays = []
+        for index in range(3):
+            delays.append(await _seen(b, await a.store(a.app.write, f"from A {index}")))
+            delays.append(await _seen(a, await b.store(b.app.write, f"from B {index}")))
+        print(f"\nlifecycle, SQLite: max {max(delays) * 1000:.1f} ms")
+        assert max(delays) < 1.0
+        assert a.app.read_models() == b.app.read_models()
+        assert a.app.notifications_followed >= 3
+        assert b.app.notifications_followed >= 3
+        await second.aclose()
+        assert len(_followers()) == 1  # B's follower stopped with B
+    assert not _followers()
