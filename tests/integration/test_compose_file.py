@@ -4,9 +4,10 @@ init script and three-node NATS cluster run for real.
 The structure is compared with what the code expects: the five services of ``contracts``, the
 settings ``servicekit`` reads, the schema names of ``eventstore``, the NATS users and config file
 ``clipyard up`` uses, and the secrets ``clipyard compose-env`` generates. The NATS nodes' own
-``command`` lists are run with the venv's nats-server, translating only what a container gives
-for free: service host names become 127.0.0.1 with free ports, mounts become the repository's
-files and folders under ``tmp_path``, and ``${...}`` the secrets ``compose-env`` generates.
+``command`` lists, config files and environments are run with the venv's nats-server,
+translating only what a container gives for free: service host names become 127.0.0.1 with free
+ports (the route port in a copy of the config folder), mounts become the repository's files and
+folders under ``tmp_path``, and ``${...}`` the secrets ``compose-env`` generates.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
+import stat
 import subprocess
 import time
 import urllib.request
@@ -50,6 +53,8 @@ LAUNCH = {one.name: one for one in SERVICE_LAUNCHES}
 SUBSTITUTION = re.compile(r"\$\{(\w+)(:?[-?][^}]*)?\}")
 NATS_NODES = sorted(n for n, s in SERVICES_BLOCK.items() if str(s.get("image")).startswith("nats:"))
 """The compose services running nats-server: the nodes of the NATS cluster."""
+ROUTES_VAR = "CLIPYARD_NATS_ROUTES"
+"""A node's routes to the others, login included, in its environment (deploy/nats/cluster.conf)."""
 
 
 def substitute(value: str, secrets: dict[str, str]) -> str:
@@ -89,17 +94,60 @@ def client_port(node: str) -> int:
     return int(option(SERVICES_BLOCK[node]["command"], "-p"))
 
 
+def repo_file(service: str, path: str) -> Path:
+    """The repository file at ``path`` of ``service``'s container (a bind mount)."""
+    for target, source in mounts(service).items():
+        if path == target or path.startswith(f"{target}/"):
+            assert source.startswith((".", "/")), f"{path} of {service} is on a named volume"
+            return (REPO / source).resolve() / path[len(target) :].lstrip("/")
+    raise AssertionError(f"{path} of {service} is on no mount of it")
+
+
+def config_file(node: str) -> Path:
+    """The config file the node's nats-server reads (``-c``), in the repository."""
+    return repo_file(node, option(SERVICES_BLOCK[node]["command"], "-c"))
+
+
+def config_code(path: Path) -> str:
+    """A NATS config file without comments and with every quoted string emptied."""
+    lines = path.read_text().splitlines()
+    return "\n".join(re.sub(r'"[^"]*"', '""', line.split("#")[0]) for line in lines)
+
+
+def config_includes(path: Path) -> list[Path]:
+    """The files ``path`` includes, resolved as nats-server does: relative to ``path``."""
+    return [
+        (path.parent / f).resolve()
+        for f in re.findall(r"^\s*include\s+(\S+)", config_code(path), re.M)
+    ]
+
+
+def config_variables(path: Path) -> set[str]:
+    """The ``$VARIABLES`` ``path`` reads from the environment (none it defines itself)."""
+    code = config_code(path)
+    defined = set(re.findall(r"^(\w+)\s*=", code, re.M))
+    return {v for v in re.findall(r"\$(\w+)", code) if v not in defined}
+
+
+def cluster_block(node: str) -> str:
+    """The ``cluster { ... }`` block of the node's config."""
+    found = re.search(r"^cluster\s*\{(.*?)^\}", config_code(config_file(node)), re.M | re.S)
+    assert found, f"{config_file(node)} defines no cluster"
+    return found[1]
+
+
 def cluster_listen(node: str) -> SplitResult:
-    """The node's route listener, its ``${...}`` resolved with :data:`SAMPLE_SECRETS`."""
-    return urlsplit(
-        substitute(option(SERVICES_BLOCK[node]["command"], "--cluster"), SAMPLE_SECRETS)
-    )
+    """The node's route listener (its config's ``cluster.listen``), as a URL."""
+    found = re.search(r"^\s*listen:\s*(\S+)\s*$", cluster_block(node), re.M)
+    assert found, f"the cluster of {config_file(node)} has no listen"
+    return urlsplit(f"nats://{found[1]}")
 
 
 def routes(node: str) -> list[SplitResult]:
-    """The node's routes, their ``${...}`` resolved with :data:`SAMPLE_SECRETS`."""
-    value = substitute(option(SERVICES_BLOCK[node]["command"], "--routes"), SAMPLE_SECRETS)
-    return [urlsplit(u) for u in value.split(",")]
+    """The node's routes (its environment's list), ``${...}`` resolved with :data:`SAMPLE_SECRETS`."""
+    value = substitute(str(SERVICES_BLOCK[node]["environment"][ROUTES_VAR]), SAMPLE_SECRETS)
+    assert (value[:1], value[-1:]) == ("[", "]"), f"{ROUTES_VAR} is no list: {value}"
+    return [urlsplit(u.strip()) for u in value[1:-1].split(",")]
 
 
 def test_every_part_of_the_stack_is_a_compose_service() -> None:
@@ -177,33 +225,47 @@ def test_nats_runs_jetstream_with_the_config_the_local_stack_uses(node: str) -> 
     assert nats["image"] == "nats:2.10"
     command = nats["command"]
     assert "-js" in command
-    mounted = mounts(node)
-    config_in_container = command[command.index("-c") + 1]
-    assert (REPO / mounted[config_in_container]).resolve() == find_nats_config({}, start=REPO)
-    # Every variable the config reads is given, and every user's password comes from .env.
-    lines = find_nats_config({}, start=REPO).read_text().splitlines()
-    config = "\n".join(re.sub(r'"[^"]*"', '""', line.split("#")[0]) for line in lines)
-    defined = set(re.findall(r"^(\w+)\s*=", config, re.M))
-    wanted = {v for v in re.findall(r"\$(\w+)", config) if v not in defined}
-    assert wanted == {"CLIPYARD_NATS_STORE_DIR", *(password_env_var(u) for u in NATS_USERS)}
+    # The cluster's config, which includes the very nats.conf `clipyard up` uses (mounted
+    # beside it: nats-server resolves an include relative to the including file).
+    config = config_file(node)
+    assert config == REPO / "deploy" / "nats" / "cluster.conf"
+    local_stack = find_nats_config({}, start=REPO)
+    assert config_includes(config) == [local_stack]
+    assert repo_file(node, str(Path(option(command, "-c")).parent / "nats.conf")) == local_stack
+    # Every variable either file reads is given, and every password comes from .env.
+    wanted = config_variables(config) | config_variables(local_stack)
+    assert wanted == {
+        "CLIPYARD_NATS_STORE_DIR",
+        *(password_env_var(u) for u in NATS_USERS),
+        ROUTE_PASSWORD_VAR,
+        ROUTES_VAR,
+    }
     assert set(nats["environment"]) == wanted
-    for user in NATS_USERS:
-        assert nats["environment"][password_env_var(user)].startswith(
-            f"${{{password_env_var(user)}:?"
-        )
+    for name in (*(password_env_var(u) for u in NATS_USERS), ROUTE_PASSWORD_VAR):
+        assert nats["environment"][name].startswith(f"${{{name}:?")
 
 
 def test_the_nats_nodes_form_one_cluster_each_with_its_own_name_store_and_routes() -> None:
     first = SERVICES_BLOCK[NATS_NODES[0]]
+
+    def shared(service: dict[str, Any]) -> dict[str, Any]:
+        """What every node has alike: all but its routes, store volume, name and ports."""
+        environment = {k: v for k, v in service["environment"].items() if k != ROUTES_VAR}
+        config = [v for v in service["volumes"] if not str(v).endswith(":/data")]
+        return {"image": service["image"], "environment": environment, "config": config}
+
     stores: dict[str, str] = {}
     for node in NATS_NODES:
         service = SERVICES_BLOCK[node]
         command = service["command"]
-        # One image, config and environment (the shared anchor); JetStream on each.
-        assert (service["image"], service["environment"]) == (first["image"], first["environment"])
+        # One image, config and environment (the shared anchors) but for the routes.
+        assert shared(service) == shared(first)
         assert option(command, "-c") == option(first["command"], "-c")
-        assert "-js" in command
-        assert option(command, "--cluster_name") == "clipyard"
+        assert [a for a in command if a != node] == [
+            a for a in first["command"] if a != NATS_NODES[0]
+        ]
+        assert "-js" in command  # JetStream on each
+        assert re.search(r"^\s*name:\s*clipyard\s*$", cluster_block(node), re.M)
         assert option(command, "--server_name") == node  # as its peers and clients name it
         # Its own named volume at the JetStream store folder nats.conf reads.
         volume = mounts(node)[service["environment"]["CLIPYARD_NATS_STORE_DIR"]]
@@ -212,20 +274,33 @@ def test_the_nats_nodes_form_one_cluster_each_with_its_own_name_store_and_routes
         # Listens for routes on every interface of its container; routes to exactly the others,
         # by service name and route port.
         listen = cluster_listen(node)
-        assert (listen.scheme, listen.hostname) == ("nats", "0.0.0.0")
+        assert (listen.hostname, listen.username) == ("0.0.0.0", None)
         assert {(r.hostname, r.port) for r in routes(node)} == {
             (other, cluster_listen(other).port) for other in NATS_NODES if other != node
         }
-        # Routes log in as user `route` with the .env secret, on both ends.
-        for url in (listen, *routes(node)):
-            assert (url.username, url.password) == ("route", SAMPLE_SECRETS[ROUTE_PASSWORD_VAR])
+        # Routes log in as user `route` with the .env secret: the cluster's authorization reads
+        # it from the environment, and each route URL carries it (a server logs in to a route
+        # with the URL's login only).
+        authorization = re.search(
+            r"authorization\s*\{\s*user:\s*(\S+)\s+password:\s*\$(\w+)\s*\}", cluster_block(node)
+        )
+        assert authorization
+        assert (authorization[1], authorization[2]) == ("route", ROUTE_PASSWORD_VAR)
+        for url in routes(node):
+            assert (url.scheme, url.username) == ("nats", "route")
+            assert url.password == SAMPLE_SECRETS[ROUTE_PASSWORD_VAR]
         required = f"${{{ROUTE_PASSWORD_VAR}:?"
-        assert option(command, "--cluster").count(required) == 1
-        assert option(command, "--routes").count(required) == len(NATS_NODES) - 1
+        assert service["environment"][ROUTES_VAR].count(required) == len(NATS_NODES) - 1
+        # Nothing secret on the command line, which every user of the host reads (ps): no
+        # substitution at all, no login, no route.
+        assert not [a for a in command if "$" in str(a) or "@" in str(a)]
+        assert not {"--cluster", "--routes", "--cluster_name"} & set(command)
         # Clients get the whole list of nodes, not the containers' addresses.
         assert "--no_advertise" in command
     assert len(NATS_NODES) == 3
     assert len(set(stores.values())) == len(NATS_NODES)
+    # The first node keeps the single server's volume of compose before the cluster.
+    assert stores[NATS_NODES[0]] == "nats-data"
     assert ROUTE_PASSWORD_VAR in generated_secrets()
 
 
@@ -340,8 +415,8 @@ def host_path(service: str, path: str, volumes: Path) -> Path:
 
 
 def local_url(url: str, service: str, ports: dict[str, dict[int, int]]) -> str:
-    """A URL of ``service``'s command with the service host names (or ``0.0.0.0``, its own
-    interfaces) made 127.0.0.1 and the container ports made the local ports."""
+    """A URL of ``service``'s (a route) with the service host names (or ``0.0.0.0``, its own
+    interfaces) made 127.0.0.1 and the container ports made the local ports; any login kept."""
     parts = urlsplit(url)
     target = service if parts.hostname == "0.0.0.0" else str(parts.hostname)
     assert target in ports, f"{url} names a host that is no NATS service"
@@ -351,8 +426,26 @@ def local_url(url: str, service: str, ports: dict[str, dict[int, int]]) -> str:
     return f"{parts.scheme}://{netloc}127.0.0.1:{ports[target][parts.port]}"
 
 
+def local_config(service: str, path: str, ports: dict[str, dict[int, int]], run: Path) -> Path:
+    """``service``'s config file (``path`` in its container) here: a copy of its mounted folder
+    (so includes resolve as in the container) whose route listener is on loopback and the
+    node's local route port, the one thing a container's own network gives for free."""
+    source = host_path(service, path, run)
+    folder = run / "config" / service
+    shutil.copytree(source.parent, folder)
+    config = folder / source.name
+    listen = cluster_listen(service)
+    assert listen.port is not None
+    text = config.read_text()
+    line = re.compile(rf"^(\s*listen:\s*){re.escape(str(listen.netloc))}\s*$", re.M)
+    local, count = line.subn(rf"\g<1>127.0.0.1:{ports[service][listen.port]}", text)
+    assert count == 1, f"no single route listener in {source}"
+    config.write_text(local)
+    return config
+
+
 def local_command(
-    service: str, ports: dict[str, dict[int, int]], secrets: dict[str, str], volumes: Path
+    service: str, ports: dict[str, dict[int, int]], secrets: dict[str, str], run: Path
 ) -> list[str]:
     """``service``'s compose command for the venv's nats-server on this host."""
     command = [substitute(str(arg), secrets) for arg in SERVICES_BLOCK[service]["command"]]
@@ -364,22 +457,27 @@ def local_command(
         elif flag in ("-p", "-m"):
             local.append(str(ports[service][int(arg)]))
         elif flag == "-c":
-            local.append(str(host_path(service, arg, volumes)))
-        elif flag == "--cluster":
-            local.append(local_url(arg, service, ports))
-        elif flag == "--routes":
-            local.append(",".join(local_url(u, service, ports) for u in arg.split(",")))
+            local.append(str(local_config(service, arg, ports, run)))
         else:
             local.append(arg)
     return local
 
 
-def local_env(service: str, secrets: dict[str, str], volumes: Path) -> dict[str, str]:
-    """``service``'s compose environment here: paths in the container become their mounts."""
+def local_env(
+    service: str, ports: dict[str, dict[int, int]], secrets: dict[str, str], volumes: Path
+) -> dict[str, str]:
+    """``service``'s compose environment here: paths in the container become their mounts, and
+    the routes' service host names and route ports the local ones (their login kept)."""
     env = {"PATH": "/usr/bin:/bin"}
     for name, raw in SERVICES_BLOCK[service]["environment"].items():
         value = substitute(str(raw), secrets)
-        env[name] = str(host_path(service, value, volumes)) if value.startswith("/") else value
+        if name == ROUTES_VAR:
+            urls = [local_url(u.strip(), service, ports) for u in value.strip("[]").split(",")]
+            env[name] = f"[{', '.join(urls)}]"
+        elif value.startswith("/"):
+            env[name] = str(host_path(service, value, volumes))
+        else:
+            env[name] = value
     return env
 
 
@@ -399,7 +497,7 @@ def start_compose_nats(base: Path, secrets: dict[str, str]) -> ComposeNats:
         envs: list[dict[str, str]] = []
         for index, node in enumerate(NATS_NODES):
             command = SERVICES_BLOCK[node]["command"]
-            env = local_env(node, secrets, volumes)
+            env = local_env(node, ports, secrets, volumes)
             store = Path(env["CLIPYARD_NATS_STORE_DIR"])
             store.mkdir(parents=True)  # docker creates a named volume's folder
             nodes.append(
@@ -411,7 +509,7 @@ def start_compose_nats(base: Path, secrets: dict[str, str]) -> ComposeNats:
                     monitor_port=ports[node][int(option(command, "-m"))],
                     store_dir=store,
                     log_path=run / f"{node}.log",
-                    args=local_command(node, ports, secrets, volumes),
+                    args=local_command(node, ports, secrets, run),
                 )
             )
             envs.append(env)
@@ -568,10 +666,21 @@ async def test_a_server_without_the_route_password_cannot_join_the_compose_clust
     finally:
         stop_process(rogue)
     names = {node.name for node in cluster.nodes}
+    password = secrets[ROUTE_PASSWORD_VAR]
     for index, node in enumerate(cluster.nodes):
         assert route_peers(node) == names - {node.name}
         # The route password is in no log and on no monitoring page (published on the host).
-        password = secrets[ROUTE_PASSWORD_VAR]
         assert password not in cluster.logs(index)
         for endpoint in ("varz", "routez", "connz", "jsz"):
             assert password not in monitor_text(node, endpoint)
+        # Nor on any node's command line, which every user of the host reads (ps,
+        # /proc/<pid>/cmdline): the nodes, routed to one another with it, got it from their
+        # environment, which only their own user reads.
+        assert node.process is not None
+        proc = Path(f"/proc/{node.process.pid}")
+        argv = (proc / "cmdline").read_bytes().split(b"\0")
+        assert argv[0] == str(nats_server_binary()).encode()
+        assert not [arg for arg in argv if password.encode() in arg], argv
+        assert stat.S_IMODE((proc / "cmdline").stat().st_mode) & stat.S_IROTH
+        assert password.encode() in (proc / "environ").read_bytes()
+        assert not stat.S_IMODE((proc / "environ").stat().st_mode) & (stat.S_IRGRP | stat.S_IROTH)

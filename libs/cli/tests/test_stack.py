@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from clipyard_cli.compose import compose_env_lines
 from clipyard_cli.home import NATS_USERS, password_env_var
 from clipyard_cli.probes import StackSettings
 from clipyard_cli.stack import (
@@ -215,3 +216,13 @@ def test_skipped_services_are_named_by_token_or_name(tmp_path: Path) -> None:
     assert settings.skip == {"workspace-realizer", "api-gateway"}
     with pytest.raises(ValueError, match="unknown service"):
         StackSettings.from_env({}, skip=["billing"])
+
+
+def test_a_sourced_compose_env_gives_no_service_another_ones_secret(tmp_path: Path) -> None:
+    sourced = dict(line.split("=", 1) for line in compose_env_lines() if "=" in line)
+    base = {**BASE, **sourced}
+    for one in SERVICE_LAUNCHES:
+        env = service_env(base, one, home=tmp_path, nats_url="u", password="own", admin_key="k")
+        leaked = sorted(k for k, v in env.items() if v in sourced.values() and v)
+        assert leaked == [], f"{one.name} got {leaked}"
+        assert env["CLIPYARD_NATS_PASSWORD"] == "own"

@@ -96,8 +96,6 @@ def test_a_service_asking_more_replicas_raises_them() -> None:
         ("max_msg_size", -1, 524288, -1),
         ("max_msgs_per_subject", 10, -1, -1),
         ("max_msgs_per_subject", 10, 5, 10),
-        ("max_consumers", 10, 100, 100),
-        ("max_consumers", -1, 100, -1),
         ("duplicate_window", 120.0, 600.0, 600.0),
         ("duplicate_window", 3600.0, 600.0, 3600.0),
         ("num_replicas", 5, 3, 5),
@@ -208,6 +206,36 @@ def test_what_jetstream_cannot_change_in_place_is_kept_and_said(
     difference = the(merge.differences, field)
     assert difference.winner == "current"
     assert "cannot change it in place" in difference.reason
+
+
+@pytest.mark.parametrize(
+    ("current", "wanted"),
+    [(10, 100), (100, 10), (-1, 100), (10, -1)],
+)
+def test_max_consumers_is_kept_because_jetstream_cannot_change_it_in_place(
+    current: int, wanted: int
+) -> None:
+    base = event_stream_config()
+    merge = merge_stream_config(
+        dataclasses.replace(base, max_consumers=current),
+        dataclasses.replace(base, max_consumers=wanted),
+    )
+    assert merge.config.max_consumers == current
+    assert not merge.changed  # an update would be refused, whichever is higher
+    (difference,) = merge.differences
+    assert (difference.field, difference.current, difference.wanted, difference.chosen) == (
+        "max_consumers",
+        current,
+        wanted,
+        current,
+    )
+    assert difference.winner == "current"
+    assert "cannot change it in place" in difference.reason
+    # Unlimited spelled 0 or -1 is still one value: no difference at all.
+    same = merge_stream_config(
+        dataclasses.replace(base, max_consumers=0), dataclasses.replace(base, max_consumers=-1)
+    )
+    assert same.differences == ()
 
 
 def test_other_fields_keep_the_streams_value_unless_it_has_none() -> None:

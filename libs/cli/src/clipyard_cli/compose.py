@@ -18,8 +18,10 @@ __all__ = ["ROUTE_PASSWORD_VAR", "compose_env_lines", "run_compose_env"]
 
 ROUTE_PASSWORD_VAR = "CLIPYARD_NATS_ROUTE_PASSWORD"
 """The password of user ``route``, with which compose's NATS nodes log in to one another
-(``--cluster`` and ``--routes`` URLs): ``deploy/nats/nats.conf``'s users cover client connections
-only, and an unprotected route port would let anything on the network join the cluster."""
+(``deploy/nats/cluster.conf``'s cluster authorization, and the route URLs of each node's
+``CLIPYARD_NATS_ROUTES``; both from the containers' environment, never their command lines):
+``deploy/nats/nats.conf``'s users cover client connections only, and an unprotected route port
+would let anything on the network join the cluster."""
 
 
 def compose_env_lines() -> list[str]:

@@ -241,14 +241,23 @@ def service_env(
 
 
 def _without_secrets(base: Mapping[str, str]) -> dict[str, str]:
-    """``base`` without any Clipyard secret (NATS passwords, PostgreSQL DSNs, the admin and vault
-    keys, git tokens)."""
+    """``base`` without any Clipyard secret: NATS passwords (users' and the cluster routes'),
+    PostgreSQL DSNs and role passwords (``clipyard compose-env``'s ``.env`` holds every role's and
+    the superuser's, and an operator may have sourced it), the admin and vault keys, git tokens."""
     return {
         k: v
         for k, v in base.items()
-        if not k.startswith(("CLIPYARD_NATS_PASSWORD", "CLIPYARD_POSTGRES_DSN"))
-        and k not in _SECRET_SETTINGS
+        if not k.startswith(_SECRET_PREFIXES) and k not in _SECRET_SETTINGS
     }
+
+
+_SECRET_PREFIXES = (
+    "CLIPYARD_NATS_PASSWORD",
+    "CLIPYARD_NATS_ROUTE_PASSWORD",
+    "CLIPYARD_POSTGRES_DSN",
+    "CLIPYARD_PG_PASSWORD",
+    "POSTGRES_PASSWORD",
+)
 
 
 def spawn(name: str, argv: list[str], env: Mapping[str, str], home: Path) -> ManagedProcess:

@@ -11,7 +11,7 @@ from natsbus.connection import NatsConnectError, connect
 from natsbus.consumer import OrderedConsumer, PoisonMessage
 from natsbus.context import DEADLINE_HEADER, DEFAULT_REQUEST_TIMEOUT, RequestContext
 from natsbus.errors import ErrorMapper, default_error_mapper, error_reply
-from natsbus.jetstream import ensure_event_stream, publish
+from natsbus.jetstream import EventStreamUnavailableError, ensure_event_stream, publish
 from natsbus.limits import MAX_MESSAGE_BYTES, MessageTooLargeError, check_size
 from natsbus.service import BusService
 
@@ -23,6 +23,7 @@ __all__ = [
     "BusRequestError",
     "BusService",
     "ErrorMapper",
+    "EventStreamUnavailableError",
     "MessageTooLargeError",
     "NatsConnectError",
     "OperationAccepted",

@@ -2,17 +2,22 @@
 
 :func:`ensure_event_stream` creates the stream or brings it up to what the service needs, never
 lowering what another service or an operator set higher (:mod:`natsbus.stream_merge`); every
-service calls it at start, and calling it again changes nothing. :func:`publish` sends one event, size-checked, in a PRODUCER
+service calls it at start, and calling it again changes nothing. Given ``wait``, it first waits
+that long for JetStream itself: a cluster answers only once a majority of its servers is up and
+has elected a meta leader. :func:`publish` sends one event, size-checked, in a PRODUCER
 span, with ``Nats-Msg-Id`` for JetStream's de-duplication, and returns the server's ack.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
+import nats.errors
 import nats.js.errors
 from nats.js.api import (
     DiscardPolicy,
@@ -37,6 +42,8 @@ __all__ = [
     "DEFAULT_DUPLICATE_WINDOW",
     "DEFAULT_MAX_AGE",
     "MSG_ID_HEADER",
+    "START_WAIT",
+    "EventStreamUnavailableError",
     "ensure_event_stream",
     "event_stream_config",
     "publish",
@@ -54,6 +61,38 @@ MSG_ID_HEADER: Final = "Nats-Msg-Id"
 
 _STREAM_NAME_IN_USE: Final = 10058
 """JetStream's error code for a create whose stream another client created meanwhile."""
+
+_JETSTREAM_UNAVAILABLE: Final = 10008
+"""JetStream's error code (status 503) for "JetStream system temporarily unavailable": a cluster
+without a meta leader (fewer than a majority of its servers up, or an election under way)."""
+
+START_WAIT: Final = 30.0
+"""Seconds a starting service waits for JetStream to answer (``ensure_event_stream``'s ``wait``)."""
+
+_FIRST_RETRY: Final = 0.1
+_MAX_RETRY: Final = 2.0
+
+
+class EventStreamUnavailableError(Exception):
+    """JetStream was not available within the wait given to :func:`ensure_event_stream`."""
+
+
+def _unavailable(error: BaseException) -> bool:
+    """True for the errors of a JetStream that is not there yet, and only those: status 503 with
+    code 10008 (a cluster without a meta leader), no responders (nats.py: a bare
+    ``ServiceUnavailableError``), timeouts and a connection in the middle of reconnecting. Any
+    other refusal (another 503 such as JetStream disabled for the account, too many replicas, a
+    bad setting) is an answer, not an absence."""
+    if isinstance(error, nats.js.errors.APIError):
+        if error.err_code == _JETSTREAM_UNAVAILABLE:
+            return True
+        return isinstance(error, nats.js.errors.ServiceUnavailableError) and (
+            error.code is None and error.err_code is None
+        )
+    return isinstance(
+        error,
+        TimeoutError | nats.errors.NoRespondersError | nats.errors.ConnectionReconnectingError,
+    )
 
 
 def event_stream_config(
@@ -96,6 +135,7 @@ async def ensure_event_stream(
     duplicate_window: float = DEFAULT_DUPLICATE_WINDOW,
     max_age: float = DEFAULT_MAX_AGE,
     replicas: int = 1,
+    wait: float = 0.0,
 ) -> StreamInfo:
     """Create ``WS_EVENTS``, or raise its settings to the ones given; idempotent.
 
@@ -105,11 +145,18 @@ async def ensure_event_stream(
     ``chosen``, ``winner``, ``reason``); the stream is updated only when something must change.
     A stream made before ``deny_delete``/``deny_purge`` existed gets them by the update.
 
+    With ``wait``, a JetStream that is not there yet (a cluster without a meta leader: 503, code
+    10008; no responders; timeouts) is waited for: the whole call is tried again after 0.1 s,
+    doubling up to 2 s, for at most ``wait`` seconds, with one warning saying what it waits for.
+    Any other error is raised at once.
+
     Args:
         js: The JetStream context.
         duplicate_window: Seconds of ``Nats-Msg-Id`` de-duplication.
         max_age: Seconds an event is kept.
         replicas: How many JetStream servers keep a copy.
+        wait: Seconds to wait for JetStream to answer (a starting service: :data:`START_WAIT`);
+            0 tries once.
 
     Returns:
         The stream's info after the call. When the server refuses the update (a change it
@@ -119,10 +166,70 @@ async def ensure_event_stream(
     Raises:
         nats.js.errors.APIError: The server refused to create the stream (more replicas than
             JetStream servers); logged with the fix first.
+        EventStreamUnavailableError: JetStream was not available within ``wait`` (> 0); logged.
     """
     wanted = event_stream_config(
         duplicate_window=duplicate_window, max_age=max_age, replicas=replicas
     )
+    if wait <= 0:
+        return await _ensure(js, wanted)
+    started = time.monotonic()
+    deadline = started + wait
+    pause = _FIRST_RETRY
+    warned = False
+    while True:
+        try:
+            # The wait bounds every try too: a request to an absent JetStream times out in 5 s.
+            async with asyncio.timeout(max(deadline - time.monotonic(), 0.0)):
+                info = await _ensure(js, wanted)
+        except Exception as error:
+            if not _unavailable(error):
+                raise
+            left = deadline - time.monotonic()
+            if left <= 0:
+                message = (
+                    f"JetStream was not available within {wait:g} s (last: {_described(error)}), "
+                    f"so stream {EVENT_STREAM} cannot be made: check that the NATS servers run "
+                    "with JetStream and that a majority of a cluster's servers are up and "
+                    "routed to one another"
+                )
+                logger.error(message, extra={"stream": EVENT_STREAM, "waited": round(wait, 1)})
+                raise EventStreamUnavailableError(message) from error
+            if not warned:
+                logger.warning(
+                    "stream %s: JetStream is not available yet (%s); waiting up to %g s for it "
+                    "(a cluster answers once a majority of its servers is up and has elected a "
+                    "JetStream meta leader)",
+                    EVENT_STREAM,
+                    _described(error),
+                    wait,
+                    extra={"stream": EVENT_STREAM, "wait": wait},
+                )
+                warned = True
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, _MAX_RETRY)
+            continue
+        if warned:
+            logger.info(
+                "stream %s: JetStream answered after %.1f s",
+                EVENT_STREAM,
+                time.monotonic() - started,
+                extra={"stream": EVENT_STREAM},
+            )
+        return info
+
+
+def _described(error: BaseException) -> str:
+    """A short account of a JetStream error for the log."""
+    if isinstance(error, nats.js.errors.APIError):
+        if error.code is None and error.err_code is None:
+            return "no responders"
+        return f"{error.code} {error.description} (code {error.err_code})"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+async def _ensure(js: JetStreamContext, wanted: StreamConfig) -> StreamInfo:
+    """One try of :func:`ensure_event_stream`."""
     try:
         info = await js.stream_info(EVENT_STREAM)
     except nats.js.errors.NotFoundError:
@@ -138,6 +245,8 @@ async def ensure_event_stream(
     try:
         info = await js.update_stream(merge.config)
     except nats.js.errors.APIError as error:
+        if _unavailable(error):
+            raise  # no answer yet: not a refusal
         logger.error(
             "stream %s: the server refused to change %s (%s); the stream keeps its settings",
             EVENT_STREAM,
@@ -157,6 +266,8 @@ async def _create(js: JetStreamContext, wanted: StreamConfig) -> StreamInfo | No
     except nats.js.errors.APIError as error:
         if error.err_code == _STREAM_NAME_IN_USE:
             return None
+        if _unavailable(error):
+            raise  # no answer yet: not a refusal
         hint = (
             "; set CLIPYARD_EVENT_REPLICAS to at most the number of JetStream servers "
             "(1 without a cluster, at most 5)"

@@ -6,8 +6,8 @@ the value chosen and why. The rule: a running service never lowers what another 
 operator set higher.
 
 - Replicas and limits (``num_replicas``, ``max_age``, ``max_msgs``, ``max_bytes``,
-  ``max_msg_size``, ``max_msgs_per_subject``, ``max_consumers``, ``duplicate_window``): the
-  higher one wins; an unlimited value (0 or -1) is the highest.
+  ``max_msg_size``, ``max_msgs_per_subject``, ``duplicate_window``): the higher one wins; an
+  unlimited value (0 or -1) is the highest.
 - Protections: ``deny_delete`` and ``deny_purge`` true wins; ``allow_rollup_hdrs`` false wins
   (a roll-up purges, which the server refuses together with ``deny_purge``).
 - ``subjects``: the union (the service needs its own; others' stay).
@@ -16,7 +16,8 @@ operator set higher.
   created later, such as a new inbox or a replay, would never see it), except that JetStream
   cannot change work-queue retention in place (the current value stays, and the log says to
   recreate the stream); ``no_ack`` false wins (the outbox relay waits for every publish's ack).
-- ``storage`` and ``sealed``: JetStream cannot change them in place; the current value stays.
+- ``storage``, ``sealed`` and ``max_consumers``: JetStream cannot change them in place; the
+  current value stays.
 - Every other field of :class:`StreamConfig` (``discard``, ``placement``, ``compression``,
   ``metadata``, ...): the current value stays, unless the stream has none (then the wanted one).
 
@@ -85,6 +86,10 @@ _UNLIMITED_WHEN_NOT_POSITIVE: Final = (
     "max_msgs_per_subject",
     "max_consumers",
 )
+"""Limits where 0 or -1 means unlimited (two spellings of one value: never a difference)."""
+
+_HIGHER_LIMIT_WINS: Final = tuple(f for f in _UNLIMITED_WHEN_NOT_POSITIVE if f != "max_consumers")
+"""The limits a service may raise; ``max_consumers`` JetStream cannot change in place."""
 
 
 def _plain(value: object) -> object:
@@ -183,7 +188,7 @@ def _keep(current: object, wanted: object) -> tuple[object, Winner, str]:
 
 
 _RULES: Final[dict[str, _Rule]] = {
-    **dict.fromkeys(_UNLIMITED_WHEN_NOT_POSITIVE, _higher_limit),
+    **dict.fromkeys(_HIGHER_LIMIT_WINS, _higher_limit),
     "num_replicas": _higher,
     "duplicate_window": _higher,
     "deny_delete": _true_wins,
@@ -194,6 +199,7 @@ _RULES: Final[dict[str, _Rule]] = {
     "no_ack": _no_ack,
     "storage": _unchangeable,
     "sealed": _unchangeable,
+    "max_consumers": _unchangeable,
 }
 """The fields reasoned about; every other one follows :func:`_keep`."""
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from eventstore import Inbox, OutboxRelay, StoreExecutor, StoreFollower, build_application
 from natsbus import BusClient, BusService, connect
-from natsbus.jetstream import ensure_event_stream
+from natsbus.jetstream import START_WAIT, ensure_event_stream
 from servicekit.endpoints import register_common_endpoints
 from servicekit.health import health_stats
 from servicekit.operation_runner import OperationRunner
@@ -179,7 +179,9 @@ async def _open_store(
 async def _connect(
     spec: ServiceSpec, settings: ServiceSettings, stack: AsyncExitStack, budget: ShutdownBudget
 ) -> NATS:
-    """Connect to NATS (drained on stop) and make sure the event stream exists."""
+    """Connect to NATS (drained on stop) and make sure the event stream exists, waiting up to
+    ``START_WAIT`` (30 s) for JetStream: started with a NATS cluster (compose), a service may
+    connect before the servers have elected a JetStream meta leader."""
     nc = await connect(
         settings.nats.url,
         name=spec.name,
@@ -193,6 +195,7 @@ async def _connect(
         duplicate_window=settings.event_duplicate_window,
         max_age=settings.event_retention_days * 86400,
         replicas=settings.event_replicas,
+        wait=START_WAIT,
     )
     return nc
 

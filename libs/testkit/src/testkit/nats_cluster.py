@@ -5,8 +5,8 @@ own client, route and monitoring port, its own store folder under one temporary 
 ``--server_name n<i>``, one ``--cluster_name`` and routes to every other node. The nodes start
 at once; the cluster is ready when every running node's ``/healthz`` answers 200 and the
 JetStream meta group has a leader that sees every other node as current (``/jsz``), so a stream
-can be created at R3 right away. One node can be stopped (SIGTERM, or SIGKILL) and started again
-on the same ports and store, as a node of a real cluster would be.
+can be created at R3 right away. Nodes can be stopped (SIGTERM, or SIGKILL) and started again,
+one or several at once, on the same ports and stores, as the nodes of a real cluster would be.
 """
 
 from __future__ import annotations
@@ -144,10 +144,20 @@ class NatsCluster:
         Returns:
             Seconds from the start until ready.
         """
-        node = self.nodes[index]
-        if node.running:
+        return self.start_nodes([index], timeout)
+
+    def start_nodes(self, indexes: list[int], timeout: float = 20.0) -> float:
+        """Start the stopped nodes of ``indexes`` at once (same ports and stores), as a restart
+        of several servers would, and wait until the cluster is ready.
+
+        Returns:
+            Seconds from the start until ready (0 when every one of them was running).
+        """
+        stopped = [self.nodes[i] for i in indexes if not self.nodes[i].running]
+        if not stopped:
             return 0.0
-        self._spawn(node)
+        for node in stopped:
+            self._spawn(node)
         return self.wait_ready(timeout)
 
     def stop_node(self, index: int, sig: signal.Signals = signal.SIGTERM) -> None:
