@@ -10,9 +10,7 @@ span, with ``Nats-Msg-Id`` for JetStream's de-duplication, and returns the serve
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
@@ -33,6 +31,7 @@ from opentelemetry import context as otel_context
 
 from contracts.subjects import EVENT_STREAM, EVENT_STREAM_SUBJECTS
 from natsbus.codec import encode
+from natsbus.jetstream_wait import EventStreamUnavailableError, unavailable, wait_for_jetstream
 from natsbus.limits import MAX_MESSAGE_BYTES, check_size
 from natsbus.stream_merge import StreamMerge, merge_stream_config
 from telemetry import propagation
@@ -62,37 +61,8 @@ MSG_ID_HEADER: Final = "Nats-Msg-Id"
 _STREAM_NAME_IN_USE: Final = 10058
 """JetStream's error code for a create whose stream another client created meanwhile."""
 
-_JETSTREAM_UNAVAILABLE: Final = 10008
-"""JetStream's error code (status 503) for "JetStream system temporarily unavailable": a cluster
-without a meta leader (fewer than a majority of its servers up, or an election under way)."""
-
 START_WAIT: Final = 30.0
 """Seconds a starting service waits for JetStream to answer (``ensure_event_stream``'s ``wait``)."""
-
-_FIRST_RETRY: Final = 0.1
-_MAX_RETRY: Final = 2.0
-
-
-class EventStreamUnavailableError(Exception):
-    """JetStream was not available within the wait given to :func:`ensure_event_stream`."""
-
-
-def _unavailable(error: BaseException) -> bool:
-    """True for the errors of a JetStream that is not there yet, and only those: status 503 with
-    code 10008 (a cluster without a meta leader), no responders (nats.py: a bare
-    ``ServiceUnavailableError``), timeouts and a connection in the middle of reconnecting. Any
-    other refusal (another 503 such as JetStream disabled for the account, too many replicas, a
-    bad setting) is an answer, not an absence."""
-    if isinstance(error, nats.js.errors.APIError):
-        if error.err_code == _JETSTREAM_UNAVAILABLE:
-            return True
-        return isinstance(error, nats.js.errors.ServiceUnavailableError) and (
-            error.code is None and error.err_code is None
-        )
-    return isinstance(
-        error,
-        TimeoutError | nats.errors.NoRespondersError | nats.errors.ConnectionReconnectingError,
-    )
 
 
 def event_stream_config(
@@ -173,59 +143,7 @@ async def ensure_event_stream(
     )
     if wait <= 0:
         return await _ensure(js, wanted)
-    started = time.monotonic()
-    deadline = started + wait
-    pause = _FIRST_RETRY
-    warned = False
-    while True:
-        try:
-            # The wait bounds every try too: a request to an absent JetStream times out in 5 s.
-            async with asyncio.timeout(max(deadline - time.monotonic(), 0.0)):
-                info = await _ensure(js, wanted)
-        except Exception as error:
-            if not _unavailable(error):
-                raise
-            left = deadline - time.monotonic()
-            if left <= 0:
-                message = (
-                    f"JetStream was not available within {wait:g} s (last: {_described(error)}), "
-                    f"so stream {EVENT_STREAM} cannot be made: check that the NATS servers run "
-                    "with JetStream and that a majority of a cluster's servers are up and "
-                    "routed to one another"
-                )
-                logger.error(message, extra={"stream": EVENT_STREAM, "waited": round(wait, 1)})
-                raise EventStreamUnavailableError(message) from error
-            if not warned:
-                logger.warning(
-                    "stream %s: JetStream is not available yet (%s); waiting up to %g s for it "
-                    "(a cluster answers once a majority of its servers is up and has elected a "
-                    "JetStream meta leader)",
-                    EVENT_STREAM,
-                    _described(error),
-                    wait,
-                    extra={"stream": EVENT_STREAM, "wait": wait},
-                )
-                warned = True
-            await asyncio.sleep(min(pause, left))
-            pause = min(pause * 2, _MAX_RETRY)
-            continue
-        if warned:
-            logger.info(
-                "stream %s: JetStream answered after %.1f s",
-                EVENT_STREAM,
-                time.monotonic() - started,
-                extra={"stream": EVENT_STREAM},
-            )
-        return info
-
-
-def _described(error: BaseException) -> str:
-    """A short account of a JetStream error for the log."""
-    if isinstance(error, nats.js.errors.APIError):
-        if error.code is None and error.err_code is None:
-            return "no responders"
-        return f"{error.code} {error.description} (code {error.err_code})"
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return await wait_for_jetstream(lambda: _ensure(js, wanted), wait=wait, stream=EVENT_STREAM)
 
 
 async def _ensure(js: JetStreamContext, wanted: StreamConfig) -> StreamInfo:
@@ -245,7 +163,7 @@ async def _ensure(js: JetStreamContext, wanted: StreamConfig) -> StreamInfo:
     try:
         info = await js.update_stream(merge.config)
     except nats.js.errors.APIError as error:
-        if _unavailable(error):
+        if unavailable(error):
             raise  # no answer yet: not a refusal
         logger.error(
             "stream %s: the server refused to change %s (%s); the stream keeps its settings",
@@ -266,7 +184,7 @@ async def _create(js: JetStreamContext, wanted: StreamConfig) -> StreamInfo | No
     except nats.js.errors.APIError as error:
         if error.err_code == _STREAM_NAME_IN_USE:
             return None
-        if _unavailable(error):
+        if unavailable(error):
             raise  # no answer yet: not a refusal
         hint = (
             "; set CLIPYARD_EVENT_REPLICAS to at most the number of JetStream servers "
