@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from testkit.nats_server import NatsServerError, nats_server_binary
-from testkit.procutil import free_port, parent_death_signal, stop_process, tail
+from testkit.nats_server import NatsServerError, nats_server_binary, spawn_server
+from testkit.procutil import free_port, stop_process, tail
 
 __all__ = ["ClusterNode", "NatsCluster", "start_nats_cluster"]
 
@@ -179,16 +179,7 @@ class NatsCluster:
             self._base_dir = None
 
     def _spawn(self, node: ClusterNode) -> None:
-        with node.log_path.open("ab") as log:
-            node.process = subprocess.Popen(
-                node.args,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=self._env,
-                start_new_session=True,
-                preexec_fn=parent_death_signal(signal.SIGTERM),
-            )
+        node.process = spawn_server(node.args, self._env, node.log_path)
 
     def _failure(self, what: str) -> str:
         logs = "\n".join(f"--- {n.name}:\n{tail(n.log_path, limit=1500)}" for n in self.nodes)

