@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -17,13 +16,14 @@ import nats
 import nats.js.errors
 import pytest
 from eventsourcing.domain import event
+from service_under_test import fresh_event_stream, start_test_service
 
 from contracts import subjects
 from contracts.base import Actor, ErrorReply, Principal
 from contracts.service import AuditTrail, GetAuditTrail, ReplayReport, VerifyReplay
 from eventstore import ClipyardAggregate, ServiceApplication
 from natsbus import BusClient
-from servicekit import ServiceRuntime, ServiceSettings, ServiceSpec, start_service
+from servicekit import ServiceRuntime
 
 pytestmark = pytest.mark.integration
 
@@ -71,22 +71,9 @@ class Notebook(ServiceApplication):
 
 @pytest.fixture
 async def runtime(tmp_path: Path, nats_server: Any) -> AsyncIterator[ServiceRuntime]:
-    nc = await nats.connect(nats_server.url)
-    with contextlib.suppress(nats.js.errors.NotFoundError):
-        await nc.jetstream().delete_stream(subjects.EVENT_STREAM)  # no other test's events
-    await nc.close()
-    spec = ServiceSpec(
-        token="controller",
-        name="notebook",
-        version="0.0.1",
-        application_class=Notebook,
-        to_contract=lambda _event: None,
-    )
-    settings = ServiceSettings.from_env(
-        "notebook", {"CLIPYARD_HOME": str(tmp_path), "CLIPYARD_NATS_URL": nats_server.url}
-    )
+    await fresh_event_stream(nats_server.url)
     async with AsyncExitStack() as stack:
-        yield await start_service(spec, settings, stack, asyncio.Event())
+        yield await start_test_service(stack, tmp_path, nats_server.url, "notebook", Notebook)
     Notebook.hold = False
     Notebook.release.set()
 

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -18,11 +16,11 @@ import nats
 import nats.js.errors
 import pytest
 from eventsourcing.domain import event
+from service_under_test import fresh_event_stream, start_test_service
 
-from contracts import subjects
 from contracts.service import READ_MODEL_HEALTH_ENDPOINT, ReadModelHealth
 from eventstore import ClipyardAggregate, ServiceApplication
-from servicekit import ServiceRuntime, ServiceSettings, ServiceSpec, start_service
+from servicekit import ServiceRuntime
 from servicekit.health import health_stats, read_model_health
 
 pytestmark = pytest.mark.integration
@@ -59,22 +57,9 @@ class Ledger(ServiceApplication):
 
 @pytest.fixture
 async def runtime(tmp_path: Path, nats_server: Any) -> AsyncIterator[ServiceRuntime]:
-    nc = await nats.connect(nats_server.url)
-    with contextlib.suppress(nats.js.errors.NotFoundError):
-        await nc.jetstream().delete_stream(subjects.EVENT_STREAM)  # no other test's events
-    await nc.close()
-    spec = ServiceSpec(
-        token="controller",
-        name="ledger",
-        version="0.0.1",
-        application_class=Ledger,
-        to_contract=lambda _event: None,
-    )
-    settings = ServiceSettings.from_env(
-        "ledger", {"CLIPYARD_HOME": str(tmp_path), "CLIPYARD_NATS_URL": nats_server.url}
-    )
+    await fresh_event_stream(nats_server.url)
     async with AsyncExitStack() as stack:
-        yield await start_service(spec, settings, stack, asyncio.Event())
+        yield await start_test_service(stack, tmp_path, nats_server.url, "ledger", Ledger)
 
 
 async def _stats_health(url: str, name: str) -> ReadModelHealth | None:

@@ -6,21 +6,18 @@ what the other saves, and stops following before the store closes (issue 17, ite
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
-import nats
-import nats.js.errors
 import pytest
 from eventsourcing.domain import event
+from service_under_test import fresh_event_stream, start_test_service
 
-from contracts import subjects
 from eventstore import ClipyardAggregate, ServiceApplication
-from servicekit import ServiceRuntime, ServiceSettings, ServiceSpec, start_service
+from servicekit import ServiceRuntime
 
 pytestmark = pytest.mark.integration
 
@@ -51,17 +48,7 @@ class Memos(ServiceApplication):
 
 
 async def _start(stack: AsyncExitStack, home: Path, nats_url: str) -> ServiceRuntime:
-    spec = ServiceSpec(
-        token="controller",
-        name="memos",
-        version="0.0.1",
-        application_class=Memos,
-        to_contract=lambda _event: None,
-    )
-    settings = ServiceSettings.from_env(
-        "memos", {"CLIPYARD_HOME": str(home), "CLIPYARD_NATS_URL": nats_url}
-    )
-    return await start_service(spec, settings, stack, asyncio.Event())
+    return await start_test_service(stack, home, nats_url, "memos", Memos)
 
 
 async def _seen(runtime: ServiceRuntime, memo_id: UUID, timeout: float = 3.0) -> float:
@@ -80,10 +67,7 @@ def _followers() -> list[asyncio.Task[Any]]:
 async def test_two_instances_of_a_service_see_each_others_writes(
     tmp_path: Path, nats_server: Any
 ) -> None:
-    nc = await nats.connect(nats_server.url)
-    with contextlib.suppress(nats.js.errors.NotFoundError):
-        await nc.jetstream().delete_stream(subjects.EVENT_STREAM)
-    await nc.close()
+    await fresh_event_stream(nats_server.url)
     async with AsyncExitStack() as first, AsyncExitStack() as second:
         a = await _start(first, tmp_path, nats_server.url)
         b = await _start(second, tmp_path, nats_server.url)

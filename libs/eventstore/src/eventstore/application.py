@@ -238,9 +238,11 @@ class ServiceApplication(Application[UUID]):
                     self._project_one(recording.domain_event, recording.notification.id)
             elif fresh:
                 # A gap: another instance saved in between (or a PostgreSQL sequence skipped the
-                # ids of a rolled-back save). Read the log: theirs, then ours, in id order.
-                while self.follow_store():
-                    pass
+                # ids of a rolled-back save). Read the log, theirs then ours in id order, up to
+                # our last (what others save after it is the follower's).
+                last_own = fresh[-1].notification.id
+                while self.projected_upto < last_own and self.follow_store():
+                    continue
                 self.notifications_followed -= len(fresh)  # ours, met in the log
         last = recordings[-1].notification.id
         for callback in list(self.on_saved):

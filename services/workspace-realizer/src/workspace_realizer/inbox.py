@@ -34,7 +34,7 @@ def gateway_inbox(app: WorkspaceRealizerApplication, event: Any, tracking: Track
                 company_id, event.host_trusted, list(event.allowed_roots), tracking
             )
         case _:
-            pass
+            return  # the gateway's other events are not the realizer's
 
 
 def controller_inbox(app: WorkspaceRealizerApplication, event: Any, tracking: Tracking) -> None:

@@ -11,7 +11,6 @@ a stop racing) is ignored. Leases are the runs holding it (reference §6.6-§6.7
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
 from uuid import UUID
 
 from eventsourcing.domain import event
@@ -25,9 +24,6 @@ from runtime_supervisor.domain.service_record import (
     record_of,
     tail_text,
 )
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["RuntimeService"]
 
