@@ -54,6 +54,9 @@ logger = logging.getLogger(__name__)
 REPLY_PREFIX = "_INBOX"
 """Replies go only to reply inboxes (``_INBOX.…`` or a user's ``_INBOX_<user>.…``)."""
 
+FLUSH_TIMEOUT = 5.0
+"""Seconds an endpoint waits for the server to confirm its subscription."""
+
 RequestT = TypeVar("RequestT")
 
 Handler = Callable[[RequestT, RequestContext], Awaitable[Any]]
@@ -192,6 +195,8 @@ class BusService:
             self._spawn(endpoint, request)
 
         await self._micro.add_endpoint(name=name, subject=subject, handler=on_request)
+        if self._nc.is_connected:  # served once this returns: the server has the subscription
+            await self._nc.flush(timeout=FLUSH_TIMEOUT)
 
     @property
     def held(self) -> dict[str, int]:
