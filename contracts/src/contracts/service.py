@@ -96,6 +96,14 @@ class ReadModelHealth(Struct, frozen=True, kw_only=True):
     logged as ``read-model projection failed``); the read models may be wrong while it is not 0."""
     notifications_projected: int
     projected_upto: int
+    instance: str = ""
+    """This instance's id (``CLIPYARD_INSTANCE_ID``)."""
+    role: str = ""
+    """``leader`` (it holds the service's lease and runs its singleton work) or ``standby``."""
+    leader: str | None = None
+    """The instance holding the lease when this one last looked."""
+    lease_token: int | None = None
+    """The lease's fencing token while this instance holds it."""
 
 
 class GetOperation(Query, tag="service.get_operation.v1", frozen=True, kw_only=True):

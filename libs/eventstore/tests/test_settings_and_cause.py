@@ -26,13 +26,18 @@ from eventstore import (
     eventsourcing_env,
     system_cause,
 )
-from eventstore.settings import DUMMY_POSTGRES_PASSWORD, POSTGRES_CONNINFO_SETTING
+from eventstore.settings import (
+    DUMMY_POSTGRES_PASSWORD,
+    MEMORY_FACTORY_TOPIC,
+    POSTGRES_CONNINFO_SETTING,
+    SQLITE_FACTORY_TOPIC,
+)
 
 
 def test_sqlite_is_one_file_per_service_under_home(tmp_path: Path) -> None:
     environ_before = dict(os.environ)
     env = eventsourcing_env(StoreSettings(kind="sqlite", home=tmp_path), "realizer")
-    assert env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite"
+    assert env["PERSISTENCE_MODULE"] == SQLITE_FACTORY_TOPIC
     assert env["SQLITE_DBNAME"] == str(tmp_path.resolve() / "data" / "realizer.sqlite")
     assert (tmp_path / "data").is_dir()
     assert dict(os.environ) == environ_before
@@ -80,7 +85,7 @@ def test_postgres_without_password_gets_a_dummy_one(tmp_path: Path) -> None:
 
 def test_memory_and_refusals(tmp_path: Path) -> None:
     assert eventsourcing_env(StoreSettings(kind="memory", home=tmp_path), "gateway") == {
-        "PERSISTENCE_MODULE": "eventsourcing.popo"
+        "PERSISTENCE_MODULE": MEMORY_FACTORY_TOPIC
     }
     with pytest.raises(ValueError, match="needs a DSN"):
         eventsourcing_env(StoreSettings(kind="postgres", home=tmp_path), "gateway")

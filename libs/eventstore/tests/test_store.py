@@ -293,7 +293,7 @@ class TestPostgresStore(PersistentStoreBehaviour):
         assert [tuple(r) for r in rows] == [
             (schema, table)
             for schema in ("clipyard_gateway", "clipyard_runtime_supervisor")
-            for table in ("store_events", "store_snapshots", "store_tracking")
+            for table in ("clipyard_leases", "store_events", "store_snapshots", "store_tracking")
         ]
 
 

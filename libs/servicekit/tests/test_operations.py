@@ -144,9 +144,11 @@ async def test_the_started_event_records_the_starter_without_new_fields(
     assert (started.actor, started.run_id, started.reason) == (
         {"type": "agent", "id": "agent-a"}, "run-1", "realize issue ACME-1",
     )  # fmt: skip
-    # The event's own data is what it always was: older stores replay unchanged.
-    fields = {field.name for field in dataclasses.fields(Operation.Started)}
-    assert fields - ENVELOPE_FIELDS == {"kind", "company_id", "subject_id"}
+    # The event's own data is what it was, plus the instance running it, with a default: older
+    # stores (no instance) replay unchanged.
+    fields = {field.name: field for field in dataclasses.fields(Operation.Started)}
+    assert set(fields) - ENVELOPE_FIELDS == {"kind", "company_id", "subject_id", "instance"}
+    assert fields["instance"].default is None
 
 
 async def test_an_operation_whose_started_event_names_no_actor_is_the_boards_only(

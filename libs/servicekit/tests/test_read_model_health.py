@@ -80,8 +80,16 @@ async def test_a_failed_projection_is_counted_logged_and_reaches_the_stats(
 ) -> None:
     app = runtime.app
     health = await _stats_health(nats_server.url, "ledger")
+    # A lone instance leads: it holds the service's lease with the first token.
+    instance = runtime.settings.instance_id
     assert health == ReadModelHealth(
-        projection_failures=0, notifications_projected=0, projected_upto=0
+        projection_failures=0,
+        notifications_projected=0,
+        projected_upto=0,
+        instance=instance,
+        role="leader",
+        leader=instance,
+        lease_token=1,
     )
     await runtime.store(app.write, "fine")  # type: ignore[attr-defined]
     with caplog.at_level(logging.WARNING, logger="eventstore.application"):
@@ -95,8 +103,11 @@ async def test_a_failed_projection_is_counted_logged_and_reaches_the_stats(
     assert failed[0].notification_id == 2
 
     health = await _stats_health(nats_server.url, "ledger")
-    assert health == ReadModelHealth(
-        projection_failures=1, notifications_projected=2, projected_upto=2
+    assert health is not None
+    assert (health.projection_failures, health.notifications_projected, health.projected_upto) == (
+        1,
+        2,
+        2,
     )
     await runtime.store(app.write, "boom")  # type: ignore[attr-defined]
     health = await _stats_health(nats_server.url, "ledger")
@@ -113,6 +124,10 @@ def test_health_rides_only_on_the_read_model_endpoint(caplog: pytest.LogCaptureF
         "projectionFailures": 1,
         "notificationsProjected": 1,
         "projectedUpto": 1,
+        "instance": "",
+        "role": "",
+        "leader": None,
+        "leaseToken": None,
     }
     # A rebuild counts afresh, and says so once at WARNING.
     with caplog.at_level(logging.WARNING, logger="eventstore.application"):

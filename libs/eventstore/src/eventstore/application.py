@@ -13,7 +13,7 @@
   :class:`eventstore.follower.StoreFollower`). Every notification is projected once, in id order:
   own saves and followed ones share one lock and one high-water mark (``projected_upto``).
 - ``on_saved`` callbacks (the outbox relay's wake-up) run after each save with the last
-  notification id.
+  notification id, and after each batch :meth:`~ServiceApplication.follow_store` projected.
 - ``publication_check`` (optional; the outbox relay installs its own) runs on every pending event
   before anything is recorded: an event that could never be published fails the save, with a
   clear error for the use case, instead of reaching the outbox.
@@ -27,17 +27,25 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 from uuid import UUID
 
-from eventsourcing.application import Application, ProcessingEvent, project_aggregate
+from eventsourcing.application import Application, ProcessingEvent
 from eventsourcing.persistence import ApplicationRecorder, ProcessRecorder, Recording, Tracking
 from eventsourcing.utils import Environment, EnvType
 
-from eventstore.settings import StoreSettings, ensure_postgres_schema, eventsourcing_env
+from eventstore.settings import (
+    FACTORY_TOPICS,
+    StoreSettings,
+    ensure_postgres_schema,
+    eventsourcing_env,
+)
+from eventstore.snapshots import take_due_snapshots
 
 if TYPE_CHECKING:
     from eventsourcing.domain import DomainEventProtocol, MutableOrImmutableAggregate
+
+    from eventstore.leases import LeaseTable
 
 __all__ = ["ServiceApplication", "build_application"]
 
@@ -102,11 +110,21 @@ class ServiceApplication(Application[UUID]):
             settings["IS_SNAPSHOTTING_ENABLED"] = "y"
         if env is not None:
             settings.update(env)
+        module = settings.get("PERSISTENCE_MODULE") or "eventsourcing.popo"
+        settings["PERSISTENCE_MODULE"] = FACTORY_TOPICS.get(module, module)
         return Environment(name, settings)
 
     def construct_recorder(self) -> ProcessRecorder:
         """Use the process recorder, which records tracking atomically with events."""
         return self.factory.process_recorder()
+
+    @property
+    def lease_table(self) -> LeaseTable:
+        """The store's leases (:mod:`eventstore.leases`), held by its recorder."""
+        if not hasattr(self.recorder, "acquire_lease"):
+            msg = f"{type(self.recorder).__name__} holds no leases: open the store with a Clipyard factory"
+            raise TypeError(msg)
+        return cast("LeaseTable", self.recorder)
 
     # -- read models (subclasses override) -----------------------------------------------------
 
@@ -189,7 +207,9 @@ class ServiceApplication(Application[UUID]):
                 else:
                     self._project_one(domain_event, notification.id)
             self.notifications_followed += len(notifications)
-            return len(notifications)
+        if notifications:  # what other instances saved: the leader's relay publishes it
+            self._saved(notifications[-1].id)
+        return len(notifications)
 
     def _catch_up(self, recorder: ApplicationRecorder) -> int:
         count = 0
@@ -244,7 +264,9 @@ class ServiceApplication(Application[UUID]):
                 while self.projected_upto < last_own and self.follow_store():
                     continue
                 self.notifications_followed -= len(fresh)  # ours, met in the log
-        last = recordings[-1].notification.id
+        self._saved(recordings[-1].notification.id)
+
+    def _saved(self, last: int) -> None:
         for callback in list(self.on_saved):
             try:
                 callback(last)
@@ -289,6 +311,9 @@ class ServiceApplication(Application[UUID]):
                 check(domain_event)
         return super()._record(processing_event)
 
+    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
+        take_due_snapshots(self, processing_event)
+
     def has_processed(self, upstream: str, notification_id: int) -> bool:
         """True if a position at or beyond ``notification_id`` of ``upstream`` is recorded."""
         return self.recorder.has_tracking_id(upstream, notification_id)
@@ -300,32 +325,6 @@ class ServiceApplication(Application[UUID]):
     def last_notification_id(self) -> int:
         """The highest notification id in the store (0 when empty)."""
         return self.recorder.max_notification_id() or 0
-
-    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
-        if self.snapshots is None:
-            return
-        for domain_event in processing_event.events:
-            aggregate = processing_event.aggregates.get(domain_event.originator_id)
-            if aggregate is None:
-                continue
-            aggregate_class = type(aggregate)
-            interval = self.snapshotting_intervals.get(aggregate_class, self.snapshot_interval)
-            if not interval or domain_event.originator_version % interval:
-                continue
-            try:
-                self.take_snapshot(
-                    domain_event.originator_id,
-                    version=domain_event.originator_version,
-                    projector_func=self.snapshotting_projectors.get(
-                        aggregate_class, project_aggregate
-                    ),
-                )
-            except Exception:
-                logger.warning(
-                    "snapshot failed (the events are saved; loading stays correct, only slower)",
-                    exc_info=True,
-                    extra={"service": self.service, "aggregate_id": str(aggregate.id)},
-                )
 
 
 def build_application(cls: type[TApp], *, service: str, settings: StoreSettings) -> TApp:

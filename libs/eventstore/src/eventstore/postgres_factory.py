@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from eventsourcing.postgres import PostgresFactory
 from psycopg.rows import dict_row
 
-from eventstore.pg_listen import StoreChannelRecorder
+from eventstore.recorders import FencedPostgresRecorder
 from eventstore.settings import POSTGRES_CONNINFO_SETTING
 
 if TYPE_CHECKING:
@@ -33,8 +33,9 @@ __all__ = ["ClipyardPostgresFactory"]
 class ClipyardPostgresFactory(PostgresFactory):
     """The library's PostgreSQL factory, its pool connecting with the whole conninfo."""
 
-    process_recorder_class = StoreChannelRecorder
-    """The library's process recorder, notifying a channel of its own schema (the followers')."""
+    process_recorder_class = FencedPostgresRecorder
+    """The library's process recorder, notifying a channel of its own schema (the followers'),
+    holding the store's leases and checking fenced writes (:mod:`eventstore.recorders`)."""
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         """Build the library's datastore, then point its (not yet opened) pool at the conninfo.

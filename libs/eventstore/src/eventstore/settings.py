@@ -31,8 +31,11 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DUMMY_POSTGRES_PASSWORD",
+    "FACTORY_TOPICS",
+    "MEMORY_FACTORY_TOPIC",
     "POSTGRES_CONNINFO_SETTING",
     "POSTGRES_FACTORY_TOPIC",
+    "SQLITE_FACTORY_TOPIC",
     "WRITABLE_SESSION_ATTRS",
     "StoreKind",
     "StoreSettings",
@@ -51,6 +54,15 @@ DUMMY_POSTGRES_PASSWORD = "unused-with-trust-auth"
 
 POSTGRES_FACTORY_TOPIC = "eventstore.postgres_factory:ClipyardPostgresFactory"
 """The library's PostgreSQL factory, connecting with the whole conninfo (imported only when used)."""
+SQLITE_FACTORY_TOPIC = "eventstore.recorders:ClipyardSQLiteFactory"
+"""The library's SQLite factory, its recorder holding leases and checking fences."""
+MEMORY_FACTORY_TOPIC = "eventstore.recorders:ClipyardPOPOFactory"
+"""The library's in-memory factory, its recorder holding leases and checking fences."""
+FACTORY_TOPICS = {
+    "eventsourcing.popo": MEMORY_FACTORY_TOPIC,
+    "eventsourcing.sqlite": SQLITE_FACTORY_TOPIC,
+}
+"""The library's own modules, and the Clipyard factory used in their place (same tables)."""
 
 WRITABLE_SESSION_ATTRS = frozenset({"any", "read-write", "primary"})
 """The ``target_session_attrs`` an event store can use: it writes (``LOCK TABLE``, ``INSERT``), so
@@ -228,12 +240,12 @@ def eventsourcing_env(settings: StoreSettings, service: str) -> dict[str, str]:
     """
     if settings.kind == "memory":
         _check_service(service)
-        return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+        return {"PERSISTENCE_MODULE": MEMORY_FACTORY_TOPIC}
     if settings.kind == "sqlite":
         path = sqlite_path(settings, service)
         _private_dirs(path.parent.parent, path.parent)
         return {
-            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "PERSISTENCE_MODULE": SQLITE_FACTORY_TOPIC,
             "SQLITE_DBNAME": str(path),
             "SQLITE_LOCK_TIMEOUT": "10",
         }

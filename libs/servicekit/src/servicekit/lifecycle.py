@@ -1,12 +1,17 @@
 """The uniform service lifecycle: start, serve, and stop within the shutdown budget.
 
-``main()`` of every service is ``asyncio.run(run_service(spec))``. Start: telemetry and logs, NATS,
-the event stream, the store (read models rebuilt, then following what other replicas save), the
-outbox relay, the micro service with the endpoints every service answers, the inboxes, then the
-service's own ``register`` hook. Stop (SIGTERM or SIGINT): endpoints first (in-flight handlers
-finish), long operations, the service's own hooks, inboxes, relay flush, NATS drain, the store
-follower, store close (after the store thread's queue), then the telemetry flush. One deadline covers it all (``settings.shutdown_timeout``): each stage gets its share of the
-time that remains and is cut off when it is spent (:mod:`servicekit.shutdown`).
+``main()`` of every service is ``asyncio.run(run_service(spec))``. Start: telemetry and logs, the
+store (read models rebuilt, then following what other replicas save), NATS and the event stream, a
+check that no live instance of the service already uses this instance's id, the micro service with
+the endpoints every service answers, the service's own ``register`` hook, then this instance's
+side of the service's lease (:mod:`servicekit.leadership`): while it holds the lease it runs the
+singleton work (the outbox relay, the inboxes, the sweep for operations of stopped instances, and
+what ``register`` added), inside the lease's fence. Stop (SIGTERM or SIGINT): endpoints first
+(in-flight handlers finish), long operations, the service's own hooks, the singleton work (inboxes,
+relay flush) and the lease released, NATS drain, the store follower, store close (after the store
+thread's queue), then the telemetry flush. One deadline covers it all
+(``settings.shutdown_timeout``): each stage gets its share of the time that remains and is cut off
+when it is spent (:mod:`servicekit.shutdown`).
 """
 
 from __future__ import annotations
@@ -22,10 +27,13 @@ from typing import TYPE_CHECKING
 
 from eventstore import Inbox, OutboxRelay, StoreExecutor, StoreFollower, build_application
 from natsbus import BusClient, BusService, connect
+from natsbus.instances import INSTANCE_METADATA
 from natsbus.jetstream import START_WAIT, ensure_event_stream
 from servicekit.endpoints import register_common_endpoints
 from servicekit.health import health_stats
-from servicekit.operation_runner import OperationRunner
+from servicekit.instances import InstanceDirectory
+from servicekit.leadership import Leadership
+from servicekit.operation_runner import OperationRunner, sweep_operations
 from servicekit.outbox import published_contract
 from servicekit.settings import ServiceSettings
 from servicekit.shutdown import EXIT_RESERVE, TELEMETRY_SHARE, ShutdownBudget
@@ -92,10 +100,16 @@ async def start_service(
     executor, app = await _open_store(spec, settings, stack, budget)
     nc = await _connect(spec, settings, stack, budget)
     js = nc.jetstream()
-    operations = OperationRunner(app, executor, service=spec.name)
-    interrupted = await executor.run(operations.fail_interrupted)
-    if interrupted:
-        log.warning("operations cut short by the last stop", extra={"count": interrupted})
+    instances = InstanceDirectory(nc, spec.name)
+    await instances.refuse_duplicate(settings.instance_id)
+    leadership = Leadership(
+        app.lease_table,
+        service=spec.name,
+        holder=settings.instance_id,
+        ttl=settings.lease_ttl,
+        alive=instances.alive,
+    )
+    operations = OperationRunner(app, executor, service=spec.name, instance=settings.instance_id)
     relay = OutboxRelay(
         app,
         js,
@@ -106,8 +120,11 @@ async def start_service(
         max_age=settings.event_retention_days * 86400,
         replicas=settings.event_replicas,
     )
-    await relay.start()
-    budget.push(stack, "relay", relay.stop)
+    # Every replica refuses an event that could never be published; only the leader publishes.
+    app.publication_check = relay.check_publishable
+    leadership.add("relay", relay)
+    leadership.add_task("operations sweep", partial(sweep_operations, operations, instances))
+    budget.push(stack, "singleton work", leadership.stop, weight=2.0)
 
     hooks = AsyncExitStack()
     # Silent until every endpoint is registered: a ping answered means the service is up.
@@ -116,8 +133,9 @@ async def start_service(
         name=spec.name,
         version=spec.version,
         description=spec.description or spec.name,
+        metadata={INSTANCE_METADATA: settings.instance_id, "node": settings.node_id},
         announce=False,
-        stats=partial(health_stats, app),
+        stats=partial(health_stats, app, leadership=leadership),
     )
     runtime = ServiceRuntime(
         spec=spec,
@@ -130,19 +148,23 @@ async def start_service(
         service=service,
         relay=relay,
         operations=operations,
+        leadership=leadership,
         quit=quit_event,
         exit_stack=hooks,
         shutdown=budget,
     )
     await register_common_endpoints(runtime)
-    await _start_inboxes(runtime, stack)
+    _add_inboxes(runtime)
     # What the service's register hook pushes on runtime.exit_stack stops as one stage, after the
-    # endpoints and before the inboxes.
+    # endpoints and before the singleton work.
     budget.push(stack, "service hooks", _closer(hooks))
     if spec.register is not None:
         await spec.register(runtime)
     await nc.flush()  # every endpoint is known to the server before the service says it is up
     await service.announce()
+    # The relay, the inboxes and the service's singleton work start here if this instance
+    # gets the lease (a lone instance does at once), else when it does.
+    await leadership.start()
     # Registered last, so they run first on shutdown: stop taking requests, let long work end.
     budget.push(stack, "operations", operations.stop)
     budget.push(stack, "endpoints", service.stop, weight=2.0)
@@ -200,19 +222,14 @@ async def _connect(
     return nc
 
 
-async def _start_inboxes(runtime: ServiceRuntime, stack: AsyncExitStack) -> None:
-    """Consume every upstream the spec names, each with its handler (stopped as one stage)."""
-    inboxes: list[Inbox] = []
-
-    async def stop_inboxes(timeout: float) -> None:
-        await asyncio.gather(*(inbox.stop(timeout) for inbox in inboxes))
-
-    runtime.shutdown.push(stack, "inboxes", stop_inboxes)
+def _add_inboxes(runtime: ServiceRuntime) -> None:
+    """Consume every upstream the spec names, each with its handler, while this instance leads:
+    the copies an inbox writes are written once, in the shared store, and every replica's read
+    models follow them there."""
     app, js, executor = runtime.app, runtime.js, runtime.executor
     for upstream, handler in runtime.spec.upstreams.items():
         inbox = Inbox(app, js, upstream=upstream, handler=partial(handler, app), executor=executor)
-        await inbox.start()
-        inboxes.append(inbox)
+        runtime.leadership.add(f"inbox:{upstream}", inbox)
 
 
 def _closer(hooks: AsyncExitStack) -> Callable[[float], Awaitable[None]]:

@@ -3,8 +3,8 @@
 :class:`OperationRunner` is the half of :mod:`servicekit.operations` that runs: it starts an
 ``Operation`` acting as the request's principal, runs the work in a task, answers with the result
 when it ends before the request's deadline (else ``Accepted``), records how it ended, answers
-``GetOperation`` within the access model, and at start fails the operations a stop or crash cut
-short.
+``GetOperation`` within the access model, and, on the instance holding the service's lease, fails
+the operations a stopped or crashed instance cut short (:func:`sweep_operations`).
 """
 
 # mypy: disable-error-code=attr-defined
@@ -16,7 +16,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
@@ -39,8 +39,9 @@ if TYPE_CHECKING:
     from contracts.service import OperationView
     from eventstore import ServiceApplication, StoreExecutor
     from natsbus import RequestContext
+    from servicekit.instances import InstanceDirectory
 
-__all__ = ["REPLY_MARGIN", "OperationRunner"]
+__all__ = ["REPLY_MARGIN", "OperationRunner", "sweep_operations"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -48,14 +49,26 @@ T = TypeVar("T")
 REPLY_MARGIN = 0.5
 """Seconds kept before the request's deadline to send the reply."""
 
+SWEEP_EVERY = 60.0
+"""Seconds between two sweeps for operations of instances that stopped."""
+
 
 class OperationRunner:
     """Runs long work as operations of one service; answers ``GetOperation`` from the store."""
 
-    def __init__(self, app: ServiceApplication, executor: StoreExecutor, *, service: str) -> None:
+    def __init__(
+        self,
+        app: ServiceApplication,
+        executor: StoreExecutor,
+        *,
+        service: str,
+        instance: str | None = None,
+    ) -> None:
         self.app = app
         self.executor = executor
         self.service = service
+        self.instance = instance
+        """This instance's id, stamped on the operations it runs."""
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def run(
@@ -112,31 +125,34 @@ class OperationRunner:
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=1.0)
 
-    def fail_interrupted(self) -> int:
-        """Record every operation left ``running`` by a stop or crash as failed (store thread).
+    def fail_interrupted(self, live: Collection[str] = ()) -> int:
+        """Record every operation left ``running`` by a stopped or crashed instance as failed
+        (store thread; the leader runs it: :func:`sweep_operations`).
 
-        Only operation events saved after the previous start's check are read: any operation
-        started before it had finished, or was failed by that start. The check's position is
-        recorded once every stranded operation is failed.
+        Only operation events saved after the previous sweep's position are read. Operations of
+        the ``live`` instances are left running; the position recorded stops before the first of
+        them, so the next sweep reads them again.
 
         Returns:
             How many operations were failed.
         """
         checked = self.app.recorder.max_tracking_id(OPERATIONS_CHECKED) or 0
-        ids = running_since(self.app, checked)
+        running = running_since(self.app, checked)
+        kept = [op for op in running if op.instance is not None and op.instance in live]
+        stranded = [op for op in running if op not in kept]
         with acting(system_cause(self.service, "service restarted while the work was running")):
-            for op_id in ids:
-                operation: Operation = self.app.repository.get(op_id)
+            for stranded_op in stranded:
+                operation: Operation = self.app.repository.get(stranded_op.id)
                 operation.fail(
                     OperationError("interrupted", "the service stopped mid-work").stored(),
                     operation.kind,
                     operation.company_id,
                 )
                 self.app.save(operation)
-        last = self.app.last_notification_id()
-        if last > checked:
-            self.app.save_with_tracking(tracking=Tracking(OPERATIONS_CHECKED, last))
-        return len(ids)
+        upto = kept[0].notification_id - 1 if kept else self.app.last_notification_id()
+        if upto > checked:
+            self.app.save_with_tracking(tracking=Tracking(OPERATIONS_CHECKED, upto))
+        return len(stranded)
 
     async def _run(self, operation_id: str, work: Callable[[str], Awaitable[T]]) -> T:
         try:
@@ -171,7 +187,9 @@ class OperationRunner:
         self, cause: Cause, kind: str, company_id: str | None, subject_id: str | None
     ) -> str:
         with acting(cause):
-            operation = Operation(kind=kind, company_id=company_id, subject_id=subject_id)
+            operation = Operation(
+                kind=kind, company_id=company_id, subject_id=subject_id, instance=self.instance
+            )
         self.app.save(operation)
         return str(operation.id)
 
@@ -191,6 +209,24 @@ class OperationRunner:
         if not isinstance(operation, Operation) or not _may_see(Access.of(principal), operation):
             return None
         return operation.view()
+
+
+async def sweep_operations(
+    runner: OperationRunner, instances: InstanceDirectory, *, every: float = SWEEP_EVERY
+) -> None:
+    """The leader's sweep: fail the operations of instances no longer on the bus, at once and
+    then every ``every`` seconds. A round in which this instance does not hear itself (the bus is
+    down) fails nothing."""
+    while True:
+        live = await instances.live()
+        if runner.instance is None or runner.instance in live:
+            failed = await runner.executor.run(runner.fail_interrupted, live)
+            if failed:
+                log.warning(
+                    "operations cut short by a stopped instance failed",
+                    extra={"service": runner.service, "count": failed},
+                )
+        await asyncio.sleep(every)
 
 
 def _started_by(principal: Principal, kind: str) -> Cause:

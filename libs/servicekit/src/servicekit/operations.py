@@ -47,6 +47,7 @@ __all__ = [
     "Operation",
     "OperationError",
     "OperationRunner",
+    "RunningOperation",
     "StoredOperationError",
     "failure_details",
     "operation_to_contract",
@@ -92,6 +93,8 @@ class Operation(ClipyardAggregate):
         kind: str
         company_id: str | None
         subject_id: str | None
+        instance: str | None = None
+        """The instance running it (None in events stored before replicas)."""
 
         def apply(self, aggregate: Any) -> None:
             """Keep who started the operation, and for which run, on the aggregate."""
@@ -99,10 +102,17 @@ class Operation(ClipyardAggregate):
             aggregate.started_run_id = self.run_id
 
     @event(Started)
-    def __init__(self, kind: str, company_id: str | None, subject_id: str | None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        company_id: str | None,
+        subject_id: str | None,
+        instance: str | None = None,
+    ) -> None:
         self.kind = kind
         self.company_id = company_id
         self.subject_id = subject_id
+        self.instance = instance
         self.status = "running"
         self.result: Any = None
         self.error: StoredOperationError | None = None
@@ -195,9 +205,18 @@ _TOPICS: Final = tuple(
 )
 
 
-def running_since(app: ServiceApplication, checked: int) -> list[uuid.UUID]:
+@dataclass(frozen=True)
+class RunningOperation:
+    """An operation left running in the store: which, who runs it, where it started."""
+
+    id: uuid.UUID
+    instance: str | None
+    notification_id: int
+
+
+def running_since(app: ServiceApplication, checked: int) -> list[RunningOperation]:
     """Operations started after notification ``checked`` that have not finished (in order)."""
-    running: dict[uuid.UUID, None] = {}
+    running: dict[uuid.UUID, RunningOperation] = {}
     position = checked
     while True:
         notifications = app.recorder.select_notifications(
@@ -206,11 +225,12 @@ def running_since(app: ServiceApplication, checked: int) -> list[uuid.UUID]:
         for notification in notifications:
             domain_event = app.mapper.to_domain_event(notification)
             if isinstance(domain_event, Operation.Started):
-                running[domain_event.originator_id] = None
+                op_id = domain_event.originator_id
+                running[op_id] = RunningOperation(op_id, domain_event.instance, notification.id)
             else:
                 running.pop(domain_event.originator_id, None)
         if len(notifications) < _SCAN_BATCH:
-            return list(running)
+            return list(running.values())
         position = notifications[-1].id
 
 

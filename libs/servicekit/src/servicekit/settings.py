@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
+import secrets
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,15 +27,26 @@ __all__ = [
     "Rotation",
     "ServiceSettings",
     "SettingsError",
+    "default_instance_id",
     "env_count",
     "env_positive",
     "env_seconds",
     "event_replicas",
+    "instance_id",
     "log_rotation",
     "spans_rotation",
 ]
 
 StoreKind = Literal["sqlite", "postgres", "memory"]
+
+_INSTANCE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def default_instance_id() -> str:
+    """``<hostname>-<pid>-<4 hex>``: unique among the live instances of a stack (several may
+    share a process in tests)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+
 
 MAX_EVENT_REPLICAS = 5
 """JetStream keeps a stream on at most five servers."""
@@ -79,6 +93,13 @@ class ServiceSettings:
     store: StoreSettings
     node_id: str = "local"
     """``CLIPYARD_NODE_ID``: the node token of host-bound commands."""
+    instance_id: str = field(default_factory=default_instance_id)
+    """``CLIPYARD_INSTANCE_ID``: this instance among its service's replicas (default
+    ``<hostname>-<pid>-<4 hex>``); it holds the service's lease by this name, and a second live instance
+    with the same one is refused at start."""
+    lease_ttl: float = 5.0
+    """``CLIPYARD_LEASE_TTL``: seconds the service's lease lasts unrenewed (singleton work moves
+    to another replica within 4/3 of it after its holder dies)."""
     http_host: str = "127.0.0.1"
     """``CLIPYARD_HTTP_HOST``: the gateway's listen address."""
     http_port: int = 8080
@@ -138,6 +159,8 @@ class ServiceSettings:
             ),
             store=StoreSettings(kind=kind, home=home, postgres_dsn=dsn),  # type: ignore[arg-type]
             node_id=env.get("CLIPYARD_NODE_ID", "local"),
+            instance_id=instance_id(env),
+            lease_ttl=env_seconds(env, "CLIPYARD_LEASE_TTL", 5.0),
             http_host=env.get("CLIPYARD_HTTP_HOST", "127.0.0.1"),
             http_port=_port(env.get("CLIPYARD_HTTP_PORT", "8080")),
             admin_key=env.get("CLIPYARD_ADMIN_KEY") or None,
@@ -150,6 +173,23 @@ class ServiceSettings:
             log_rotation=log_rotation(env),
             spans_rotation=spans_rotation(env),
         )
+
+
+def instance_id(env: Mapping[str, str]) -> str:
+    """``CLIPYARD_INSTANCE_ID``, or :func:`default_instance_id`.
+
+    Raises:
+        SettingsError: Not 1 to 64 letters, digits, ``.``, ``_`` or ``-``.
+    """
+    raw = (env.get("CLIPYARD_INSTANCE_ID") or "").strip()
+    if not raw:
+        return default_instance_id()
+    if not _INSTANCE_ID.fullmatch(raw):
+        raise SettingsError(
+            f"CLIPYARD_INSTANCE_ID={raw!r} is not 1 to 64 letters, digits, '.', '_' or '-'; "
+            "name each replica (gateway-1, gateway-2) or unset it for a generated one"
+        )
+    return raw
 
 
 def event_replicas(env: Mapping[str, str]) -> int:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from contracts.subjects import ServiceToken
     from eventstore import OutboxRelay, ServiceApplication, StoreExecutor
     from natsbus import BusClient, BusService
+    from servicekit.leadership import Leadership
     from servicekit.operation_runner import OperationRunner
     from servicekit.settings import ServiceSettings
     from servicekit.shutdown import ShutdownBudget
@@ -57,6 +58,9 @@ class ServiceRuntime:
     service: BusService
     relay: OutboxRelay
     operations: OperationRunner
+    leadership: Leadership
+    """This instance's side of the service's lease: ``leadership.add(...)`` / ``add_task(...)``
+    run work only while it holds it (started after ``register``, inside the lease's fence)."""
     quit: asyncio.Event
     exit_stack: AsyncExitStack
     """The service's own cleanups: they run as one stage of the stop, after the endpoints stop
