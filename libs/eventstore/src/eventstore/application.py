@@ -1,22 +1,19 @@
 """The base ``eventsourcing`` application of every service: process recorder, snapshots, read models.
 
-- Built on the library's *process* recorder, so a ``Tracking`` saved with events is honoured
-  (a plain application recorder silently ignores it).
-- Snapshots every :attr:`ServiceApplication.snapshot_interval` versions of any aggregate, so
-  loading a long-lived aggregate stays fast. A failed snapshot never fails the save.
-- In-memory read models: subclasses create them in :meth:`~ServiceApplication.init_read_models`,
-  update them in :meth:`~ServiceApplication.project` (called for every stored event, in
-  notification order), and expose them as plain data in :meth:`~ServiceApplication.read_models`.
-  They are rebuilt from the notification log at construction and kept current after each save,
-  so queries see what was just saved; :meth:`~ServiceApplication.follow_store` projects what
-  other instances of the service saved in the same store (driven by
-  :class:`eventstore.follower.StoreFollower`). Every notification is projected once, in id order:
-  own saves and followed ones share one lock and one high-water mark (``projected_upto``).
-- ``on_saved`` callbacks (the outbox relay's wake-up) run after each save with the last
-  notification id, and after each batch :meth:`~ServiceApplication.follow_store` projected.
-- ``publication_check`` (optional; the outbox relay installs its own) runs on every pending event
-  before anything is recorded: an event that could never be published fails the save, with a
-  clear error for the use case, instead of reaching the outbox.
+- The library's *process* recorder (a ``Tracking`` saved with events is honoured), from a
+  Clipyard factory: it also holds the store's leases and checks fenced writes
+  (:mod:`eventstore.recorders`, :attr:`ServiceApplication.lease_table`).
+- Snapshots every ``snapshot_interval`` versions (:mod:`eventstore.snapshots`).
+- In-memory read models: created in :meth:`~ServiceApplication.init_read_models`, updated in
+  :meth:`~ServiceApplication.project` (every stored event, in notification order), shown by
+  :meth:`~ServiceApplication.read_models`; rebuilt from the log at construction and kept current
+  after each save and by :meth:`~ServiceApplication.follow_store` (what other instances saved,
+  driven by :class:`eventstore.follower.StoreFollower`). Each notification is projected once, in
+  id order, under one lock and one high-water mark (``projected_upto``).
+- ``on_saved`` callbacks (the outbox relay's wake-up) run with the last notification id after each
+  save and each followed batch; ``on_followed`` ones get the followed events.
+- ``publication_check`` (the outbox relay's) runs on every pending event before anything is
+  recorded: an event that could never be published fails the save with a clear error.
 - The settings come only from the ``env`` given (never from ``os.environ``).
 """
 
@@ -84,13 +81,14 @@ class ServiceApplication(Application[UUID]):
         """
         self.service = service
         self.on_saved: list[Callable[[int], None]] = []
+        self.on_followed: list[Callable[[list[DomainEventProtocol[UUID]]], None]] = []
+        """Called (store thread) with the events :meth:`follow_store` projected."""
         self.publication_check: Callable[[DomainEventProtocol[UUID]], None] | None = None
         """Raises for a pending event that could never be published; nothing is saved then."""
         self.projected_upto = 0
         self.notifications_projected = 0
         self.notifications_followed = 0
-        """Notifications projected from the log after the rebuild, not from this instance's own
-        saves: what other instances (replicas) saved."""
+        """Notifications other instances (replicas) saved, projected from the log."""
         self.projection_failures = 0
         self.rebuild_duration_ms = 0.0
         self._projection_lock = threading.RLock()
@@ -180,12 +178,11 @@ class ServiceApplication(Application[UUID]):
     def follow_store(self, limit: int | None = None) -> int:
         """Project the next notifications of the store that this instance has not projected.
 
-        Other instances of the service (replicas on the same store) save too; this reads at most
-        ``limit`` notifications after ``projected_upto`` (one query) and projects them, in id
-        order, under the lock the saves project under: a notification is never projected twice
-        (own saves are projected when saved, and only ids above ``projected_upto`` are taken) and
-        never skipped (ids are committed in order: ``LOCK TABLE`` on PostgreSQL, the one writer
-        lock of SQLite; a gap is an id no transaction committed).
+        Other instances (replicas on the same store) save too; this reads at most ``limit``
+        notifications after ``projected_upto`` and projects them in id order, under the saves'
+        lock: never twice (only ids above ``projected_upto``), never skipped (ids commit in
+        order: ``LOCK TABLE`` on PostgreSQL, SQLite's one writer; a gap is an id never
+        committed). Then ``on_saved`` and ``on_followed`` callbacks run.
 
         Args:
             limit: Notifications to read at most (default :attr:`projection_batch_size`).
@@ -199,6 +196,7 @@ class ServiceApplication(Application[UUID]):
                 limit=limit or self.projection_batch_size,
                 inclusive_of_start=False,
             )
+            followed = []
             for notification in notifications:
                 try:
                     domain_event = self.mapper.to_domain_event(notification)
@@ -206,9 +204,15 @@ class ServiceApplication(Application[UUID]):
                     self._project_one(None, notification.id, topic=notification.topic)
                 else:
                     self._project_one(domain_event, notification.id)
+                    followed.append(domain_event)
             self.notifications_followed += len(notifications)
         if notifications:  # what other instances saved: the leader's relay publishes it
             self._saved(notifications[-1].id)
+            for callback in list(self.on_followed):
+                try:
+                    callback(followed)
+                except Exception:
+                    logger.exception("on_followed callback failed", extra={"service": self.service})
         return len(notifications)
 
     def _catch_up(self, recorder: ApplicationRecorder) -> int:

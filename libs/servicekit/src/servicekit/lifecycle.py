@@ -149,6 +149,7 @@ async def start_service(
         relay=relay,
         operations=operations,
         leadership=leadership,
+        instances=instances,
         quit=quit_event,
         exit_stack=hooks,
         shutdown=budget,

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from contracts.subjects import ServiceToken
     from eventstore import OutboxRelay, ServiceApplication, StoreExecutor
     from natsbus import BusClient, BusService
+    from servicekit.instances import InstanceDirectory
     from servicekit.leadership import Leadership
     from servicekit.operation_runner import OperationRunner
     from servicekit.settings import ServiceSettings
@@ -59,6 +60,8 @@ class ServiceRuntime:
     relay: OutboxRelay
     operations: OperationRunner
     leadership: Leadership
+    instances: InstanceDirectory
+    """The live instances of this service on the bus (their ids)."""
     """This instance's side of the service's lease: ``leadership.add(...)`` / ``add_task(...)``
     run work only while it holds it (started after ``register``, inside the lease's fence)."""
     quit: asyncio.Event

@@ -11,6 +11,7 @@ from git_credentials.adapters.masterkey import load_key_ring
 from git_credentials.adapters.sealing import SecretSealer
 from git_credentials.adapters.vault import open_vault
 from git_credentials.application import GitCredentialsApplication
+from git_credentials.domain import VaultKeyMismatchError
 from git_credentials.endpoints.common import Endpoints
 from git_credentials.endpoints.credentials import CredentialEndpoints
 from git_credentials.endpoints.secrets import SecretEndpoints
@@ -47,13 +48,18 @@ def credential_endpoints(e: Endpoints) -> CredentialEndpoints:
 
 def make_register(settings: CredentialsSettings, keys: KeyRing) -> Register:
     """The ``register`` hook: open the key vault (rewrap, destroy deleted secrets' keys), then
-    add the endpoints."""
+    add the endpoints. A replica whose keys do not open the vault's rows refuses to start while
+    other replicas run (:class:`VaultKeyMismatchError`)."""
 
     async def register(runtime: ServiceRuntime) -> None:
         app: GitCredentialsApplication = runtime.app  # type: ignore[assignment]
         vault = await runtime.store(open_vault, settings.service.store)
         runtime.exit_stack.push_async_callback(runtime.store, vault.close)
-        await runtime.store(app.open_vault, SecretSealer(vault, keys))
+        start = await runtime.store(app.open_vault, SecretSealer(vault, keys))
+        if start.unreadable and await runtime.instances.live() - {runtime.settings.instance_id}:
+            # Alone, it may start to let an operator put the keys right; beside running
+            # replicas it would seal new secrets under a key they cannot open.
+            raise VaultKeyMismatchError(start.unreadable)
         e = Endpoints(runtime, app, settings)
         credentials = credential_endpoints(e)
         secrets = SecretEndpoints(e, on_deleted=credentials.resolver.forget)

@@ -13,8 +13,8 @@ from heartbeat_controller.endpoints import AgentEndpoints, RunEndpoints
 from heartbeat_controller.inbox import HandOffs, RunHandOffs, realizer_inbox, supervisor_inbox
 from heartbeat_controller.orchestration.context import Orchestration, RunSettings
 from heartbeat_controller.orchestration.dispatcher import Dispatcher, EndpointHooks
+from heartbeat_controller.orchestration.leading import RunsLeader
 from heartbeat_controller.orchestration.ports import RunPorts
-from heartbeat_controller.orchestration.recovery import recover_runs
 from heartbeat_controller.publishing import to_contract
 from heartbeat_controller.settings import (
     SERVICE_NAME,
@@ -27,9 +27,6 @@ from servicekit.routes import mount
 __all__ = ["build_spec", "main", "make_register", "run_settings"]
 
 log = logging.getLogger(__name__)
-
-_CLOSE_SHARE = 1.0
-"""Seconds the run tasks get to end once cancelled at shutdown."""
 
 
 def run_settings(settings: ControllerSettings) -> RunSettings:
@@ -52,10 +49,10 @@ def make_register(
     """The ``register`` hook of the controller's ``ServiceSpec``.
 
     It builds the orchestration (ports over the bus, dispatcher), hands the inboxes their
-    hooks, adds the agent and run endpoints (the service answers pings before this hook runs,
-    so they come before anything slow), recovers the runs left ``running`` after a restart,
-    then starts the dispatcher's loop. On shutdown the dispatcher and every run task stop; the
-    runs stay ``running`` for the next start's recovery.
+    hooks, adds the agent and run endpoints, and gives the runs to the service's lease: the
+    holder recovers the runs left ``running`` and dispatches (:class:`RunsLeader`). On shutdown
+    or a lost lease the dispatcher and every run task stop; the runs stay ``running`` for the
+    next holder's recovery.
 
     Args:
         settings: The controller's settings.
@@ -81,28 +78,17 @@ def make_register(
             lambda run_ids: handoffs.call_soon(orch.hand_over, run_ids)
         )
 
-        async def close() -> None:
-            await dispatcher.stop()
-            await orch.close(_CLOSE_SHARE)
-
-        runtime.exit_stack.push_async_callback(close)
-        revoked = await runtime.store(runtime.app.revoke_board_trust)  # type: ignore[attr-defined]
-        if revoked:
-            log.warning("%d agents marked trusted by a board key run contained now", revoked)
-        # The endpoints first, and the service says it is up before recovery (which may wait on
-        # the supervisor): these only touch the store (a wake queues, a cancel is recorded and
-        # reaches its run's task once recovery re-attached it). Nothing starts a run before
-        # recovery.
+        # The endpoints first, and the service says it is up before the runs are recovered
+        # (which may wait on the supervisor): these only touch the store (a wake queues, a
+        # cancel is recorded and reaches its run's task on the lease holder). The runs, their
+        # recovery and the dispatcher run on the lease holder only (orchestration/leading.py).
         told = EndpointHooks(orch, dispatcher)
         await mount(
             runtime.service,
             AgentEndpoints(runtime, on_wake=told.woke, on_agent_deleted=told.agent_deleted),
             RunEndpoints(runtime, on_cancel=told.cancelled),
         )
-        await runtime.nc.flush()
-        await runtime.service.announce()
-        await recover_runs(orch, dispatcher)
-        dispatcher.start()
+        runtime.leadership.add("runs", RunsLeader(orch, dispatcher))
 
     return register
 

@@ -103,17 +103,11 @@ def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Regist
             agents=BusAgentDirectory(runtime.bus),
         )
         await mount(runtime.service, *endpoint_groups(runtime, realizer))
-        stop = asyncio.Event()
-        task = asyncio.create_task(
-            run_reaper(realizer, interval=settings.reaper_interval, stop=stop)
+        # The reaper runs on the lease holder only (servicekit.leadership).
+        runtime.leadership.add_task(
+            "reaper",
+            lambda: run_reaper(realizer, interval=settings.reaper_interval, stop=asyncio.Event()),
         )
-
-        async def stop_reaper() -> None:
-            stop.set()
-            await asyncio.wait({task}, timeout=2.0)
-            task.cancel()
-
-        runtime.exit_stack.push_async_callback(stop_reaper)
 
     return register
 

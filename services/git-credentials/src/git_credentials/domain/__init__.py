@@ -29,6 +29,7 @@ from git_credentials.domain.errors import (
     SecretNameTakenError,
     SecretNotFoundError,
     VaultError,
+    VaultKeyMismatchError,
 )
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "SecretNameTakenError",
     "SecretNotFoundError",
     "VaultError",
+    "VaultKeyMismatchError",
     "check_secret_name",
 ]
 

@@ -41,3 +41,16 @@ class VaultError(GitCredentialsError):
     """The key vault failed (the message says what was done and what will happen)."""
 
     code = ErrorCode.SERVICE_UNAVAILABLE
+
+
+class VaultKeyMismatchError(RuntimeError):
+    """At start: this replica's master keys do not open rows of the vault other replicas use."""
+
+    def __init__(self, unreadable: int) -> None:
+        super().__init__(
+            f"git-credentials refuses to start: {unreadable} data keys of the vault are wrapped "
+            "by a master key this replica was not given, while other replicas run; give every "
+            "replica the same CLIPYARD_SECRET_KEY (and CLIPYARD_SECRET_KEY_PREVIOUS while "
+            "rotating)"
+        )
+        self.unreadable = unreadable
