@@ -206,7 +206,29 @@ def test_only_the_gateway_gets_the_admin_key_and_publishes_http() -> None:
         assert ("CLIPYARD_ADMIN_KEY" in env) == (name == "api-gateway")
     gateway = SERVICES_BLOCK["api-gateway"]
     assert gateway["environment"]["CLIPYARD_HTTP_HOST"] == "0.0.0.0"
-    assert gateway["ports"] == [f"127.0.0.1:8080:{gateway['environment']['CLIPYARD_HTTP_PORT']}"]
+    # One host port per replica, on loopback.
+    port = gateway["environment"]["CLIPYARD_HTTP_PORT"]
+    assert gateway["ports"] == [f"127.0.0.1:8080-8081:{port}"]
+
+
+def test_the_control_plane_runs_two_replicas_and_host_bound_services_one() -> None:
+    replicas = {
+        name: SERVICES_BLOCK[name].get("deploy", {}).get("replicas", 1)
+        for name in SERVICE_NAMES.values()
+    }
+    assert replicas == {
+        "api-gateway": 2,
+        "heartbeat-controller": 2,
+        "git-credentials": 2,
+        "workspace-realizer": 1,
+        "runtime-supervisor": 1,
+    }
+    # Replicas share git-credentials' master key: compose refuses to start without it.
+    key = str(SERVICES_BLOCK["git-credentials"]["environment"]["CLIPYARD_SECRET_KEY"])
+    assert key.startswith("${CLIPYARD_SECRET_KEY:?")
+    # No replica is pinned to an instance id: each gets <hostname>-<pid>-<hex> of its container.
+    for name in SERVICE_NAMES.values():
+        assert "CLIPYARD_INSTANCE_ID" not in SERVICES_BLOCK[name]["environment"]
 
 
 def test_realizer_and_supervisor_share_the_worktrees_and_credentials_keep_their_own() -> None:

@@ -1,13 +1,16 @@
 """``clipyard compose-env``: the secrets ``docker-compose.yml`` needs, as ``.env`` lines.
 
-Every NATS user's password, the NATS cluster's route password, the admin key, the PostgreSQL
-superuser's password and one PostgreSQL password per service role, freshly generated (letters and
+Every NATS user's password, the NATS cluster's route password, the admin key, git-credentials'
+master key (its replicas share it), the PostgreSQL superuser's password and one PostgreSQL
+password per service role, freshly generated (letters and
 digits starting with a letter, which NATS reads from the environment as a string and which fit in
 a route URL as they are).
 """
 
 from __future__ import annotations
 
+import base64
+import secrets
 import sys
 from typing import TextIO
 
@@ -29,6 +32,10 @@ def compose_env_lines() -> list[str]:
     lines = [f"{password_env_var(user)}={generate_secret()}" for user in NATS_USERS]
     lines.append(f"{ROUTE_PASSWORD_VAR}={generate_secret()}")
     lines.append(f"CLIPYARD_ADMIN_KEY={generate_secret('cyadm')}")
+    # git-credentials' master key: 32 bytes, URL-safe base64; its replicas share it.
+    lines.append(
+        f"CLIPYARD_SECRET_KEY={base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()}"
+    )
     lines.append(f"POSTGRES_PASSWORD={generate_secret('pg')}")
     lines.extend(
         f"CLIPYARD_PG_PASSWORD_{token.upper()}={generate_secret('pg')}" for token in SERVICES
