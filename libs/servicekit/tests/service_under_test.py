@@ -38,9 +38,10 @@ async def start_test_service(
     nats_url: str,
     name: str,
     application_class: type[ServiceApplication],
+    env: dict[str, str] | None = None,
 ) -> ServiceRuntime:
     """Start service ``name`` of ``application_class`` (publishing nothing) with its home at
-    ``home``; it stops when ``stack`` closes."""
+    ``home`` and the settings of ``env`` besides; it stops when ``stack`` closes."""
     spec = ServiceSpec(
         token="controller",
         name=name,
@@ -49,6 +50,6 @@ async def start_test_service(
         to_contract=lambda _event: None,
     )
     settings = ServiceSettings.from_env(
-        name, {"CLIPYARD_HOME": str(home), "CLIPYARD_NATS_URL": nats_url}
+        name, {"CLIPYARD_HOME": str(home), "CLIPYARD_NATS_URL": nats_url, **(env or {})}
     )
     return await start_service(spec, settings, stack, asyncio.Event())

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from eventsourcing.persistence import IntegrityError, OperationalError
 from litestar.testing import TestClient
+
+from api_gateway.http.errors import problem_of
 
 Client = TestClient[Any]
 
@@ -57,3 +61,19 @@ def test_odd_ids_and_headers_never_answer_5xx(client: Client, admin: dict[str, s
     cookie = "clipyard_session=\u00e9\u00e9".encode("latin-1")
     response = client.get("/api/companies", headers={b"Cookie": cookie})
     assert response.status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "code"),
+    [
+        (OperationalError("connection refused"), 503, "service_unavailable"),
+        (sqlite3.OperationalError("database is locked"), 503, "service_unavailable"),
+        (IntegrityError("version conflict"), 409, "state_conflict"),
+    ],
+)
+def test_a_store_failure_answers_retry_or_conflict_not_500(
+    error: Exception, status: int, code: str
+) -> None:
+    problem = problem_of(error)
+    assert (problem.status, problem.code) == (status, code)
+    assert "nothing was saved" in problem.message

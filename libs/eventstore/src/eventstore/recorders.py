@@ -14,11 +14,19 @@ Each store kind gets the library's process recorder with two additions (the fact
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
+from eventsourcing.persistence import InterfaceError, OperationalError
 from eventsourcing.popo import POPOFactory, POPOProcessRecorder
+from eventsourcing.postgres import (
+    PostgresAggregateRecorder,
+    PostgresApplicationRecorder,
+    PostgresTrackingRecorder,
+)
 from eventsourcing.sqlite import SQLiteFactory, SQLiteProcessRecorder
+from eventsourcing.utils import retry
 
 from eventstore.fence import active_fence
 from eventstore.lease_sql import CREATE_STATEMENT, SqlLeases
@@ -33,6 +41,8 @@ if TYPE_CHECKING:
     from eventsourcing.sqlite import SQLiteCursor, SQLiteDatastore
     from psycopg import Cursor
     from psycopg.rows import DictRow
+
+T = TypeVar("T")
 
 __all__ = [
     "ClipyardPOPOFactory",
@@ -80,6 +90,22 @@ class _SqlLeaseCalls(_LeaseCalls):
             self.lease_table.check(curs, fence)
 
 
+STORE_ATTEMPTS = 3
+"""Tries of a PostgreSQL call while the database cannot be reached. The library tries ten times,
+each waiting for its pool: half a minute per call, and the store's one thread (requests,
+follower, relay) queues behind it, so a request learned that the store was down after 30 to 45 s.
+Three answer within seconds and still ride out a failover's blip."""
+
+
+def _fewer_tries(method: Callable[..., T]) -> Callable[..., T]:
+    """The library's ``method`` without its ten tries, tried :data:`STORE_ATTEMPTS` times."""
+    once = method.__wrapped__  # type: ignore[attr-defined]
+    tried: Callable[..., T] = retry(
+        (InterfaceError, OperationalError), max_attempts=STORE_ATTEMPTS, wait=0.2
+    )(once)
+    return tried
+
+
 class FencedPostgresRecorder(_SqlLeaseCalls, StoreChannelRecorder):
     """PostgreSQL: the library's process recorder on the store's own channel, fenced."""
 
@@ -92,6 +118,13 @@ class FencedPostgresRecorder(_SqlLeaseCalls, StoreChannelRecorder):
         super().create_table()
         with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable):
             self.lease_table.create()
+
+    insert_events = _fewer_tries(PostgresApplicationRecorder.insert_events)
+    select_events = _fewer_tries(PostgresAggregateRecorder.select_events)
+    select_notifications = _fewer_tries(PostgresApplicationRecorder.select_notifications)
+    max_notification_id = _fewer_tries(PostgresApplicationRecorder.max_notification_id)
+    max_tracking_id = _fewer_tries(PostgresTrackingRecorder.max_tracking_id)
+    has_tracking_id = _fewer_tries(PostgresTrackingRecorder.has_tracking_id)
 
     def _insert_events(
         self, curs: Cursor[DictRow], stored_events: Sequence[StoredEvent], **kwargs: Any

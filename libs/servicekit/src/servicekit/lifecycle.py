@@ -38,6 +38,7 @@ from servicekit.outbox import published_contract
 from servicekit.settings import ServiceSettings
 from servicekit.shutdown import EXIT_RESERVE, TELEMETRY_SHARE, ShutdownBudget
 from servicekit.spec import ServiceRuntime, ServiceSpec
+from servicekit.store_replies import service_error_mapper
 from telemetry import configure_telemetry, shutdown_telemetry
 from telemetry.logs import configure_logging
 
@@ -136,6 +137,7 @@ async def start_service(
         metadata={INSTANCE_METADATA: settings.instance_id, "node": settings.node_id},
         announce=False,
         stats=partial(health_stats, app, leadership=leadership),
+        error_mapper=service_error_mapper,
     )
     runtime = ServiceRuntime(
         spec=spec,

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from inspect import getmro
 from typing import Any, Final
 
+from eventsourcing.persistence import PersistenceError
 from litestar import MediaType, Request, Response
 from litestar.exceptions import (
     ClientException,
@@ -34,6 +36,8 @@ from api_gateway.domain import ForbiddenError, NotFoundError, UnauthenticatedErr
 from contracts.base import ErrorReply
 from contracts.errors import CodedError, ErrorCode, status_of
 from contracts.http import ErrorBody
+from eventstore.fence import StaleFenceError
+from eventstore.store_errors import store_failure
 from natsbus import error_reply
 
 __all__ = [
@@ -182,6 +186,15 @@ def _from_http_exception(exc: HTTPException) -> Problem:
     return Problem(status, code.value, exc.detail)
 
 
+def _from_store(exc: Exception) -> Problem:
+    """The store failed (unreachable, a concurrent save, a moved lease): 503 or 409, not 500."""
+    failure = store_failure(exc)
+    if failure is None:
+        return _internal(exc)
+    log.warning("request failed on the store", extra={"error_type": type(exc).__name__})
+    return Problem(failure.status, failure.code, failure.message)
+
+
 def _internal(exc: Exception) -> Problem:
     log.error("unhandled error", exc_info=exc)
     return _problem(ErrorCode.INTERNAL, "The gateway failed unexpectedly; the error is in its log.")
@@ -199,6 +212,9 @@ _TABLE: Final[dict[type[Exception], Callable[[Any], Problem]]] = {
     ClientException: _from_client_exception,
     HTTPException: _from_http_exception,
     RecursionError: _from_recursion,
+    PersistenceError: _from_store,
+    sqlite3.OperationalError: _from_store,
+    StaleFenceError: _from_store,
     Exception: _internal,
 }
 """Exception class -> translation; the most specific class in the exception's MRO wins."""
