@@ -132,6 +132,36 @@ class LeaseBehaviour:
             worker.join()
         assert done == ["saved"]
 
+    def test_fenced_and_unfenced_writers_on_one_store_do_not_trip_each_other(
+        self, first: GatewayApp, second: GatewayApp
+    ) -> None:
+        token = first.lease_table.acquire_lease(LEASE, "a", 60_000)
+        assert token is not None
+        errors: list[BaseException] = []
+
+        def fenced_writer() -> None:
+            try:
+                with fenced(Fence(LEASE, "a", token)):
+                    for n in range(40):
+                        first.create_company(f"Fenced {n}", f"F{n}")
+            except BaseException as error:  # noqa: BLE001 - collected for the assertion
+                errors.append(error)
+
+        def request_writer() -> None:
+            try:
+                for n in range(40):
+                    second.create_company(f"Request {n}", f"R{n}")
+            except BaseException as error:  # noqa: BLE001 - collected for the assertion
+                errors.append(error)
+
+        threads = [threading.Thread(target=fenced_writer), threading.Thread(target=request_writer)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert first.last_notification_id() >= 80
+
     def test_many_contenders_one_winner(self, first: GatewayApp, second: GatewayApp) -> None:
         tokens: list[int | None] = []
         apps = [first, second] * 4

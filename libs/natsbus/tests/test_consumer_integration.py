@@ -108,6 +108,30 @@ async def test_a_durable_consumer_resumes_where_it_stopped(
     assert seen == [b"0", b"1", b"3", b"5", b"6"]
 
 
+async def test_the_same_consumer_started_again_after_a_stop_goes_on(
+    js: JetStreamContext, token: str
+) -> None:
+    # As an inbox does when its service's lease is lost, then won back by the same instance.
+    await ensure_event_stream(js)
+    await publish_all(js, token)
+    seen: list[bytes] = []
+
+    async def handle(msg: Msg) -> None:
+        seen.append(msg.data)
+
+    bus = consumer(js, token, handle)
+    await bus.start()
+    await eventually(lambda: len(seen) == 4)
+    await bus.stop()
+    await publish(js, f"ws.evt.{token}.a", b"6")
+    await bus.start()
+    try:
+        await eventually(lambda: len(seen) == 5)
+    finally:
+        await bus.stop()
+    assert seen == [b"0", b"1", b"3", b"5", b"6"]
+
+
 async def test_a_failure_is_retried_before_anything_later(js: JetStreamContext, token: str) -> None:
     await ensure_event_stream(js)
     await publish_all(js, token)

@@ -105,7 +105,7 @@ async def test_a_paused_leader_is_replaced_and_cannot_write_after(app: Ledger) -
         took = await until(lambda: b.held, 5)
         assert took < 2 * TTL
         await until(lambda: bool(a_work.refused), 5)  # a's writes are refused from now on
-        assert "now held by b with token 2" in a_work.refused[0]
+        assert "no longer held by a with token 1" in a_work.refused[0]
         # a's next beat finds the lease gone and stops its work.
         await a._beat()
         assert not a.held
@@ -152,3 +152,70 @@ async def test_a_live_holder_is_not_taken_over(app: Ledger) -> None:
         assert c.leader == "busy"
     finally:
         await c.stop(0.5)
+
+
+class Starts:
+    """A work that counts its starts and stops, optionally slow or failing to start."""
+
+    def __init__(self, delay: float = 0.0, fail: bool = False) -> None:
+        self.delay, self.fail = delay, fail
+        self.starts = self.stops = 0
+
+    async def start(self) -> None:
+        await asyncio.sleep(self.delay)
+        if self.fail:
+            raise RuntimeError("cannot start")
+        self.starts += 1
+
+    async def stop(self, timeout: float) -> None:
+        self.stops += 1
+
+
+async def test_the_work_runs_again_when_the_lease_comes_back(app: Ledger) -> None:
+    work = Starts()
+    a = Leadership(app.lease_table, service="ledger", holder="a", ttl=TTL)
+    a.add("counted", work)
+    await a.start()
+    try:
+        await until(lambda: work.starts == 1, 5)
+        assert a._task is not None
+        a._task.cancel()  # paused: "b" takes the lease, then gives it back
+        await until(lambda: app.lease_table.acquire_lease("singleton", "b", 60_000) == 2, 5)
+        await a._beat()
+        assert (a.held, work.stops) == (False, 1)
+        assert app.lease_table.release_lease("singleton", "b", 2)
+        await a._beat()
+        await until(lambda: work.starts == 2, 5)
+        assert a.fence is not None
+        assert a.fence.token == 3
+    finally:
+        await a.stop(0.5)
+
+
+async def test_a_slow_start_does_not_keep_the_lease_from_being_renewed(app: Ledger) -> None:
+    work = Starts(delay=3 * TTL)
+    a = Leadership(app.lease_table, service="ledger", holder="a", ttl=TTL)
+    a.add("slow", work)
+    await a.start()
+    try:
+        await until(lambda: work.starts == 1, 10)
+        assert a.fence is not None
+        assert (a.grants, a.fence.token) == (1, 1)  # renewed all along: never lost, never re-won
+    finally:
+        await a.stop(0.5)
+
+
+async def test_a_work_that_cannot_start_gives_the_lease_to_another(app: Ledger) -> None:
+    a = Leadership(app.lease_table, service="ledger", holder="a", ttl=TTL)
+    a.add("broken", Starts(fail=True))
+    b_work = Starts()
+    b = Leadership(app.lease_table, service="ledger", holder="b", ttl=TTL)
+    b.add("fine", b_work)
+    await a.start()
+    await b.start()
+    try:
+        await until(lambda: b_work.starts == 1, 10)
+        assert b.held
+    finally:
+        await a.stop(0.5)
+        await b.stop(0.5)

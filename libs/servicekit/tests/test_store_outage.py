@@ -59,9 +59,7 @@ def _admin(dsn: str) -> tuple[str, str]:
 def _outage(dsn: str, *, down: bool) -> None:
     admin, database = _admin(dsn)
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(
-            f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS {"false" if down else "true"}'
-        )
+        conn.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS {"false" if down else "true"}')
         if down:  # and every open connection cut, as a server restart would
             conn.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "

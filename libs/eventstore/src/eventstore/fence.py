@@ -23,10 +23,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Fence", "StaleFenceError", "active_fence", "fenced", "refuse"]
+__all__ = ["Fence", "StaleFenceError", "active_fence", "fenced", "on_refusal", "refuse"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +76,24 @@ def fenced(fence: Fence) -> Iterator[Fence]:
         _ACTIVE.reset(token)
 
 
+_LISTENERS: list[Callable[[Fence], None]] = []
+
+
+def on_refusal(listener: Callable[[Fence], None]) -> Callable[[], None]:
+    """Call ``listener(fence)`` (from the writing thread) whenever a fenced write is refused, so
+    the lease's side learns at once that it lost the lease; returns the call that removes it."""
+    _LISTENERS.append(listener)
+
+    def remove() -> None:
+        with contextlib.suppress(ValueError):
+            _LISTENERS.remove(listener)
+
+    return remove
+
+
 def refuse(fence: Fence, found: str) -> StaleFenceError:
-    """Log the refused write (a warning an operator can find) and return the error to raise."""
+    """Log the refused write (a warning an operator can find), tell the listeners, and return
+    the error to raise."""
     error = StaleFenceError(fence, found)
     logger.warning(
         "fenced write refused",
@@ -88,4 +104,9 @@ def refuse(fence: Fence, found: str) -> StaleFenceError:
             "found": found,
         },
     )
+    for listener in list(_LISTENERS):
+        try:
+            listener(fence)
+        except Exception:
+            logger.exception("fence refusal listener failed")
     return error

@@ -153,17 +153,22 @@ class FencedSQLiteRecorder(_SqlLeaseCalls, SQLiteProcessRecorder):
             CREATE_STATEMENT.format(t=LEASE_TABLE),
         ]
 
+    # The check comes after the inserts, in the same transaction: the inserts take the file's
+    # write lock first. Read first, a deferred transaction's upgrade to writing fails at once
+    # ("database is locked") when another process committed in between.
+
     def _insert_events(
         self, c: SQLiteCursor, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> Sequence[int] | None:
+        ids = super()._insert_events(c, stored_events, **kwargs)
         self._check_fence(c)
-        return super()._insert_events(c, stored_events, **kwargs)
+        return ids
 
     def insert_tracking(self, tracking: Tracking) -> None:
         """Record ``tracking`` alone, fenced like events."""
         with self.datastore.transaction(commit=True) as c:
-            self._check_fence(c)
             self._insert_tracking(c, tracking)
+            self._check_fence(c)
 
 
 class FencedPOPORecorder(_LeaseCalls, POPOProcessRecorder):

@@ -127,6 +127,7 @@ class OrderedConsumer:
         """
         if self._task is not None:
             raise RuntimeError(f"consumer {self._durable} already started")
+        self._stopping.clear()  # started again after a stop (a lease lost, then won again)
         info = await self._js.add_consumer(self._stream, self.config())
         self._sub = await self._js.pull_subscribe_bind(durable=self._durable, stream=self._stream)
         self._task = asyncio.create_task(self._run(self._sub), name=f"consumer:{self._durable}")

@@ -1,16 +1,19 @@
 """Every live instance of a micro service, not only the first to answer.
 
-``$SRV.PING.<name>`` is answered by each instance of the service; a plain request keeps the
-first answer. :func:`ping_instances` publishes the ping with its own reply inbox and gathers
-every answer that comes within ``wait`` seconds (instances answer in milliseconds; the wait only
-bounds a slow one). Each Clipyard instance puts its instance id and node in its micro metadata
-(``instance``, ``node``), which is how replicas tell each other apart.
+``$SRV.PING.<name>`` (and ``$SRV.STATS.<name>``, ``$SRV.INFO.<name>``) is answered by each instance
+of the service; a plain request keeps the first answer. :func:`gather_answers` publishes a request
+with its own reply inbox and gathers every answer that comes within ``wait`` seconds (instances
+answer in milliseconds; the wait only bounds a slow one), each with how long it took;
+:func:`ping_instances` does so for the pings. Each Clipyard instance puts its instance id and node
+in its micro metadata (``instance``, ``node``), which is how replicas tell each other apart.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
+import time
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
     from nats.aio.client import Client
     from nats.aio.msg import Msg
 
-__all__ = ["INSTANCE_METADATA", "InstancePing", "ping_instances"]
+__all__ = ["INSTANCE_METADATA", "Answer", "InstancePing", "gather_answers", "ping_instances"]
 
 INSTANCE_METADATA = "instance"
 """The micro metadata key naming an instance (``CLIPYARD_INSTANCE_ID``)."""
@@ -39,27 +42,49 @@ class InstancePing(msgspec.Struct, frozen=True):
         return self.metadata.get(INSTANCE_METADATA) or self.id
 
 
-async def ping_instances(nc: Client, name: str, *, wait: float = 0.5) -> list[InstancePing]:
-    """Every instance of service ``name`` that answers within ``wait`` seconds.
+class Answer(msgspec.Struct, frozen=True):
+    """One answer gathered by :func:`gather_answers`: its payload and its round-trip time."""
+
+    data: bytes
+    latency_ms: float
+
+
+async def gather_answers(nc: Client, subject: str, *, wait: float = 0.5) -> list[Answer]:
+    """Every answer to one empty request on ``subject`` that comes within ``wait`` seconds.
 
     Returns:
         The answers, in arrival order (empty when none answers or the connection is down).
     """
     if not nc.is_connected:
         return []
-    answers: list[InstancePing] = []
+    answers: list[Answer] = []
     inbox = nc.new_inbox()
+    started = time.perf_counter()
 
     async def collect(msg: Msg) -> None:
-        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
-            answers.append(msgspec.json.decode(msg.data, type=InstancePing))
+        took = (time.perf_counter() - started) * 1000.0
+        answers.append(Answer(data=msg.data, latency_ms=round(took, 2)))
 
     sub = await nc.subscribe(inbox, cb=collect)
     try:
-        await nc.publish(f"$SRV.PING.{name}", b"", reply=inbox)
-        await nc.flush(timeout=max(wait, 0.1))
+        started = time.perf_counter()
+        await nc.publish(subject, b"", reply=inbox)
+        await nc.flush(timeout=max(math.ceil(wait), 1))  # whole seconds (nats-py's type)
         await asyncio.sleep(wait)  # every answer that comes in time is collected meanwhile
     finally:
         with contextlib.suppress(Exception):
             await sub.unsubscribe()
     return answers
+
+
+async def ping_instances(nc: Client, name: str, *, wait: float = 0.5) -> list[InstancePing]:
+    """Every instance of service ``name`` that answers within ``wait`` seconds.
+
+    Returns:
+        The answers, in arrival order (empty when none answers or the connection is down).
+    """
+    pings: list[InstancePing] = []
+    for answer in await gather_answers(nc, f"$SRV.PING.{name}", wait=wait):
+        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+            pings.append(msgspec.json.decode(answer.data, type=InstancePing))
+    return pings

@@ -54,7 +54,7 @@ logger = logging.getLogger(__name__)
 REPLY_PREFIX = "_INBOX"
 """Replies go only to reply inboxes (``_INBOX.…`` or a user's ``_INBOX_<user>.…``)."""
 
-FLUSH_TIMEOUT = 5.0
+FLUSH_TIMEOUT = 5
 """Seconds an endpoint waits for the server to confirm its subscription."""
 
 RequestT = TypeVar("RequestT")

@@ -30,9 +30,19 @@ class DuplicateInstanceError(RuntimeError):
 class InstanceDirectory:
     """The live instances of one service, asked over the bus."""
 
-    def __init__(self, nc: Client, service: str, *, wait: float = DEFAULT_WAIT) -> None:
+    def __init__(
+        self, nc: Client, service: str, *, own: str = "", wait: float = DEFAULT_WAIT
+    ) -> None:
+        """
+        Args:
+            nc: The bus connection.
+            service: The service's name.
+            own: This instance's id: a ping it does not hear itself answer tells nothing.
+            wait: Seconds to gather the answers of a ping.
+        """
         self._nc = nc
         self._service = service
+        self._own = own
         self._wait = wait
 
     async def live(self) -> set[str]:
@@ -41,10 +51,15 @@ class InstanceDirectory:
             ping.instance for ping in await ping_instances(self._nc, self._service, wait=self._wait)
         }
 
+    async def live_micro_ids(self) -> set[str]:
+        """The micro ids (one per process start) of the instances that answer a ping now."""
+        return {ping.id for ping in await ping_instances(self._nc, self._service, wait=self._wait)}
+
     async def alive(self, instance: str) -> bool:
-        """Whether ``instance`` answers (False too when the bus is down: the caller's fence
-        makes a wrong answer safe)."""
-        return instance in await self.live()
+        """Whether ``instance`` answers; True when this instance does not hear itself either
+        (the bus is down or slow: it cannot tell)."""
+        live = await self.live()
+        return instance in live or bool(self._own and self._own not in live)
 
     async def refuse_duplicate(self, instance: str) -> None:
         """Raise when a live instance of the service already uses ``instance``.

@@ -15,75 +15,41 @@ instance's side of it:
   reverse order, and goes back to trying; a write the work makes meanwhile is refused by the fence;
 - on stop it stops the work and releases the lease, so another replica takes it at its next try.
 
+The work starts in a task of its own while the beat goes on (a slow start, such as the controller
+re-attaching its runs, never keeps the lease from being renewed); a work that fails to start gives
+the lease up, so another replica (or this one, at a later beat) tries. A fenced write refused
+anywhere (:func:`eventstore.fence.on_refusal`) wakes the beat at once. The work stops inside the
+grant's fence too: what it writes while stopping is refused once the lease has moved on.
+
 After the holder dies the lease runs out within one TTL and another replica's next try, at most a
 third of a TTL later, takes it: handover within 4/3 TTL. A starting instance that finds the lease
-held by an instance that is no longer on the bus takes it at once
-(:meth:`Leadership.take_over_from`): a restart does not wait for its own old lease to run out.
+held by an instance that neither answers on the bus nor renews the lease while it watches (a third
+of a TTL) takes it at once (:meth:`Leadership.take_over_from`): a restart does not wait for its own
+old lease to run out, and a holder that is stopping (silent on the bus, still renewing) keeps it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from eventstore.fence import Fence, fenced
+from eventstore.fence import Fence, fenced, on_refusal
+from servicekit.leader_work import LeaderWork, NamedWork, TaskWork
 
 if TYPE_CHECKING:
     from eventstore.leases import LeaseRecord, LeaseTable
 
 __all__ = ["DEFAULT_LEASE", "LeaderWork", "Leadership", "TaskWork"]
 
+
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE = "singleton"
 """The lease of a service's singleton work."""
-
-
-class LeaderWork(Protocol):
-    """Work that runs only while this instance holds the lease."""
-
-    async def start(self) -> None:
-        """Start (inside the grant's fence)."""
-        ...
-
-    async def stop(self, timeout: float) -> None:
-        """Stop within ``timeout`` seconds."""
-        ...
-
-
-class TaskWork:
-    """A coroutine run as a task while the lease is held; cancelled when it is lost."""
-
-    def __init__(self, name: str, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        self.name = name
-        self._run = run
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        """Start the task (it inherits the fence of the caller's context)."""
-        self._task = asyncio.create_task(self._run(), name=self.name)
-
-    async def stop(self, timeout: float) -> None:
-        """Cancel the task and wait ``timeout`` seconds at most for it to end."""
-        task, self._task = self._task, None
-        if task is None:
-            return
-        task.cancel()
-        await asyncio.wait({task}, timeout=max(timeout, 0.01))
-        if task.done() and not task.cancelled() and task.exception() is not None:
-            log.error("leader work %s had failed", self.name, exc_info=task.exception())
-
-
-@dataclass(frozen=True)
-class _Named:
-    name: str
-    work: LeaderWork
 
 
 class Leadership:
@@ -106,8 +72,9 @@ class Leadership:
             holder: This instance's id (unique among the live instances of the service).
             ttl: The lease's time to live in seconds.
             lease: The lease's name.
-            alive: ``await alive(instance)``: whether that instance is still on the bus; at
-                start, a lease held by one that is not is taken over at once.
+            alive: ``await alive(instance)``: whether that instance is still on the bus (True
+                when it cannot tell); at start, a lease held by one that is not, and that is
+                not renewed either, is taken over at once.
         """
         self.leases = leases
         self.service = service
@@ -121,12 +88,16 @@ class Leadership:
         """Who held the lease when this instance last looked (itself when it holds it)."""
         self.grants = 0
         """How many times this instance was granted the lease."""
-        self._works: list[_Named] = []
-        self._running: list[_Named] = []
+        self._works: list[NamedWork] = []
+        self._running: list[NamedWork] = []
+        self._starting: asyncio.Task[None] | None = None
+        self._start_failed: str | None = None
         self._renewed = 0.0
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        self._poke = asyncio.Event()
         self._changed = asyncio.Event()
+        self._unlisten: Callable[[], None] | None = None
 
     @property
     def held(self) -> bool:
@@ -140,7 +111,7 @@ class Leadership:
 
     def add(self, name: str, work: LeaderWork) -> None:
         """Run ``work`` while the lease is held (started in the order added, stopped reversed)."""
-        self._works.append(_Named(name, work))
+        self._works.append(NamedWork(name, work))
 
     def add_task(self, name: str, run: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Run ``await run()`` as a task while the lease is held."""
@@ -148,11 +119,12 @@ class Leadership:
 
     async def start(self) -> None:
         """Try for the lease now (so a lone instance leads at once), then keep trying/renewing."""
+        loop = asyncio.get_running_loop()
+        self._unlisten = on_refusal(lambda fence: loop.call_soon_threadsafe(self._refused, fence))
         await self._beat()
         if not self.held and self._alive is not None:
             try:
-                records = await asyncio.to_thread(self.leases.leases)
-                for record in records:
+                for record in await asyncio.to_thread(self.leases.leases):
                     if record.name == self.lease:
                         await self.take_over_from(record, self._alive)
             except Exception:
@@ -162,18 +134,17 @@ class Leadership:
     async def stop(self, timeout: float) -> None:
         """Stop the work and release the lease (within ``timeout`` seconds)."""
         self._stopping.set()
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait({self._task}, timeout=0.5)
+        self._poke.set()
+        if self._task is not None:  # its beat in hand ends first (never cut mid-grant)
+            _, pending = await asyncio.wait({self._task}, timeout=max(timeout * 0.3, 0.1))
+            for task in pending:
+                task.cancel()
         fence = self.fence
-        await self._step_down("this instance stops", timeout * 0.8)
+        await self._step_down("this instance stops", timeout * 0.6)
         if fence is not None:
-            try:
-                await asyncio.to_thread(
-                    self.leases.release_lease, fence.lease, fence.holder, fence.token
-                )
-            except Exception:
-                log.warning("could not release the lease; it runs out by itself", exc_info=True)
+            await self._release(fence)
+        if self._unlisten is not None:
+            self._unlisten()
 
     async def wait_changed(self, timeout: float) -> None:
         """Wait until the lease is won or lost, ``timeout`` seconds at most (tests, status)."""
@@ -184,12 +155,20 @@ class Leadership:
     async def take_over_from(
         self, record: LeaseRecord, alive: Callable[[str], Awaitable[bool]]
     ) -> bool:
-        """Take the lease from a holder that is not alive (``await alive(holder)`` is False).
-
-        Safe even when wrong: a holder that was alive after all finds its token superseded and
-        every write it tries refused by the fence.
-        """
+        """Take the lease from a holder that is gone: it does not answer on the bus and does
+        not renew the lease during a third of a TTL. Safe even when wrong: a holder that was
+        alive after all finds its token superseded and every write it tries refused."""
         if not record.live or record.holder == self.holder or await alive(record.holder):
+            return False
+        seen_at = time.monotonic()
+        await asyncio.sleep(self.ttl / 3 + 0.2)
+        again = next(
+            (r for r in await asyncio.to_thread(self.leases.leases) if r.name == self.lease), None
+        )
+        if again is None or (again.holder, again.token) != (record.holder, record.token):
+            return False
+        moved_ms = (time.monotonic() - seen_at) * 1000 + again.expires_in_ms - record.expires_in_ms
+        if moved_ms > 100:  # renewed while watched: alive, only silent on the bus
             return False
         token = await asyncio.to_thread(
             self.leases.take_over_lease, self.lease, self.holder, self._ttl_ms(), record.token
@@ -200,7 +179,7 @@ class Leadership:
             "took the lease over from an instance no longer on the bus",
             extra={"service": self.service, "lease": self.lease, "previous": record.holder},
         )
-        await self._step_up(token)
+        self._step_up(token)
         return True
 
     def describe(self) -> dict[str, object]:
@@ -220,9 +199,17 @@ class Leadership:
     def _ttl_ms(self) -> int:
         return max(1, round(self.ttl * 1000))
 
+    def _refused(self, fence: Fence) -> None:
+        if fence == self.fence:  # this instance's own work was refused: renew (or not) now
+            self._poke.set()
+
     async def _loop(self) -> None:
         while not self._stopping.is_set():
-            await asyncio.sleep(self.ttl / 3)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._poke.wait(), self.ttl / 3)
+            self._poke.clear()
+            if self._stopping.is_set():
+                return
             try:
                 await self._beat()
             except asyncio.CancelledError:
@@ -235,6 +222,11 @@ class Leadership:
         if fence is None:
             await self._try_acquire()
             return
+        if self._start_failed is not None:
+            await self._step_down(f"{self._start_failed} did not start", self.ttl / 3)
+            await self._release(fence)
+            return
+        asked = time.monotonic()
         try:
             renewed = await asyncio.to_thread(
                 self.leases.renew_lease, fence.lease, fence.holder, fence.token, self._ttl_ms()
@@ -245,11 +237,12 @@ class Leadership:
                 await self._step_down("no renewal for a whole TTL", self.ttl / 3)
             return
         if renewed:
-            self._renewed = time.monotonic()
+            self._renewed = asked
         else:
             await self._step_down("the lease ran out and was refused renewal", self.ttl / 3)
 
     async def _try_acquire(self) -> None:
+        asked = time.monotonic()
         try:
             token = await asyncio.to_thread(
                 self.leases.acquire_lease, self.lease, self.holder, self._ttl_ms()
@@ -258,22 +251,32 @@ class Leadership:
             log.warning("lease acquisition failed", exc_info=True, extra={"service": self.service})
             return
         if token is not None:
-            await self._step_up(token)
+            self._renewed = asked
+            self._step_up(token)
             return
         records = await asyncio.to_thread(self.leases.leases)
         self.leader = next((r.holder for r in records if r.name == self.lease and r.live), None)
 
-    async def _step_up(self, token: int) -> None:
-        self._renewed = time.monotonic()
+    async def _release(self, fence: Fence) -> None:
+        try:
+            await asyncio.to_thread(
+                self.leases.release_lease, fence.lease, fence.holder, fence.token
+            )
+        except Exception:
+            log.warning("could not release the lease; it runs out by itself", exc_info=True)
+
+    def _step_up(self, token: int) -> None:
         fence = Fence(self.lease, self.holder, token)
         self.fence, self.leader = fence, self.holder
         self.grants += 1
+        self._start_failed = None
         log.info(
             "lease granted: running the singleton work",
             extra={"service": self.service, "lease": self.lease, "fence_token": token},
         )
-        context = contextvars.copy_context()
-        await asyncio.create_task(self._start_works(fence), context=context)
+        self._starting = asyncio.create_task(
+            self._start_works(fence), name=f"leader-start:{self.service}"
+        )
         self._changed.set()
 
     async def _start_works(self, fence: Fence) -> None:
@@ -282,25 +285,37 @@ class Leadership:
                 try:
                     await named.work.start()
                 except Exception:
-                    log.exception("leader work %s did not start", named.name)
-                    continue
+                    log.exception("leader work %s did not start; the lease is given up", named.name)
+                    self._start_failed = named.name
+                    self._poke.set()
+                    return
                 self._running.append(named)
 
     async def _step_down(self, why: str, timeout: float) -> None:
-        if self.fence is None:
+        fence = self.fence
+        if fence is None:
             return
-        token = self.fence.token
         self.fence = None
+        starting, self._starting = self._starting, None
+        if starting is not None and not starting.done():
+            starting.cancel()
+            await asyncio.wait({starting}, timeout=max(timeout / 2, 0.05))
         running, self._running = self._running, []
         log_at = log.info if self._stopping.is_set() else log.warning
         log_at(
             "lease given up: singleton work stops",
-            extra={"service": self.service, "lease": self.lease, "fence_token": token, "why": why},
+            extra={
+                "service": self.service,
+                "lease": self.lease,
+                "fence_token": fence.token,
+                "why": why,
+            },
         )
         share = timeout / max(1, len(running))
-        for named in reversed(running):
-            try:
-                await named.work.stop(share)
-            except Exception:
-                log.exception("leader work %s did not stop cleanly", named.name)
+        with fenced(fence):  # what the work writes while stopping is refused once the lease moved
+            for named in reversed(running):
+                try:
+                    await named.work.stop(share)
+                except Exception:
+                    log.exception("leader work %s did not stop cleanly", named.name)
         self._changed.set()

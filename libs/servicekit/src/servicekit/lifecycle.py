@@ -44,6 +44,7 @@ from telemetry.logs import configure_logging
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
+    from nats.js import JetStreamContext
 
     from eventstore import ServiceApplication
 
@@ -101,30 +102,9 @@ async def start_service(
     executor, app = await _open_store(spec, settings, stack, budget)
     nc = await _connect(spec, settings, stack, budget)
     js = nc.jetstream()
-    instances = InstanceDirectory(nc, spec.name)
+    instances = InstanceDirectory(nc, spec.name, own=settings.instance_id)
     await instances.refuse_duplicate(settings.instance_id)
-    leadership = Leadership(
-        app.lease_table,
-        service=spec.name,
-        holder=settings.instance_id,
-        ttl=settings.lease_ttl,
-        alive=instances.alive,
-    )
-    operations = OperationRunner(app, executor, service=spec.name, instance=settings.instance_id)
-    relay = OutboxRelay(
-        app,
-        js,
-        service=spec.token,
-        to_contract=published_contract(spec.name, spec.to_contract),
-        executor=executor,
-        duplicate_window=settings.event_duplicate_window,
-        max_age=settings.event_retention_days * 86400,
-        replicas=settings.event_replicas,
-    )
-    # Every replica refuses an event that could never be published; only the leader publishes.
-    app.publication_check = relay.check_publishable
-    leadership.add("relay", relay)
-    leadership.add_task("operations sweep", partial(sweep_operations, operations, instances))
+    leadership, relay, operations = _singleton_work(spec, settings, app, executor, js, instances)
     budget.push(stack, "singleton work", leadership.stop, weight=2.0)
 
     hooks = AsyncExitStack()
@@ -139,6 +119,9 @@ async def start_service(
         stats=partial(health_stats, app, leadership=leadership),
         error_mapper=service_error_mapper,
     )
+    # Operations name the process that runs them (its micro id, new at every start), so that a
+    # restart under the same instance id still has its predecessor's operations swept.
+    operations.instance = service.id
     runtime = ServiceRuntime(
         spec=spec,
         settings=settings,
@@ -172,6 +155,42 @@ async def start_service(
     budget.push(stack, "operations", operations.stop)
     budget.push(stack, "endpoints", service.stop, weight=2.0)
     return runtime
+
+
+def _singleton_work(
+    spec: ServiceSpec,
+    settings: ServiceSettings,
+    app: ServiceApplication,
+    executor: StoreExecutor,
+    js: JetStreamContext,
+    instances: InstanceDirectory,
+) -> tuple[Leadership, OutboxRelay, OperationRunner]:
+    """This instance's side of the service's lease, with the work every service runs under it:
+    the outbox relay and the sweep for operations of stopped instances (the inboxes and the
+    service's own work are added later)."""
+    leadership = Leadership(
+        app.lease_table,
+        service=spec.name,
+        holder=settings.instance_id,
+        ttl=settings.lease_ttl,
+        alive=instances.alive,
+    )
+    operations = OperationRunner(app, executor, service=spec.name)
+    relay = OutboxRelay(
+        app,
+        js,
+        service=spec.token,
+        to_contract=published_contract(spec.name, spec.to_contract),
+        executor=executor,
+        duplicate_window=settings.event_duplicate_window,
+        max_age=settings.event_retention_days * 86400,
+        replicas=settings.event_replicas,
+    )
+    # Every replica refuses an event that could never be published; only the leader publishes.
+    app.publication_check = relay.check_publishable
+    leadership.add("relay", relay)
+    leadership.add_task("operations sweep", partial(sweep_operations, operations, instances))
+    return leadership, relay, operations
 
 
 async def _open_store(

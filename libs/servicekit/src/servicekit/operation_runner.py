@@ -52,6 +52,10 @@ REPLY_MARGIN = 0.5
 SWEEP_EVERY = 60.0
 """Seconds between two sweeps for operations of instances that stopped."""
 
+SWEEP_CONFIRM = 10.0
+"""Seconds between the first sweep (at the grant) and the second, which fails the operations of
+instances missing from both."""
+
 
 class OperationRunner:
     """Runs long work as operations of one service; answers ``GetOperation`` from the store."""
@@ -68,7 +72,7 @@ class OperationRunner:
         self.executor = executor
         self.service = service
         self.instance = instance
-        """This instance's id, stamped on the operations it runs."""
+        """The process running the operations (its micro id), stamped on each; None: unknown."""
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def run(
@@ -125,34 +129,43 @@ class OperationRunner:
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=1.0)
 
-    def fail_interrupted(self, live: Collection[str] = ()) -> int:
+    def fail_interrupted(self, live: Collection[str] = (), spared: Collection[str] = ()) -> int:
         """Record every operation left ``running`` by a stopped or crashed instance as failed
         (store thread; the leader runs it: :func:`sweep_operations`).
 
         Only operation events saved after the previous sweep's position are read. Operations of
-        the ``live`` instances are left running; the position recorded stops before the first of
-        them, so the next sweep reads them again.
+        the ``live`` instances (their micro ids), and of those ``spared`` this round, are left
+        running; the position recorded stops before the first of them, so the next sweep reads
+        them again. Operations stamped with no instance (stored before replicas) are failed.
 
         Returns:
             How many operations were failed.
         """
         checked = self.app.recorder.max_tracking_id(OPERATIONS_CHECKED) or 0
-        running = running_since(self.app, checked)
-        kept = [op for op in running if op.instance is not None and op.instance in live]
+        running, scanned = running_since(self.app, checked)
+        kept = [op for op in running if op.instance is not None and op.instance in {*live, *spared}]
         stranded = [op for op in running if op not in kept]
         with acting(system_cause(self.service, "service restarted while the work was running")):
             for stranded_op in stranded:
                 operation: Operation = self.app.repository.get(stranded_op.id)
+                if operation.status != "running":  # finished since the scan
+                    continue
                 operation.fail(
                     OperationError("interrupted", "the service stopped mid-work").stored(),
                     operation.kind,
                     operation.company_id,
                 )
                 self.app.save(operation)
-        upto = kept[0].notification_id - 1 if kept else self.app.last_notification_id()
+        upto = kept[0].notification_id - 1 if kept else scanned
         if upto > checked:
             self.app.save_with_tracking(tracking=Tracking(OPERATIONS_CHECKED, upto))
         return len(stranded)
+
+    def instances_running(self) -> set[str]:
+        """The instances (micro ids) of the operations still running since the last sweep."""
+        checked = self.app.recorder.max_tracking_id(OPERATIONS_CHECKED) or 0
+        running, _ = running_since(self.app, checked)
+        return {op.instance for op in running if op.instance is not None}
 
     async def _run(self, operation_id: str, work: Callable[[str], Awaitable[T]]) -> T:
         try:
@@ -195,6 +208,11 @@ class OperationRunner:
 
     def _finish(self, operation_id: str, result: Any, error: OperationError | None) -> None:
         operation: Operation = self.app.repository.get(uuid.UUID(operation_id))
+        if operation.status != "running":  # failed by a sweep that took this instance for gone
+            log.warning(
+                "operation %s already %s; its end is not recorded", operation_id, operation.status
+            )
+            return
         if error is None:
             operation.succeed(result, operation.kind, operation.company_id)
         else:
@@ -214,19 +232,38 @@ class OperationRunner:
 async def sweep_operations(
     runner: OperationRunner, instances: InstanceDirectory, *, every: float = SWEEP_EVERY
 ) -> None:
-    """The leader's sweep: fail the operations of instances no longer on the bus, at once and
-    then every ``every`` seconds. A round in which this instance does not hear itself (the bus is
-    down) fails nothing."""
+    """The leader's sweep: fail the operations of instances gone from the bus. An instance is
+    gone when it was missing from two rounds in a row (at the grant, :data:`SWEEP_CONFIRM`
+    seconds later, then every ``every`` seconds): one starting up (serving before it answers
+    pings) or stopping (silent, its last handlers still running) is not failed on one look. A
+    round in which this instance does not hear itself (the bus is down) fails nothing; a failed
+    round is logged and the next one tries again."""
+    missing_before: set[str] = set()
+    wait = SWEEP_CONFIRM
     while True:
-        live = await instances.live()
-        if runner.instance is None or runner.instance in live:
-            failed = await runner.executor.run(runner.fail_interrupted, live)
-            if failed:
-                log.warning(
-                    "operations cut short by a stopped instance failed",
-                    extra={"service": runner.service, "count": failed},
-                )
-        await asyncio.sleep(every)
+        try:
+            missing_before = await _sweep_round(runner, instances, missing_before)
+        except Exception:
+            log.exception("operations sweep round failed", extra={"service": runner.service})
+        await asyncio.sleep(wait)
+        wait = every
+
+
+async def _sweep_round(
+    runner: OperationRunner, instances: InstanceDirectory, missing_before: set[str]
+) -> set[str]:
+    live = await instances.live_micro_ids()
+    if runner.instance is not None and runner.instance not in live:
+        return set()  # this instance does not hear itself: the bus cannot tell who is gone
+    missing = await runner.executor.run(runner.instances_running) - live
+    spared = missing - missing_before  # missing once: look again next round
+    failed = await runner.executor.run(runner.fail_interrupted, live, spared)
+    if failed:
+        log.warning(
+            "operations cut short by a stopped instance failed",
+            extra={"service": runner.service, "count": failed},
+        )
+    return spared
 
 
 def _started_by(principal: Principal, kind: str) -> Cause:

@@ -94,7 +94,7 @@ class Operation(ClipyardAggregate):
         company_id: str | None
         subject_id: str | None
         instance: str | None = None
-        """The instance running it (None in events stored before replicas)."""
+        """The process running it: its micro id, new at each start (None before replicas)."""
 
         def apply(self, aggregate: Any) -> None:
             """Keep who started the operation, and for which run, on the aggregate."""
@@ -214,8 +214,9 @@ class RunningOperation:
     notification_id: int
 
 
-def running_since(app: ServiceApplication, checked: int) -> list[RunningOperation]:
-    """Operations started after notification ``checked`` that have not finished (in order)."""
+def running_since(app: ServiceApplication, checked: int) -> tuple[list[RunningOperation], int]:
+    """Operations started after notification ``checked`` that have not finished (in order),
+    and the last notification id the scan read."""
     running: dict[uuid.UUID, RunningOperation] = {}
     position = checked
     while True:
@@ -229,9 +230,10 @@ def running_since(app: ServiceApplication, checked: int) -> list[RunningOperatio
                 running[op_id] = RunningOperation(op_id, domain_event.instance, notification.id)
             else:
                 running.pop(domain_event.originator_id, None)
+        if notifications:
+            position = notifications[-1].id
         if len(notifications) < _SCAN_BATCH:
-            return list(running.values())
-        position = notifications[-1].id
+            return list(running.values()), position
 
 
 def __getattr__(name: str) -> Any:

@@ -55,11 +55,18 @@ def make_register(settings: CredentialsSettings, keys: KeyRing) -> Register:
         app: GitCredentialsApplication = runtime.app  # type: ignore[assignment]
         vault = await runtime.store(open_vault, settings.service.store)
         runtime.exit_stack.push_async_callback(runtime.store, vault.close)
-        start = await runtime.store(app.open_vault, SecretSealer(vault, keys))
-        if start.unreadable and await runtime.instances.live() - {runtime.settings.instance_id}:
-            # Alone, it may start to let an operator put the keys right; beside running
-            # replicas it would seal new secrets under a key they cannot open.
-            raise VaultKeyMismatchError(start.unreadable)
+        sealer = SecretSealer(vault, keys)
+        if await runtime.instances.live() - {runtime.settings.instance_id}:
+            # Beside running replicas: look first, change nothing. Keys that do not open the
+            # vault would seal new secrets under a key the others cannot open: refuse. Rows of
+            # older keys are left to a start with no replica running (rotate every replica at
+            # once: docs/scale-out.md), or the running ones would lose them.
+            seen = await runtime.store(sealer.rewrap, dry_run=True)
+            if seen.unreadable:
+                raise VaultKeyMismatchError(seen.unreadable)
+            await runtime.store(app.open_vault, sealer, rewrap=False)
+        else:
+            await runtime.store(app.open_vault, sealer)
         e = Endpoints(runtime, app, settings)
         credentials = credential_endpoints(e)
         secrets = SecretEndpoints(e, on_deleted=credentials.resolver.forget)

@@ -341,3 +341,41 @@ async def test_a_bad_master_key_stops_the_start_with_the_fix(
     logs = await _refused_start(service_process, SQLITE)
     assert f"chmod 600 {path}" in logs
     assert path.read_text().strip() not in logs
+
+
+async def test_a_replica_whose_key_does_not_open_the_vault_refuses_to_start(
+    nats_server: Any, service_process: Any, clipyard_home: Path
+) -> None:
+    right, wrong = new_key(), new_key()
+    nc = await nats.connect(nats_server.url)
+    bus = Bus(nc)
+    first = await service_process(MODULE, env={**SQLITE, "CLIPYARD_SECRET_KEY": key_text(right)})
+    try:
+        await _create(bus, "GH_TOKEN", "sealed-by-the-first-replica")
+        rows = vault_rows(vault_path(clipyard_home))
+        # A second replica with another key: it refuses, names the fix, changes no row.
+        logs = await _refused_start(
+            service_process, {**SQLITE, "CLIPYARD_SECRET_KEY": key_text(wrong)}
+        )
+        assert "refuses to start" in logs
+        assert "give every replica the same CLIPYARD_SECRET_KEY" in logs
+        assert key_text(wrong) not in logs
+        assert vault_rows(vault_path(clipyard_home)) == rows
+        # A second replica with the same key starts beside it and reads what the first sealed.
+        second = await service_process(
+            MODULE, env={**SQLITE, "CLIPYARD_SECRET_KEY": key_text(right)}
+        )
+        await first.terminate()
+        # Its ping readiness may have been the first's answer: wait for the second itself.
+        for _ in range(100):
+            try:
+                page = await bus.ok(
+                    subjects.SECRET_LIST, ListSecrets(principal=BOARD, company_id="c-1")
+                )
+                break
+            except nats.errors.NoRespondersError:
+                await asyncio.sleep(0.1)
+        assert [s["name"] for s in page["items"]] == ["GH_TOKEN"]
+        await second.terminate()
+    finally:
+        await nc.drain()

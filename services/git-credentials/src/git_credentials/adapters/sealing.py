@@ -100,13 +100,15 @@ class SecretSealer:
         """Destroy the data keys of every version of a secret; return how many went."""
         return self.vault.destroy(secret_id)
 
-    def rewrap(self) -> RewrapReport:
-        """Rewrap every vault row wrapped by an older master key with the current one."""
+    def rewrap(self, *, dry_run: bool = False) -> RewrapReport:
+        """Rewrap every vault row wrapped by an older master key with the current one (with
+        ``dry_run``, change nothing: only count the rows it could and could not rewrap)."""
         current = self.keys.current
         unreadable = 0
+        readable = 0
 
         def rewrap_one(row: WrappedKey) -> WrappedKey | None:
-            nonlocal unreadable
+            nonlocal unreadable, readable
             master = self.keys.find(row.master_key_id)
             try:
                 if master is None:
@@ -117,8 +119,11 @@ class SecretSealer:
             except DecryptionError:
                 unreadable += 1
                 return None
+            readable += 1
+            if dry_run:
+                return None
             wrapped = wrap_data_key(current, data_key, secret_id=row.secret_id, version=row.version)
             return WrappedKey(row.secret_id, row.version, current.id, wrapped)
 
         rewrapped = self.vault.rewrap(current.id, rewrap_one)
-        return RewrapReport(rewrapped=rewrapped, unreadable=unreadable)
+        return RewrapReport(rewrapped=readable if dry_run else rewrapped, unreadable=unreadable)

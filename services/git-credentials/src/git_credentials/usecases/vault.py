@@ -41,15 +41,16 @@ class VaultUseCases(CredentialsReadModels):
     sealer: SecretSealer | None = None
     """Set by :meth:`open_vault`; None in a replay's fresh instance (which needs no key)."""
 
-    def open_vault(self, sealer: SecretSealer) -> VaultStart:
-        """Use ``sealer``; rewrap rows of older master keys; destroy keys of deleted secrets."""
+    def open_vault(self, sealer: SecretSealer, *, rewrap: bool = True) -> VaultStart:
+        """Use ``sealer``; rewrap rows of older master keys (unless ``rewrap`` is False: other
+        replicas run); destroy keys of deleted secrets."""
         self.sealer = sealer
-        report = sealer.rewrap()
+        report = sealer.rewrap(dry_run=not rewrap)
         shredded = sum(
             sealer.destroy(secret_id)
             for secret_id in sorted(self.deleted_secrets & sealer.vault.secret_ids())
         )
-        start = VaultStart(report.rewrapped, report.unreadable, shredded)
+        start = VaultStart(report.rewrapped if rewrap else 0, report.unreadable, shredded)
         log.info(
             "key vault open",
             extra={"rewrapped": start.rewrapped, "shredded": start.shredded},

@@ -152,5 +152,9 @@ class Orchestration:
         await self.background.idle(timeout)
 
     async def close(self, timeout: float = 1.0) -> None:
-        """Cancel every run task (a stop: the next start recovers the runs)."""
+        """Cancel every run task and forget their channels (a stop, or a lost lease: the next
+        holder's recovery re-attaches the runs from the store)."""
         await self.background.cancel_all(timeout)
+        self.channels.clear()
+        self._mailbox.clear()
+        self._early_cancels.clear()

@@ -45,7 +45,8 @@ class RunsLeader:
         revoked = await self._orch.store(app.revoke_board_trust)
         if revoked:
             log.warning("%d agents marked trusted by a board key run contained now", revoked)
-        app.on_followed.append(self._followed)
+        if self._followed not in app.on_followed:
+            app.on_followed.append(self._followed)
         await recover_runs(self._orch, self._dispatcher)
         self._dispatcher.start()
 

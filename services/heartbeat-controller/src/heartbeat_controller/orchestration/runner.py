@@ -32,6 +32,7 @@ from contracts.execution_commands import RealizeWorkspace
 from contracts.run_tokens import MintRunToken
 from contracts.runtime_commands import EnsureRunServices, RealizerFacts, RunServices
 from contracts.slots import AcquireSlot, SlotGrant
+from eventstore.fence import StaleFenceError
 from heartbeat_controller.domain.stage_detail import (
     LaunchDetail,
     SlotDetail,
@@ -100,6 +101,11 @@ class _Runner:
             outcome = failed.outcome
         except RunCancelledError:
             outcome = Outcome("cancelled", "cancelled", "the run was cancelled")
+        except StaleFenceError:
+            # The lease moved on: the run is the new holder's now, which re-attached it. No
+            # cleanup: releasing its slot would kill the adapter the new holder watches.
+            log.warning("run %s left to the lease's new holder", self.run_id)
+            return
         except Exception as error:  # a bug or an unexpected refusal: still clean up
             code = _UNEXPECTED.get(self.work.stage, "adapter_failed")
             log.error(
