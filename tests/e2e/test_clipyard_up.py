@@ -96,8 +96,15 @@ def test_up_serves_all_five_then_ctrl_c_leaves_nothing(up: Up, tmp_path: Path) -
     assert "api-gateway" in audit.stdout or "gateway" in audit.stdout
     status = up.cli("status")
     assert status.returncode == 0, status.stderr
+    # One instance of each service: it answers, leads, and holds its lease with the first token.
+    shown = status.stdout.splitlines()
+    leases_at = next(i for i, line in enumerate(shown) if line.startswith("LEASE "))
     for service in SERVICES:
-        assert service in status.stdout
+        rows = [line.split() for line in shown[:leases_at] if line.startswith(f"{service} ")]
+        assert [(row[1], row[-2], row[-1]) for row in rows] == [("ok", "leader", "ok")], shown
+        lease = next(line for line in shown[leases_at:] if line.startswith(f"{service} "))
+        assert lease.split() == [service, rows[0][2], "1"], shown
+    assert "R1 on a single server (no cluster)" in status.stdout
     for service in ("gateway", "realizer", "supervisor", "controller", "credentials"):
         replay = up.cli("replay", service, "--verify")
         assert replay.returncode == 0, replay.stdout + replay.stderr

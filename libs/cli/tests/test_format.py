@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clipyard_cli.audit import format_trail
-from clipyard_cli.bus import Ping
+from clipyard_cli.bus import InstanceStatus
 from clipyard_cli.events import decode_event, format_event, matches_type, type_filter
 from clipyard_cli.probes import StackSettings, format_duration
 from clipyard_cli.replay import format_report
@@ -141,15 +141,19 @@ def test_a_replay_report_gives_the_verdict_and_every_difference() -> None:
 
 
 def test_status_lists_each_service_and_the_stream() -> None:
-    text = format_services(
-        [
-            ("api-gateway", Ping(name="api-gateway", id="ID1", version="0.1.0", latency_ms=1.25)),
-            ("git-credentials", None),
-        ]
-    ).splitlines()
-    assert text[0].split() == ["SERVICE", "STATUS", "VERSION", "LATENCY", "ID"]
-    assert text[1].split() == ["api-gateway", "ok", "0.1.0", "1.2", "ms", "ID1"]
-    assert text[2].split() == ["git-credentials", "DOWN", "-", "-", "-"]
+    gateway = InstanceStatus(
+        service="api-gateway",
+        instance="gw-1",
+        node="local",
+        id="ID1",
+        version="0.1.0",
+        latency_ms=1.25,
+    )
+    text = format_services({"api-gateway": [gateway], "git-credentials": []}).splitlines()
+    header = "SERVICE STATUS INSTANCE NODE VERSION LATENCY ROLE PROJECTION"
+    assert text[0].split() == header.split()
+    assert text[1].split() == ["api-gateway", "ok", "gw-1", "local", "0.1.0", "1.2", "ms", "-", "-"]
+    assert text[2].split() == ["git-credentials", "DOWN", "-", "-", "-", "-", "-", "-"]
     stream = format_stream("2.15.1", "nats://127.0.0.1:4222", StreamState(3, 300, 1, 3, 4))
     assert "WS_EVENTS: 3 messages, 300 bytes, seq 1..3, 4 consumers" in stream
     assert "not created yet" in format_stream("2.15.1", "u", None)

@@ -1,4 +1,4 @@
-"""``clipyard status`` shows each service's read-model projection failures, non-zero flagged."""
+"""``clipyard status`` shows each instance's read-model projection failures, non-zero flagged."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import msgspec
 import nats
 import pytest
 
-from clipyard_cli.bus import Ping, read_model_health
+from clipyard_cli.bus import InstanceStatus, read_model_health
 from clipyard_cli.status import format_services, run_status
 from contracts.service import (
     READ_MODEL_HEALTH_ENDPOINT,
@@ -21,41 +21,57 @@ from contracts.service import (
 from natsbus import BusService, RequestContext
 
 
-def _health(failures: int) -> ReadModelHealth:
+def _health(failures: int, **lease: Any) -> ReadModelHealth:
     return ReadModelHealth(
-        projection_failures=failures, notifications_projected=40, projected_upto=40
+        projection_failures=failures, notifications_projected=40, projected_upto=40, **lease
     )
 
 
-def test_the_projection_column_flags_failing_services() -> None:
-    rows = [
-        ("api-gateway", Ping(name="api-gateway", id="ID1", version="0.1.0", latency_ms=1.25)),
-        ("workspace-realizer", Ping(name="workspace-realizer", id="ID2", version="0.1.0")),
-        ("runtime-supervisor", Ping(name="runtime-supervisor", id="ID3", version="0.1.0")),
-        ("git-credentials", None),
-    ]
-    health = {
-        "api-gateway": _health(0),
-        "workspace-realizer": _health(3),
-        "runtime-supervisor": None,  # did not tell (an older version)
-        "git-credentials": None,
+def _row(service: str, instance: str, health: ReadModelHealth | None) -> InstanceStatus:
+    return InstanceStatus(
+        service=service,
+        instance=instance,
+        node="local",
+        id=f"micro-{instance}",
+        version="0.1.0",
+        latency_ms=1.25,
+        health=health,
+    )
+
+
+def test_the_projection_column_flags_failing_instances() -> None:
+    instances = {
+        "api-gateway": [_row("api-gateway", "gw-1", _health(0))],
+        "workspace-realizer": [
+            _row("workspace-realizer", "wr-1", _health(3)),
+            _row("workspace-realizer", "wr-2", _health(0)),
+        ],
+        "runtime-supervisor": [_row("runtime-supervisor", "rs-1", None)],  # an older version
+        "git-credentials": [],
     }
-    text = format_services(rows, health).splitlines()
-    assert text[0].split() == ["SERVICE", "STATUS", "VERSION", "LATENCY", "ID", "PROJECTION"]
-    assert text[1].split() == ["api-gateway", "ok", "0.1.0", "1.2", "ms", "ID1", "ok"]
+    text = format_services(instances).splitlines()
+    assert text[0].split()[-1] == "PROJECTION"
+    assert text[1].split() == [
+        "api-gateway",
+        "ok",
+        "gw-1",
+        "local",
+        "0.1.0",
+        "1.2",
+        "ms",
+        "-",
+        "ok",
+    ]
+    assert text[2].split()[2] == "wr-1"
     assert text[2].split()[-2:] == ["3", "FAILED"]
-    assert text[3].split()[-1] == "-"
-    assert text[4].split() == ["git-credentials", "DOWN", "-", "-", "-", "-"]
-    # The one failing service gets a line that says what it means and what to do.
-    assert len(text) == 6
-    assert text[5].startswith("! workspace-realizer: 3 stored events failed to project")
-    assert "clipyard replay workspace-realizer --verify" in text[5]
-
-
-def test_without_health_the_table_is_as_before() -> None:
-    rows = [("api-gateway", Ping(name="api-gateway", id="ID1", version="0.1.0"))]
-    assert format_services(rows).splitlines()[0].split()[-1] == "ID"
-    assert format_services(rows, {"api-gateway": _health(1)}).count("FAILED") == 1
+    assert text[3].split()[2] == "wr-2"
+    assert text[3].split()[-1] == "ok"
+    assert text[4].split()[-1] == "-"
+    assert text[5].split() == ["git-credentials", "DOWN", "-", "-", "-", "-", "-", "-"]
+    # The one failing instance gets a line that says what it means and what to do.
+    assert len(text) == 7
+    assert text[6].startswith("! workspace-realizer (wr-1): 3 stored events failed to project")
+    assert "clipyard replay workspace-realizer --verify" in text[6]
 
 
 @pytest.mark.integration
@@ -76,8 +92,10 @@ async def test_status_shows_the_count_a_service_reports(nats_server: Any, tmp_pa
         "replay_verify", "ws.qry.realizer.replay_verify", unused, VerifyReplay
     )
     await service.add_endpoint("operation", "ws.qry.realizer.operation", unused, GetOperation)
+    micro_id = service.id
     try:
         assert await read_model_health(nc, "workspace-realizer") == _health(0)
+        assert await read_model_health(nc, "workspace-realizer", micro_id=micro_id) == _health(0)
         assert await read_model_health(nc, "heartbeat-controller") is None  # nobody answers
         failures = 2
         env = {
@@ -94,8 +112,15 @@ async def test_status_shows_the_count_a_service_reports(nats_server: Any, tmp_pa
     assert code == 1  # the other services are down
     lines = out.getvalue().splitlines()
     realizer = next(line for line in lines if line.startswith("workspace-realizer"))
-    assert realizer.split()[1] == "ok"
-    assert realizer.split()[-2:] == ["2", "FAILED"]
-    assert any(line.startswith("! workspace-realizer: 2 stored events") for line in lines)
+    # No instance id in its metadata: the micro id stands for it; no role: an older version.
+    assert realizer.split()[1:4] == ["ok", micro_id, "-"]
+    assert realizer.split()[-3:] == ["-", "2", "FAILED"]
+    assert any(line.startswith(f"! workspace-realizer ({micro_id}): 2 stored") for line in lines)
     gateway = next(line for line in lines if line.startswith("api-gateway"))
-    assert gateway.split()[1:] == ["DOWN", "-", "-", "-", "-"]
+    assert gateway.split()[1:] == ["DOWN", "-", "-", "-", "-", "-", "-"]
+    leases = lines[lines.index(next(line for line in lines if line.startswith("LEASE"))) :]
+    realizer_lease = next(line for line in leases if line.startswith("workspace-realizer"))
+    assert realizer_lease.split()[1:3] == ["-", "-"]
+    assert realizer_lease.endswith("its instances do not tell (an older version?)")
+    gateway_lease = next(line for line in leases if line.startswith("api-gateway"))
+    assert gateway_lease.split()[1:] == ["-", "-", "no", "instance", "answers"]

@@ -1,4 +1,5 @@
-"""How the CLI reaches the services: its NATS login, its principal, micro pings and stats.
+"""How the CLI reaches the services: its NATS login, its principal, micro pings and stats (of
+every instance: :func:`service_instances`).
 
 The CLI connects as NATS user ``cli`` with the password ``clipyard up`` generated into
 ``$CLIPYARD_HOME/nats/passwords.json``, or, to an external NATS, the one in
@@ -10,6 +11,8 @@ authorization; :mod:`clipyard_cli.natsmode`); ``CLIPYARD_NATS_URL`` (one server 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,17 +29,20 @@ from contracts.base import Actor, ErrorReply, Ok, Principal
 from contracts.service import READ_MODEL_HEALTH_ENDPOINT, ReadModelHealth, StopAllRuntimeServices
 from natsbus.client import BusClient
 from natsbus.connection import connect, inbox_prefix_for
+from natsbus.instances import InstancePing, gather_answers
 from natsbus.urls import DEFAULT_NATS_URL
 
 __all__ = [
     "CLI_PRINCIPAL",
     "DEFAULT_NATS_URL",
     "BusLogin",
+    "InstanceStatus",
     "Ping",
     "connect_cli",
     "login_from_env",
     "ping_service",
     "read_model_health",
+    "service_instances",
     "stop_all_runtime",
 ]
 
@@ -150,35 +156,110 @@ class _EndpointStats(msgspec.Struct, frozen=True):
 
 
 class _Stats(msgspec.Struct, frozen=True):
+    id: str = ""
     endpoints: list[_EndpointStats] = msgspec.field(default_factory=list)
 
 
+def _health_of(data: bytes) -> ReadModelHealth | None:
+    """The :class:`~contracts.service.ReadModelHealth` a stats answer carries, if any."""
+    try:
+        stats = msgspec.json.decode(data, type=_Stats)
+        for endpoint in stats.endpoints:
+            if endpoint.name == READ_MODEL_HEALTH_ENDPOINT:
+                return msgspec.json.decode(endpoint.data, type=ReadModelHealth | None)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return None
+
+
 async def read_model_health(
-    nc: Client, name: str, *, timeout: float = 2.0
+    nc: Client, name: str, *, timeout: float = 2.0, micro_id: str | None = None
 ) -> ReadModelHealth | None:
-    """Ask one micro service how its read models stand (``$SRV.STATS.<name>``).
+    """Ask one micro service how its read models stand (``$SRV.STATS.<name>``, or
+    ``$SRV.STATS.<name>.<micro_id>`` for one instance).
 
     Args:
         nc: A connected client.
         name: The service name (``workspace-realizer``).
         timeout: Seconds to wait for an answer.
+        micro_id: The micro id of the instance to ask (default: any).
 
     Returns:
         The first instance's :class:`~contracts.service.ReadModelHealth`, or ``None`` when none
         answers or the answer does not carry it (a service of an older version).
     """
     try:
-        msg = await nc.request(f"$SRV.STATS.{name}", b"", timeout=timeout)
+        subject = f"$SRV.STATS.{name}" if micro_id is None else f"$SRV.STATS.{name}.{micro_id}"
+        msg = await nc.request(subject, b"", timeout=timeout)
     except (TimeoutError, nats.errors.NoRespondersError):
         return None
-    try:
-        stats = msgspec.json.decode(msg.data, type=_Stats)
-        for endpoint in stats.endpoints:
-            if endpoint.name == READ_MODEL_HEALTH_ENDPOINT:
-                return msgspec.json.decode(endpoint.data, type=ReadModelHealth | None)
-    except msgspec.DecodeError:
-        return None
-    return None
+    return _health_of(msg.data)
+
+
+@dataclass(frozen=True)
+class InstanceStatus:
+    """One live instance of a service as ``clipyard status`` shows it."""
+
+    service: str
+    instance: str
+    """Its instance id (``CLIPYARD_INSTANCE_ID``; its micro id when it names none)."""
+    node: str
+    """Its node (``CLIPYARD_NODE_ID``), ``-`` when it names none."""
+    id: str
+    """Its micro id."""
+    version: str
+    latency_ms: float
+    """How long its ping answer took."""
+    health: ReadModelHealth | None = None
+    """Its read models and its part in the service's lease (``None``: it did not tell)."""
+
+    @property
+    def role(self) -> str:
+        """``leader``, ``standby``, or ``-`` when it did not tell."""
+        return (self.health.role if self.health else "") or "-"
+
+
+async def service_instances(
+    nc: Client, name: str, *, wait: float = 0.5, timeout: float = 1.0
+) -> list[InstanceStatus]:
+    """Every instance of service ``name`` that answers its ping within ``wait`` seconds, with
+    what its ``$SRV.STATS`` answer says (gathered at the same time; an instance whose stats came
+    late is asked again on its own subject, ``$SRV.STATS.<name>.<micro id>``, for ``timeout``).
+
+    Returns:
+        One per instance, ordered by instance id (empty when none answers).
+    """
+    pings, stats = await asyncio.gather(
+        gather_answers(nc, f"$SRV.PING.{name}", wait=wait),
+        gather_answers(nc, f"$SRV.STATS.{name}", wait=wait),
+    )
+    healths: dict[str, ReadModelHealth | None] = {}
+    for answer in stats:
+        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+            healths[msgspec.json.decode(answer.data, type=_Stats).id] = _health_of(answer.data)
+    found: dict[str, tuple[InstancePing, float]] = {}
+    for answer in pings:
+        with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
+            ping = msgspec.json.decode(answer.data, type=InstancePing)
+            found.setdefault(ping.id, (ping, answer.latency_ms))
+    late = [micro_id for micro_id in found if micro_id not in healths]
+    asked = await asyncio.gather(
+        *(read_model_health(nc, name, timeout=timeout, micro_id=one) for one in late)
+    )
+    healths.update(zip(late, asked, strict=True))
+    rows = [
+        InstanceStatus(
+            service=name,
+            instance=ping.instance,
+            node=ping.metadata.get("node") or "-",
+            id=ping.id,
+            version=ping.version,
+            latency_ms=latency_ms,
+            health=healths.get(ping.id),
+        )
+        for ping, latency_ms in found.values()
+    ]
+    return sorted(rows, key=lambda row: row.instance)
 
 
 async def stop_all_runtime(nc: Client, node: str, *, timeout: float) -> str:

@@ -1,8 +1,11 @@
-"""``clipyard status``: every service's ping (name, version, latency) and read-model projection
-failures (from ``$SRV.STATS``, :mod:`servicekit.health`), the NATS servers it uses (the one it
-reached, every one of ``CLIPYARD_NATS_URL``, and whether they are external), the event stream's
-state, and, while a ``clipyard up`` runs with this home, each of its processes (state, pid, uptime, and
-how often and when ``up`` restarted it, from ``run/stack.json``)."""
+"""``clipyard status``: every instance of every service (instance id, node, version, ping
+latency, whether it leads the service or stands by, and its read-model projection failures, from
+``$SRV.PING`` and ``$SRV.STATS``: :func:`clipyard_cli.bus.service_instances`), who holds each
+service's lease, the NATS servers it uses (the one it reached, every one of ``CLIPYARD_NATS_URL``,
+and whether they are external), the event stream's state and replicas
+(:mod:`clipyard_cli.streamstatus`), and, while a ``clipyard up`` runs with this home, each of its
+processes (state, pid, uptime, and how often and when ``up`` restarted it, from
+``run/stack.json``)."""
 
 from __future__ import annotations
 
@@ -13,94 +16,140 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-import nats.js.errors
-
-from clipyard_cli.bus import Ping, connect_cli, login_from_env, ping_service, read_model_health
+from clipyard_cli.bus import InstanceStatus, connect_cli, login_from_env, service_instances
 from clipyard_cli.home import resolve_home
 from clipyard_cli.natsmode import nats_external
 from clipyard_cli.probes import format_duration
 from clipyard_cli.runstate import ProcessRecord, lock_holder, read_records
-from contracts.service import ReadModelHealth
-from contracts.subjects import EVENT_STREAM, SERVICE_NAMES, SERVICES
+from clipyard_cli.streamstatus import StreamState, format_stream, read_stream_state
+from contracts.subjects import SERVICE_NAMES, SERVICES
 from natsbus.connection import NatsConnectError
 from natsbus.urls import parse_nats_urls
 
-__all__ = ["StreamState", "format_processes", "format_services", "format_stream", "run_status"]
+__all__ = [
+    "Lease",
+    "StreamState",
+    "format_leases",
+    "format_processes",
+    "format_services",
+    "format_stream",
+    "lease_of",
+    "run_status",
+]
 
 
-@dataclass(frozen=True)
-class StreamState:
-    """What ``clipyard status`` shows of the ``WS_EVENTS`` stream."""
-
-    messages: int
-    bytes: int
-    first_seq: int
-    last_seq: int
-    consumers: int
+def _cell(text: str, width: int) -> str:
+    """``text`` left-aligned in ``width`` columns, with at least one space after it."""
+    return f"{text:<{width - 1}} "
 
 
-def format_services(
-    rows: Sequence[tuple[str, Ping | None]],
-    health: Mapping[str, ReadModelHealth | None] | None = None,
-) -> str:
-    """One line per service: name, ok/DOWN, version, ping latency, instance id.
-
-    With ``health`` (by service name), a ``PROJECTION`` column follows: ``ok``, ``N FAILED`` for
-    a service whose read models failed to project N stored events (a ``!`` line under the table
-    says what to do), or ``-`` when the service did not tell.
+def format_services(instances: Mapping[str, Sequence[InstanceStatus]]) -> str:
+    """One line per instance of each service (``instances``: by service name, in order; empty
+    for a service none of whose instances answers, shown ``DOWN``): service, ``ok``, instance
+    id, node, version, ping latency, role (``leader``/``standby``) and projection: ``ok``,
+    ``N FAILED`` for an instance whose read models failed to project N stored events (a ``!``
+    line under the table says what to do), or ``-`` when the instance did not tell.
     """
-    header = f"{'SERVICE':<22}{'STATUS':<8}{'VERSION':<10}{'LATENCY':>10}  {'ID':<24}"
-    lines = [header + "PROJECTION" if health is not None else header.rstrip()]
-    failing: list[tuple[str, int]] = []
-    for name, ping in rows:
-        if ping is None:
-            line = f"{name:<22}{'DOWN':<8}{'-':<10}{'-':>10}  {'-':<24}"
-        else:
-            latency = f"{ping.latency_ms:.1f} ms"
-            line = f"{name:<22}{'ok':<8}{ping.version:<10}{latency:>10}  {ping.id:<24}"
-        if health is None:
-            lines.append(line.rstrip())
-            continue
-        report = health.get(name)
-        if ping is None or report is None:
-            lines.append(line + "-")
-        elif report.projection_failures:
-            lines.append(line + f"{report.projection_failures} FAILED")
-            failing.append((name, report.projection_failures))
-        else:
-            lines.append(line + "ok")
+    widths = (22, 7, 24, 10, 10)
+    head = ("SERVICE", "STATUS", "INSTANCE", "NODE", "VERSION")
+    lines = ["".join(map(_cell, head, widths)) + f"{'LATENCY':>9}  {'ROLE':<9}PROJECTION"]
+    failing: list[tuple[InstanceStatus, int]] = []
+    for name, rows in instances.items():
+        if not rows:
+            line = "".join(map(_cell, (name, "DOWN", "-", "-", "-"), widths))
+            lines.append(line + f"{'-':>9}  {'-':<9}-")
+        for row in rows:
+            cells = (name, "ok", row.instance, row.node, row.version)
+            latency = f"{row.latency_ms:.1f} ms"
+            projection = "-"
+            if row.health is not None:
+                failures = row.health.projection_failures
+                projection = f"{failures} FAILED" if failures else "ok"
+                if failures:
+                    failing.append((row, failures))
+            line = "".join(map(_cell, cells, widths)) + f"{latency:>9}  {row.role:<9}{projection}"
+            lines.append(line)
     lines.extend(
-        f"! {name}: {count} stored event{'s' if count != 1 else ''} failed to project into its "
-        "read models (logged as 'read-model projection failed'); its queries may be wrong until "
-        f"it is fixed and restarted. Check with `clipyard replay {name} --verify`."
-        for name, count in failing
+        f"! {row.service} ({row.instance}): {count} stored event{'s' if count != 1 else ''} "
+        "failed to project into its read models (logged as 'read-model projection failed'); "
+        f"its queries may be wrong until it is fixed and restarted. Check with "
+        f"`clipyard replay {row.service} --verify`."
+        for row, count in failing
     )
     return "\n".join(lines)
 
 
-def format_stream(
-    server_version: str,
-    url: str,
-    state: StreamState | None,
-    *,
-    servers: Sequence[str] = (),
-    external: bool = False,
-) -> str:
-    """The NATS server line (``url``: the server reached), with ``servers`` a line of every
-    server the CLI may use and whether they are external, and the ``WS_EVENTS`` line."""
-    lines = [f"nats       ok  nats-server {server_version} at {url}"]
-    if servers:
-        whose = "external: `clipyard up` starts none" if external else "`clipyard up` starts it"
-        lines.append(f"servers    {', '.join(servers)}   ({whose})")
-    if state is None:
-        lines.append(
-            f"jetstream  {EVENT_STREAM}: not created yet (the services create it at start)"
+@dataclass(frozen=True)
+class Lease:
+    """Who holds a service's lease, as its instances tell."""
+
+    service: str
+    holder: str | None
+    """The instance leading (``None``: none that answers says it leads, and none names one)."""
+    token: int | None = None
+    """The lease's fencing token, as its holder tells."""
+    note: str = ""
+    """What is off: the holder does not answer, none holds it, two claim it..."""
+    alarm: str = ""
+    """A ``!`` line for two instances claiming the lease at once."""
+
+
+def lease_of(service: str, instances: Sequence[InstanceStatus]) -> Lease:
+    """Who holds ``service``'s lease: the instance answering as ``leader``; else the one a
+    standby names (``not answering`` when it is not among those answering); two claiming it at
+    once (a fenced lease lets only the newest token write) are flagged."""
+    if not instances:
+        return Lease(service, None, note="no instance answers")
+    told = [row for row in instances if row.health is not None and row.health.role]
+    if not told:
+        return Lease(service, None, note="its instances do not tell (an older version?)")
+    leaders = sorted(
+        (row for row in told if row.role == "leader"),
+        key=lambda row: -1 if row.health is None else row.health.lease_token or -1,
+        reverse=True,
+    )
+    if leaders:
+        first, *others = leaders
+        token = first.health.lease_token if first.health else None
+        if not others:
+            return Lease(service, first.instance, token)
+        claims = [f"{row.instance} (token {_token(row)})" for row in leaders]
+        return Lease(
+            service,
+            first.instance,
+            token,
+            note=f"! {len(leaders)} CLAIM IT: also " + ", ".join(claims[1:]),
+            alarm=(
+                f"! {service}: {len(leaders)} instances claim its lease at once: "
+                f"{', '.join(claims)}. The store's fence takes writes under the newest token "
+                f"only; {', '.join(row.instance for row in others)} should step down at its next "
+                "renewal: if it does not, stop it."
+            ),
         )
-    else:
-        lines.append(
-            f"jetstream  {EVENT_STREAM}: {state.messages} messages, {state.bytes} bytes, "
-            f"seq {state.first_seq}..{state.last_seq}, {state.consumers} consumers"
-        )
+    named = sorted({row.health.leader for row in told if row.health and row.health.leader})
+    if not named:
+        return Lease(service, None, note="free: no instance holds it now")
+    answering = {row.instance for row in instances}
+    if set(named) & answering:
+        return Lease(service, ", ".join(named), note="changing hands (it answers as standby)")
+    seen = ", ".join(row.instance for row in told if row.health and row.health.leader)
+    return Lease(service, ", ".join(named), note=f"not answering (named by standby {seen})")
+
+
+def _token(row: InstanceStatus) -> str:
+    token = row.health.lease_token if row.health else None
+    return "?" if token is None else str(token)
+
+
+def format_leases(leases: Sequence[Lease]) -> str:
+    """One line per service: the instance holding its lease, its fencing token, and what is off;
+    a ``!`` line under the table for each service whose lease two instances claim."""
+    lines = [f"{'LEASE':<22}{'HELD BY':<24}{'TOKEN':>6}  NOTE".rstrip()]
+    for lease in leases:
+        token = "-" if lease.token is None else str(lease.token)
+        holder = _cell(lease.holder or "-", 24)
+        lines.append(f"{lease.service:<22}{holder}{token:>6}  {lease.note}".rstrip())
+    lines.extend(lease.alarm for lease in leases if lease.alarm)
     return "\n".join(lines)
 
 
@@ -147,7 +196,7 @@ async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
     (then the connection error follows).
 
     Returns:
-        0 when every service answers, 1 otherwise.
+        0 when every service has an instance answering, 1 otherwise.
     """
     out = sys.stdout if out is None else out
     login = login_from_env(env)
@@ -160,33 +209,26 @@ async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
         raise
     try:
         names = [SERVICE_NAMES[token] for token in SERVICES]
-        pings = await asyncio.gather(*(ping_service(nc, name) for name in names))
-        reports = await asyncio.gather(*(read_model_health(nc, name) for name in names))
-        try:
-            info = await nc.jetstream().stream_info(EVENT_STREAM)
-            state: StreamState | None = StreamState(
-                messages=info.state.messages,
-                bytes=info.state.bytes,
-                first_seq=info.state.first_seq,
-                last_seq=info.state.last_seq,
-                consumers=info.state.consumer_count,
-            )
-        except nats.js.errors.NotFoundError:
-            state = None
+        found = await asyncio.gather(*(service_instances(nc, name) for name in names))
+        state = await read_stream_state(nc.jetstream())
         version = nc.connected_server_version
         server = f"{version.major}.{version.minor}.{version.patch}"
         reached = nc.connected_url
         url = f"{reached.scheme}://{reached.hostname}:{reached.port}" if reached else "?"
     finally:
         await nc.close()
-    health = dict(zip(names, reports, strict=True))
-    print(format_services(list(zip(names, pings, strict=True)), health), file=out)
+    instances = dict(zip(names, found, strict=True))
+    print(format_services(instances), file=out)
+    print(file=out)
+    print(format_leases([lease_of(name, rows) for name, rows in instances.items()]), file=out)
+    print(file=out)
     servers = [one.shown for one in parse_nats_urls(login.url)]
     shown = format_stream(server, url, state, servers=servers, external=nats_external(env))
     print(shown, file=out, flush=True)
     if processes:
+        print(file=out)
         print(processes, file=out, flush=True)
-    return 0 if all(pings) else 1
+    return 0 if all(found) else 1
 
 
 def _processes(env: Mapping[str, str]) -> str:
