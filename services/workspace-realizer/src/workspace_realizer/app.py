@@ -5,7 +5,6 @@ given the ports to the host part, docs/design/service-shape.md, the realizer's t
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -28,7 +27,7 @@ from workspace_realizer.endpoints.projects import ProjectEndpoints
 from workspace_realizer.inbox import controller_inbox, gateway_inbox
 from workspace_realizer.orchestration.clone import InProcessCheckouts
 from workspace_realizer.orchestration.context import Realizer
-from workspace_realizer.orchestration.reaper import run_reaper
+from workspace_realizer.orchestration.reaper import ReaperWork
 from workspace_realizer.orchestration.recovery import fail_interrupted_archives
 from workspace_realizer.publishing import to_contract
 from workspace_realizer.settings import SERVICE_NAME, RealizerSettings, load_realizer_settings
@@ -104,10 +103,7 @@ def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Regist
         )
         await mount(runtime.service, *endpoint_groups(runtime, realizer))
         # The reaper runs on the lease holder only (servicekit.leadership).
-        runtime.leadership.add_task(
-            "reaper",
-            lambda: run_reaper(realizer, interval=settings.reaper_interval, stop=asyncio.Event()),
-        )
+        runtime.leadership.add("reaper", ReaperWork(realizer, interval=settings.reaper_interval))
 
     return register
 

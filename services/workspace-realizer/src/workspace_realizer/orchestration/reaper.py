@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from workspace_realizer.domain.host import ExecutionWorkspace
     from workspace_realizer.orchestration.context import Realizer
 
-__all__ = ["Candidate", "candidates", "reap_once", "run_reaper"]
+__all__ = ["Candidate", "ReaperWork", "candidates", "reap_once", "run_reaper"]
 
 log = logging.getLogger(__name__)
 
@@ -143,3 +143,31 @@ async def run_reaper(ctx: Realizer, *, interval: float, stop: asyncio.Event) -> 
             log.exception("reaper round failed")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), interval)
+
+
+class ReaperWork:
+    """The reaper as the lease holder's work (servicekit.leadership): its round in hand ends
+    first when it stops (up to the stop's timeout), then it is cancelled."""
+
+    def __init__(self, ctx: Realizer, *, interval: float) -> None:
+        self._ctx = ctx
+        self._interval = interval
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start reaping every ``interval`` seconds."""
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(
+            run_reaper(self._ctx, interval=self._interval, stop=self._stop), name="reaper"
+        )
+
+    async def stop(self, timeout: float) -> None:
+        """Let the round in hand end (``timeout`` seconds at most), then cancel it."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        self._stop.set()
+        _, pending = await asyncio.wait({task}, timeout=max(timeout, 0.1))
+        for waiting in pending:
+            waiting.cancel()
