@@ -1,7 +1,8 @@
 """``clipyard replay <service> --verify``: rebuild a service's read models and compare.
 
-The service (``ws.qry.<token>.replay_verify``) rebuilds its read models from its own store in a
-fresh instance and compares them with the live ones. Exit code 1 when they differ.
+Each instance of the service (``ws.qry.<token>.replay_verify.<micro id>``) rebuilds its read
+models from the store in a fresh application and compares them with its live ones. Exit code 1
+when any instance's differ.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from contracts.service import GetOperation, OperationView, ReplayReport, VerifyR
 from contracts.subjects import SERVICE_NAMES, ServiceToken, service_query
 from natsbus.client import BusClient, BusRequestError, OperationAccepted
 from natsbus.errors import error_reply
+from natsbus.instances import ping_instances
 
 __all__ = ["format_report", "run_replay"]
 
@@ -44,30 +46,56 @@ def format_report(report: ReplayReport) -> str:
 async def run_replay(
     env: Mapping[str, str], service: str, out: TextIO | None = None, *, as_json: bool = False
 ) -> int:
-    """Ask ``service`` to verify its replay and print the report.
+    """Ask every instance of ``service`` to verify its replay and print each report.
+
+    Each replica keeps read models of its own (following the shared store), so each is asked on
+    its own subject (``…replay_verify.<micro id>``); an instance of an older build that has no
+    such subject is asked through the service's subject.
 
     Returns:
-        0 when the read models match, 1 when they differ, 2 when the service did not answer.
+        0 when every instance's read models match, 1 when any differ, 2 when none answered.
     """
     out = sys.stdout if out is None else out
     token = resolve_service(service)
     nc = await connect_cli(login_from_env(env))
     client = BusClient(nc)
+    reports: list[tuple[str, ReplayReport]] = []
     try:
         subject = service_query(token, "replay_verify")
-        try:
-            report = await client.call(
-                subject, VerifyReplay(principal=CLI_PRINCIPAL), ReplayReport, timeout=REPLAY_TIMEOUT
-            )
-        except OperationAccepted as accepted:
-            report = await _await_operation(client, token, accepted.operation_id)
+        instances = await ping_instances(nc, SERVICE_NAMES[token])
+        targets = [(i.instance, f"{subject}.{i.id}") for i in instances] or [("", subject)]
+        for instance, target in targets:
+            reports.append((instance, await _verify(client, token, target, subject)))
     except BusRequestError as exc:
         print(f"clipyard replay: {SERVICE_NAMES[token]}: {exc.code}: {exc}", file=sys.stderr)
         return 2
     finally:
         await nc.close()
-    print(msgspec.json.encode(report).decode() if as_json else format_report(report), file=out)
-    return 0 if report.ok else 1
+    for instance, report in reports:
+        if as_json:
+            print(msgspec.json.encode(report).decode(), file=out)
+            continue
+        if len(reports) > 1:
+            print(f"instance {instance}:", file=out)
+        print(format_report(report), file=out)
+    return 0 if all(report.ok for _, report in reports) else 1
+
+
+async def _verify(
+    client: BusClient, token: ServiceToken, target: str, fallback: str
+) -> ReplayReport:
+    """One instance's report (``fallback``, the service's subject, when it has no own one)."""
+    for subject in dict.fromkeys((target, fallback)):
+        try:
+            return await client.call(
+                subject, VerifyReplay(principal=CLI_PRINCIPAL), ReplayReport, timeout=REPLAY_TIMEOUT
+            )
+        except OperationAccepted as accepted:
+            return await _await_operation(client, token, accepted.operation_id)
+        except BusRequestError as exc:
+            if subject == fallback or exc.code != ErrorCode.SERVICE_UNAVAILABLE:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 async def _await_operation(

@@ -1,4 +1,5 @@
-"""The endpoints every service answers: ``audit``, ``replay_verify`` and ``operation``.
+"""The endpoints every service answers: ``audit``, ``replay_verify`` (also per instance) and
+``operation``.
 
 ``audit`` and ``replay_verify`` show what the store holds, so only operators may ask: the admin
 or Clipyard itself (the CLI asks as admin; ``Access.check_operator``, ARCHITECTURE §5.1); anyone
@@ -97,6 +98,15 @@ async def register_common_endpoints(runtime: ServiceRuntime) -> None:
     await service.add_endpoint(
         "replay_verify",
         subjects.service_query(token, "replay_verify"),
+        replay,
+        VerifyReplay,
+        concurrency=1,
+    )
+    # The same, asked of this instance alone (``<subject>.<micro id>``): ``clipyard replay``
+    # verifies every replica, whose read models each follow the shared store.
+    await service.add_endpoint(
+        "replay_verify_here",
+        f"{subjects.service_query(token, 'replay_verify')}.{service.id}",
         replay,
         VerifyReplay,
         concurrency=1,
