@@ -269,3 +269,36 @@ async def test_an_instance_that_holds_the_request_is_waited_for_whatever_its_sta
         await service.stop(timeout=0)
         await service_nc.close()
         await requester.close()
+
+
+async def test_a_request_held_by_a_paused_replica_is_503_within_seconds(
+    nats_server: Any, token: str
+) -> None:
+    # Two replicas of the subject's service: the one that took the request is paused (its
+    # connection stays open, it answers nothing, not even probes); the other is live and does
+    # not hold it. The request answers 503 in seconds, not at its 60 s timeout.
+    subject = f"ws.cmd.issue.{token}"
+    paused_nc = await connect(nats_server.url, name="natsbus-paused")
+    live_nc = await connect(nats_server.url, name="natsbus-live")
+    requester = await connect(nats_server.url, name="natsbus-paused-requester")
+
+    async def paused(msg: Any) -> None:
+        return  # took it, then froze
+
+    await paused_nc.subscribe(subject, queue="q", cb=paused)
+    await paused_nc.flush()
+    live = await BusService.start(live_nc, name=service_of(subject) or "", version="1.0.0")
+    try:
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        reply = await BusClient(requester).request(subject, Job(name="x"), timeout=60)
+        took = loop.time() - began
+        assert isinstance(reply, ErrorReply)
+        assert (reply.code, reply.status) == ("service_unavailable", 503)
+        assert "stopped answering while handling this request" in reply.message
+        assert "look at the result before retrying" in reply.message
+        assert took < 10
+    finally:
+        await live.stop(timeout=0)
+        for conn in (paused_nc, live_nc, requester):
+            await conn.close()

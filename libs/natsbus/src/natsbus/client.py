@@ -44,6 +44,7 @@ from natsbus.context import (
     deadline_header,
     epoch_ms,
 )
+from natsbus.held import ask_held
 from natsbus.limits import check_size
 from natsbus.tracing import annotate_reply
 from natsbus.unanswered import bad_reply, service_of, timed_out, unavailable
@@ -59,12 +60,18 @@ __all__ = [
 ]
 
 WATCH_EVERY: Final = 1.0
+HELD_WAIT: Final = 0.3
+"""Seconds a probe gathers the instances' answers about who holds a request."""
 """Seconds between the checks that a pending request can still be answered."""
 UNSERVED_FOR: Final = 6.0
 """Seconds a subject must go unserved before its pending requests answer 503 (a graceful stop
 waits up to 5 s for the handlers it still runs)."""
 
-_Probed = Literal["served", "unserved", "lost"]
+_Probed = Literal["served", "unserved", "lost", "unheld"]
+
+UNHELD_ROUNDS: Final = 3
+"""Probes in a row in which no live instance of the service held the request (its holder was
+paused or cut off with its connection still open) before the request answers 503."""
 """What a probe found: the subject is served (or it cannot tell), unserved, or the request lost."""
 
 logger = logging.getLogger(__name__)
@@ -249,6 +256,7 @@ class BusClient:
         loop = asyncio.get_running_loop()
         sent = epoch_ms(time.time())
         served_at = loop.time()
+        unheld = 0
         while not pending.done():
             await asyncio.wait({pending}, timeout=WATCH_EVERY)
             if pending.done():
@@ -271,7 +279,17 @@ class BusClient:
                         "may have completed, so look at the result before "
                         "retrying)",
                     )
+                case "unheld" if (unheld := unheld + 1) >= UNHELD_ROUNDS:
+                    return unavailable(
+                        subject,
+                        "stopped answering while handling this request (its instance may be "
+                        "paused or cut off; the request may still complete, so look at the "
+                        "result before retrying)",
+                    )
+                case "unheld":
+                    served_at = loop.time()
                 case "served":
+                    unheld = 0
                     served_at = loop.time()
                 case "unserved" if loop.time() - served_at >= UNSERVED_FOR:
                     return unavailable(
@@ -283,8 +301,26 @@ class BusClient:
         return None
 
     async def _probe(self, subject: str, request_id: str, sent: int) -> _Probed:
-        """``served`` (or cannot tell), ``unserved`` (no responders), or ``lost``: the instance
-        that answers started after the request was sent and does not hold it."""
+        """``served`` (or cannot tell), ``unserved`` (no responders), ``lost`` (the instances
+        that answer started after the request was sent and none holds it) or ``unheld`` (none
+        of the live instances holds it). Every instance of the owning service is asked at once
+        (:mod:`natsbus.held`); one that answers nothing there is probed through the subject."""
+        service = service_of(subject)
+        asking = (
+            None
+            if service is None
+            else asyncio.ensure_future(ask_held(self._nc, service, request_id, wait=HELD_WAIT))
+        )
+        through_subject = await self._probe_subject(subject, request_id, sent)
+        answers = [] if asking is None else await asking
+        if any(answer.held for answer in answers):
+            return "served"
+        if answers:
+            return "lost" if all(a.started > sent for a in answers) else "unheld"
+        return through_subject
+
+    async def _probe_subject(self, subject: str, request_id: str, sent: int) -> _Probed:
+        """The probe through ``subject`` itself (one instance of its queue group answers)."""
         try:
             answer = await self._nc.request(
                 subject, b"", timeout=WATCH_EVERY, headers={PROBE_HEADER: request_id}

@@ -47,10 +47,14 @@ class Answer(msgspec.Struct, frozen=True):
 
     data: bytes
     latency_ms: float
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-async def gather_answers(nc: Client, subject: str, *, wait: float = 0.5) -> list[Answer]:
-    """Every answer to one empty request on ``subject`` that comes within ``wait`` seconds.
+async def gather_answers(
+    nc: Client, subject: str, *, wait: float = 0.5, headers: dict[str, str] | None = None
+) -> list[Answer]:
+    """Every answer to one empty request on ``subject`` (with ``headers``) that comes within
+    ``wait`` seconds.
 
     Returns:
         The answers, in arrival order (empty when none answers or the connection is down).
@@ -62,13 +66,17 @@ async def gather_answers(nc: Client, subject: str, *, wait: float = 0.5) -> list
     started = time.perf_counter()
 
     async def collect(msg: Msg) -> None:
+        if msg.headers and msg.headers.get("Status") and not msg.data:
+            return  # the server's "no responders" (503), not an instance's answer
         took = (time.perf_counter() - started) * 1000.0
-        answers.append(Answer(data=msg.data, latency_ms=round(took, 2)))
+        answers.append(
+            Answer(data=msg.data, latency_ms=round(took, 2), headers=dict(msg.headers or {}))
+        )
 
     sub = await nc.subscribe(inbox, cb=collect)
     try:
         started = time.perf_counter()
-        await nc.publish(subject, b"", reply=inbox)
+        await nc.publish(subject, b"", reply=inbox, headers=headers)
         await nc.flush(timeout=max(math.ceil(wait), 1))  # whole seconds (nats-py's type)
         await asyncio.sleep(wait)  # every answer that comes in time is collected meanwhile
     finally:

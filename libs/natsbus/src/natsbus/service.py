@@ -43,6 +43,7 @@ from natsbus.context import (
     epoch_ms,
 )
 from natsbus.errors import ErrorMapper, default_error_mapper, error_reply, internal_error
+from natsbus.held import serve_held
 from natsbus.limits import MessageTooLargeError, check_size
 from natsbus.tracing import annotate_reply
 from telemetry.spans import consumer_span
@@ -131,6 +132,7 @@ class BusService:
             stats_handler=None if stats is None else lambda endpoint: stats(endpoint.name),
         )
         service = cls(nc, Service(nc, config), error_mapper=error_mapper)
+        await serve_held(nc, name, service._probe_answer)  # every instance: natsbus.held
         if announce:
             await service.announce()
         return service
