@@ -31,6 +31,10 @@ install:
 up *args: install
     exec "{{bin}}/clipyard" up "$@"
 
+# A replicated control plane on this machine (3 NATS nodes, PostgreSQL, two replicas of each replicable service; `--home`, `--http-port`, `--nats-port`); Ctrl-C stops it
+cluster *args: install
+    exec "{{bin}}/clipyard" cluster up "$@"
+
 # Stop the stack a `just up` runs with this CLIPYARD_HOME (from another terminal)
 down: install
     "{{bin}}/clipyard" down

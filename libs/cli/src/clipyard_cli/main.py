@@ -10,6 +10,8 @@ import sys
 from collections.abc import Sequence
 
 from clipyard_cli.audit import run_audit
+from clipyard_cli.clusterprocs import DEFAULT_HTTP_PORT, DEFAULT_NATS_PORT
+from clipyard_cli.clusterup import run_cluster_up
 from clipyard_cli.compose import run_compose_env
 from clipyard_cli.down import run_down
 from clipyard_cli.events import run_tail
@@ -82,7 +84,35 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("service", metavar="SERVICE", help=f"one of {_SERVICE_CHOICES}")
 
     commands.add_parser("compose-env", help="print fresh secrets for docker compose's .env")
+    _add_cluster(commands)
     return parser
+
+
+def _add_cluster(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``cluster up``: the replicated control plane on this machine (clipyard_cli/clusterup.py)."""
+    cluster = commands.add_parser("cluster", help="a replicated control plane on this machine")
+    actions = cluster.add_subparsers(dest="cluster_command", required=True, metavar="ACTION")
+    up = actions.add_parser(
+        "up",
+        help="3 NATS nodes, PostgreSQL, 2 replicas of each service; Ctrl-C stops everything",
+        description="Start a replicated Clipyard control plane on this machine in the foreground.",
+    )
+    up.add_argument(
+        "--home", help="its CLIPYARD_HOME (default: $CLIPYARD_HOME or ~/.clipyard-cluster)"
+    )
+    up.add_argument(
+        "--http-port",
+        type=int,
+        default=DEFAULT_HTTP_PORT,
+        help=f"the first gateway's port; the second uses the next (default {DEFAULT_HTTP_PORT})",
+    )
+    up.add_argument(
+        "--nats-port",
+        type=int,
+        default=DEFAULT_NATS_PORT,
+        help=f"the first NATS node's client port; the others use the next two, routes +10, "
+        f"monitoring +20 (default {DEFAULT_NATS_PORT})",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -131,4 +161,10 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
             return run_service(env, args.service)
         case "compose-env":
             return run_compose_env()
+        case "cluster":
+            return asyncio.run(
+                run_cluster_up(
+                    env, home=args.home, http_port=args.http_port, nats_port=args.nats_port
+                )
+            )
     raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover
