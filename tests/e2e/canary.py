@@ -8,7 +8,8 @@ and then also proves the token *did* travel, in the environment of the process w
 carries the credential helper. HTTP clients made by :meth:`Canary.client` keep every response. At
 the end :meth:`Canary.assert_clean` reads every file under the given roots (stores, vault, key
 file, logs, spans, worktrees, repositories with their ``.git/config``, the NATS store) and every
-row of every SQLite store, and fails naming each place a token was found.
+row of every SQLite store, or of every table of a PostgreSQL database (the services' schemas and
+the key vault's), and fails naming each place a token was found.
 """
 
 from __future__ import annotations
@@ -142,10 +143,41 @@ class Canary:
             db.close()
         return rows
 
+    def scan_postgres(self, dsn: str) -> dict[str, int]:
+        """Read every row of every table of every schema of the database (but PostgreSQL's
+        own); returns how many rows each schema holds."""
+        import psycopg
+        from psycopg import sql
+
+        rows: dict[str, int] = {}
+        with psycopg.connect(dsn) as db:
+            tables = db.execute(
+                "SELECT table_schema, table_name FROM information_schema.tables"
+                " WHERE table_type = 'BASE TABLE'"
+                " AND table_schema NOT IN ('pg_catalog', 'information_schema')"
+            ).fetchall()
+            for schema, table in tables:
+                query = sql.SQL("SELECT * FROM {}").format(sql.Identifier(schema, table))
+                rows.setdefault(schema, 0)
+                for row in db.execute(query):
+                    rows[schema] += 1
+                    for value in row:
+                        binary = isinstance(value, (bytes, memoryview))
+                        data = bytes(value) if binary else str(value).encode()
+                        if self._found(data):
+                            self.hits.append(f"PostgreSQL: table {schema}.{table}")
+        return rows
+
     def assert_clean(
-        self, roots: Iterable[Path], *, stores: Iterable[Path] = (), min_files: int = 1
+        self,
+        roots: Iterable[Path],
+        *,
+        stores: Iterable[Path] = (),
+        postgres_dsn: str | None = None,
+        min_files: int = 1,
     ) -> None:
-        """Fail naming every process, response, file and stored row where a token was seen."""
+        """Fail naming every process, response, file and stored row where a token was seen
+        (``stores``: SQLite files; ``postgres_dsn``: a database whose every table is read)."""
         self._stop.set()
         self._thread.join(timeout=5)
         assert self.samples > 0, "the /proc sampler never ran"
@@ -158,4 +190,7 @@ class Canary:
         stores = list(stores)
         if stores:
             assert self.scan_sqlite(stores) > 0, "no stored row was read"
+        if postgres_dsn is not None:
+            rows = self.scan_postgres(postgres_dsn)
+            assert sum(rows.values()) > 0, f"no stored row was read: {rows}"
         assert self.hits == [], "planted token found in:\n" + "\n".join(self.hits)

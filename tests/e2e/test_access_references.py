@@ -43,6 +43,7 @@ async def _issues(board: Board) -> list[str]:
     return sorted(i["id"] for i in answer.json())
 
 
+@pytest.mark.both_stores
 async def test_ids_of_another_company_in_a_body_are_not_found_and_store_nothing(
     stack: Any, tmp_path: Path
 ) -> None:

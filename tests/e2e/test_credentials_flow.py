@@ -18,7 +18,7 @@ import pytest
 from tests.e2e.canary import Canary
 from tests.e2e.gitutil import git, make_repo
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.both_stores]
 
 GITLAB_TOKEN = "glpat-canary-7f3c5e1a0b9d4a4f9c3d5e6f"
 
@@ -91,23 +91,23 @@ async def _issue(board: Any, company_id: str, project_id: str, title: str) -> di
     return dict(issue.json())
 
 
-def _stores(home: Path) -> list[Path]:
-    return sorted((home / "data").glob("*.sqlite"))
+SERVICE_STORES = ["controller", "credentials", "gateway", "realizer", "supervisor"]
+"""The tokens of the five services, each naming its SQLite file or PostgreSQL schema."""
 
 
-def _scanned(home: Path, tmp_path: Path, nats_store: Path) -> list[Path]:
+def _scanned(stack: Any, tmp_path: Path, nats_store: Path) -> list[Path]:
     """The places the canary reads, after checking that each kind of place is really there:
-    every service's store, the vault and its key file, the exported spans, the service logs,
+    every service's store (SQLite files here, or PostgreSQL, read by
+    :func:`_assert_clean`), the vault and its key file, the exported spans, the service logs,
     the NATS store (published events), the git server's repositories and every worktree."""
+    home = stack.home
     stores = sorted((home / "data").glob("*.sqlite"))
-    assert [p.stem for p in stores] == [
-        "controller",
-        "credentials",
-        "gateway",
-        "realizer",
-        "supervisor",
-    ]
-    assert (home / "credentials" / "vault.db").stat().st_size > 0
+    if stack.store == "sqlite":
+        assert [p.stem for p in stores] == SERVICE_STORES
+        assert (home / "credentials" / "vault.db").stat().st_size > 0
+    else:  # every store and the vault are in PostgreSQL: nothing of them may be in the home
+        assert stores == []
+        assert not (home / "credentials" / "vault.db").exists()
     assert (home / "credentials" / "master.key").is_file()
     assert (home / "telemetry" / "spans.jsonl").stat().st_size > 0
     logs = list((tmp_path / "service-logs").glob("*.log"))
@@ -115,6 +115,23 @@ def _scanned(home: Path, tmp_path: Path, nats_store: Path) -> list[Path]:
     assert any(p.stat().st_size > 0 for p in logs)
     assert any(nats_store.rglob("*.blk")), "no JetStream message block to read"
     return [tmp_path, nats_store]
+
+
+def _assert_clean(canary: Canary, stack: Any, tmp_path: Path, nats_server: Any) -> None:
+    """No planted token anywhere: every file of :func:`_scanned` and every stored row (each
+    SQLite store, or every table of the stack's PostgreSQL database: the five services' schemas
+    and the key vault's)."""
+    roots = _scanned(stack, tmp_path, Path(nats_server.store_dir))
+    if stack.store == "sqlite":
+        canary.assert_clean(
+            roots, stores=sorted((stack.home / "data").glob("*.sqlite")), min_files=20
+        )
+        return
+    schemas = canary.scan_postgres(stack.postgres_dsn)
+    assert {f"clipyard_{name}" for name in SERVICE_STORES} <= set(schemas), schemas
+    assert "git_credentials_vault" in schemas, schemas
+    assert all(schemas[f"clipyard_{name}"] > 0 for name in SERVICE_STORES), schemas
+    canary.assert_clean(roots, postgres_dsn=stack.postgres_dsn, min_files=20)
 
 
 async def test_authenticated_clone_and_fetch_with_a_company_secret_leave_no_token_anywhere(
@@ -173,11 +190,7 @@ async def test_authenticated_clone_and_fetch_with_a_company_secret_leave_no_toke
             # The token did travel: in the environment of the git processes given the helper.
             assert canary.helper_processes > 0
             assert canary.token_in_helper_env > 0
-        canary.assert_clean(
-            _scanned(stack.home, tmp_path, Path(nats_server.store_dir)),
-            stores=_stores(stack.home),
-            min_files=20,
-        )
+        _assert_clean(canary, stack, tmp_path, nats_server)
 
 
 async def test_a_rejected_or_missing_credential_is_described_and_leaves_no_partial_directory(
@@ -219,11 +232,7 @@ async def test_a_rejected_or_missing_credential_is_described_and_leaves_no_parti
         assert [p for p in leftovers if p.is_file()] == [], leftovers
         assert not [p for p in leftovers if ".clone-" in p.name], leftovers
         assert all(not r.auth_ok for r in https_git_server.request_log)
-        canary.assert_clean(
-            _scanned(stack.home, tmp_path, Path(nats_server.store_dir)),
-            stores=_stores(stack.home),
-            min_files=20,
-        )
+        _assert_clean(canary, stack, tmp_path, nats_server)
 
 
 async def test_merged_via_pr_needs_the_branch_at_the_workspace_head(
@@ -290,8 +299,4 @@ async def test_merged_via_pr_needs_the_branch_at_the_workspace_head(
             assert {r.authorization for r in asked} == {"valid"}
             events = (await board.get(f"/api/companies/{company_id}/secret-access-events")).json()
             assert "GITHUB_TOKEN" in {e["secretName"] for e in events}
-        canary.assert_clean(
-            _scanned(stack.home, tmp_path, Path(nats_server.store_dir)),
-            stores=_stores(stack.home),
-            min_files=20,
-        )
+        _assert_clean(canary, stack, tmp_path, nats_server)

@@ -121,6 +121,7 @@ def _finished_for(run_id: str) -> Any:
     return done
 
 
+@pytest.mark.both_stores
 async def test_untrusted_agent_commits_in_its_isolated_workspace_and_its_token_leaks_nowhere(
     stack: Any, tmp_path: Path, nats_server: Any, reaper: None
 ) -> None:
@@ -321,10 +322,12 @@ async def test_untrusted_agent_commits_in_its_isolated_workspace_and_its_token_l
         canary.assert_clean(
             [tmp_path, Path(nats_server.store_dir)],
             stores=sorted((stack.home / "data").glob("*.sqlite")),
+            postgres_dsn=stack.postgres_dsn,
             min_files=20,
         )
 
 
+@pytest.mark.both_stores
 async def test_assigning_an_issue_wakes_its_agent(stack: Any, tmp_path: Path) -> None:
     async with runtime_board(stack, tmp_path) as board:
         agent = await create_agent(board, "sleeper", AGENT_SLEEP="0")

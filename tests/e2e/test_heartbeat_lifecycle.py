@@ -146,6 +146,7 @@ async def test_cancel_ends_the_run_cancelled_with_its_process_group_gone(
         _assert_all_gone(busy_id, busy_pgid, busy_pids)
 
 
+@pytest.mark.both_stores
 async def test_controller_killed_during_runs_leaves_none_running_after_restart(
     stack: Any, tmp_path: Path
 ) -> None:

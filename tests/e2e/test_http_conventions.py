@@ -33,6 +33,7 @@ async def _stored(nats_url: str) -> int:
     return report.notifications_replayed
 
 
+@pytest.mark.both_stores
 async def test_bad_requests_get_clear_errors_and_write_nothing(
     stack: Any, nats_server: Any
 ) -> None:
@@ -106,6 +107,7 @@ async def test_bad_requests_get_clear_errors_and_write_nothing(
     assert await _stored(nats_server.url) == after_revoke
 
 
+@pytest.mark.both_stores
 async def test_health_lists_all_five_services(stack: Any) -> None:
     async with stack.client() as anonymous:
         health = await anonymous.get("/api/health")

@@ -60,6 +60,7 @@ async def _start_web(board: Any, workspace_id: str) -> dict[str, Any]:
     return row
 
 
+@pytest.mark.both_stores
 async def test_http_server_starts_answers_shows_logs_and_stops(
     stack: Any, tmp_path: Path, reaper: None
 ) -> None:
@@ -150,6 +151,7 @@ async def test_sigkill_from_outside_is_recorded_failed_with_signal_9(
         assert port_free(again["port"])
 
 
+@pytest.mark.both_stores
 async def test_restarted_supervisor_adopts_a_running_service_and_stops_it(
     stack: Any, tmp_path: Path, reaper: None
 ) -> None:

@@ -141,6 +141,7 @@ async def test_fifty_concurrent_auto_port_starts_do_not_collide(
         assert [p for p in ports if not port_free(p)] == []
 
 
+@pytest.mark.both_stores
 async def test_job_output_over_256_kib_is_capped_and_marked_truncated(
     stack: Any, tmp_path: Path, reaper: None
 ) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from tests.e2e.gitutil import git, make_repo
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.both_stores]
 
 
 async def _board_key(stack: Any) -> tuple[str, dict[str, Any]]:
