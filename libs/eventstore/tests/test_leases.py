@@ -144,14 +144,14 @@ class LeaseBehaviour:
                 with fenced(Fence(LEASE, "a", token)):
                     for n in range(40):
                         first.create_company(f"Fenced {n}", f"F{n}")
-            except BaseException as error:  # noqa: BLE001 - collected for the assertion
+            except BaseException as error:
                 errors.append(error)
 
         def request_writer() -> None:
             try:
                 for n in range(40):
                     second.create_company(f"Request {n}", f"R{n}")
-            except BaseException as error:  # noqa: BLE001 - collected for the assertion
+            except BaseException as error:
                 errors.append(error)
 
         threads = [threading.Thread(target=fenced_writer), threading.Thread(target=request_writer)]

@@ -120,7 +120,11 @@ class Leadership:
     async def start(self) -> None:
         """Try for the lease now (so a lone instance leads at once), then keep trying/renewing."""
         loop = asyncio.get_running_loop()
-        self._unlisten = on_refusal(lambda fence: loop.call_soon_threadsafe(self._refused, fence))
+
+        def refused_anywhere(fence: Fence) -> None:  # any thread: the store's, a worker's
+            loop.call_soon_threadsafe(self._refused, fence)
+
+        self._unlisten = on_refusal(refused_anywhere)
         await self._beat()
         if not self.held and self._alive is not None:
             try:
