@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -295,6 +296,31 @@ class TestPostgresStore(PersistentStoreBehaviour):
             for schema in ("clipyard_gateway", "clipyard_runtime_supervisor")
             for table in ("clipyard_leases", "store_events", "store_snapshots", "store_tracking")
         ]
+
+
+@pytest.mark.integration
+def test_replicas_starting_together_on_an_empty_schema_all_start(
+    tmp_path: Path, pg_database: str
+) -> None:
+    settings = StoreSettings(kind="postgres", home=tmp_path, postgres_dsn=pg_database)
+    errors: list[str] = []
+    apps: list[GatewayApp] = []
+
+    def start() -> None:
+        try:
+            apps.append(build_application(GatewayApp, service="gateway", settings=settings))
+        except Exception as error:  # collected for the assertion
+            errors.append(repr(error))
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for app in apps:
+        app.close()
+    assert errors == []
+    assert len(apps) == 4
 
 
 def test_subclasses_keep_the_store_name_unless_they_choose_one() -> None:

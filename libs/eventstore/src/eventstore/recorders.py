@@ -114,10 +114,24 @@ class FencedPostgresRecorder(_SqlLeaseCalls, StoreChannelRecorder):
         self.lease_table = SqlLeases("postgres", datastore.transaction, datastore.schema)
 
     def create_table(self) -> None:
-        """The library's tables, then the leases' (replicas may race to create it)."""
-        super().create_table()
-        with contextlib.suppress(psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable):
-            self.lease_table.create()
+        """The library's tables, then the leases', one replica at a time: two replicas starting
+        together on an empty schema both ran ``CREATE TABLE IF NOT EXISTS`` and one failed on
+        PostgreSQL's catalogue (``pg_type_typname_nsp_index``). A session advisory lock named
+        after the schema, held on a connection of its own, makes the others wait and then find
+        the tables there."""
+        key = f"clipyard-create-tables:{self.datastore.schema}"
+        with self.datastore.get_connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
+            conn.commit()
+            try:
+                super().create_table()
+                with contextlib.suppress(
+                    psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable
+                ):
+                    self.lease_table.create()
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+                conn.commit()
 
     insert_events = _fewer_tries(PostgresApplicationRecorder.insert_events)
     select_events = _fewer_tries(PostgresAggregateRecorder.select_events)
