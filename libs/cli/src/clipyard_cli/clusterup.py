@@ -14,13 +14,14 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Coroutine, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 from clipyard_cli.clusterprocs import DEFAULT_HTTP_PORT, DEFAULT_NATS_PORT, ClusterPorts
 from clipyard_cli.clusterservices import HOST_BOUND, REPLICAS
 from clipyard_cli.clusterstack import ClusterStack
+from clipyard_cli.foreground import until_stopped
 from clipyard_cli.home import admin_key_path, passwords_path
 from clipyard_cli.probes import describe_exit
 from clipyard_cli.stack import StackError
@@ -101,7 +102,7 @@ async def run_cluster_up(
     )
     code = 1
     try:
-        if await _until_stopped(cluster.start(), stopping):
+        if await until_stopped(cluster.start(), stopping):
             source = "CLIPYARD_ADMIN_KEY" if env.get("CLIPYARD_ADMIN_KEY") else None
             print(banner(cluster, key_source=source or str(admin_key_path(where))), file=out)
             out.flush()
@@ -144,20 +145,3 @@ async def _watch(cluster: ClusterStack, stopping: asyncio.Event) -> None:
             )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), _WATCH_EVERY)
-
-
-async def _until_stopped(work: Coroutine[Any, Any, None], stopping: asyncio.Event) -> bool:
-    """Run ``work`` unless a stop is requested first; True when it finished."""
-    task = asyncio.create_task(work)
-    waiter = asyncio.create_task(stopping.wait())
-    try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-    if task.done():
-        task.result()  # re-raise a start failure
-        return True
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-    return False

@@ -18,13 +18,13 @@ each service (5 s each, then SIGKILL), then NATS. Nothing is left running.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 import sys
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
 from typing import Any, TextIO
 
+from clipyard_cli.foreground import until_stopped
 from clipyard_cli.home import (
     CLI_USER,
     HomeError,
@@ -103,7 +103,7 @@ async def run_up(
         admin_key = ensure_admin_key(settings.home, env)
         source = "CLIPYARD_ADMIN_KEY" if env.get("CLIPYARD_ADMIN_KEY") else "admin.key"
         stack = LocalStack(settings, env, passwords=passwords, admin_key=admin_key, out=out)
-        if await _until_stopped(stack.start(), stopping):
+        if await until_stopped(stack.start(), stopping):
             shown = banner(settings, admin_key, key_source=source, authorized=bool(passwords))
             print(shown, file=out, flush=True)
             await stack.watch(stopping)
@@ -137,20 +137,3 @@ def _passwords(settings: StackSettings, env: Mapping[str, str]) -> dict[str, str
         return ensure_passwords(settings.home)
     started = [launch.token for launch in SERVICE_LAUNCHES if launch.name not in settings.skip]
     return external_passwords(env, [CLI_USER, *started])
-
-
-async def _until_stopped(work: Coroutine[Any, Any, None], stopping: asyncio.Event) -> bool:
-    """Run ``work`` unless a stop is requested first; True when it finished."""
-    task = asyncio.create_task(work)
-    waiter = asyncio.create_task(stopping.wait())
-    try:
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-    if task.done():
-        task.result()  # re-raise a start failure
-        return True
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-    return False
