@@ -236,9 +236,15 @@ class BusClient:
         except TimeoutError:
             return timed_out(subject, timeout)
         except nats.errors.Error as exc:
-            # Closed, draining, reconnecting with a full buffer, stale: this side cannot send.
-            logger.warning("request on %s not sent: %r", subject, exc)
-            return unavailable(subject, "cannot be reached (the bus connection is down)")
+            # Closed, draining, reconnecting with a full buffer, stale: the request may or may
+            # not have gone out before the connection failed (unlike the check above, made
+            # before anything was sent), so the caller must look before sending it again.
+            logger.warning("request on %s cut off: %r", subject, exc)
+            return unavailable(
+                subject,
+                "could not be reached to the end (the bus connection failed; the request may "
+                "still have completed, so look at the result before retrying)",
+            )
         if msg.headers and ERROR_HEADER in msg.headers:
             code = msg.headers.get(ERROR_CODE_HEADER, "")
             return bad_reply(subject, f"service error {code}: {msg.headers[ERROR_HEADER]}")
