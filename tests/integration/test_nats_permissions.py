@@ -841,3 +841,23 @@ def test_every_user_of_the_config_is_one_the_cli_generates() -> None:
         if line.strip().startswith("user:")
     )
     assert users == sorted(NATS_USERS)
+
+
+@pytest.mark.parametrize("service", sorted(SERVICES))
+async def test_replicas_answer_and_the_cli_asks_their_own_replay_and_held_subjects(
+    connect: OpenAs, service: ServiceToken
+) -> None:
+    # `clipyard replay --verify` asks each replica on `<replay subject>.<micro id>`, and a
+    # requester asks every instance who holds a request on `$SRV.HELD.<service>`.
+    own = await connect(service)
+    name = SERVICE_NAMES[service]
+    await own.nc.subscribe(f"ws.qry.{service}.replay_verify.abc123", queue="q")
+    await own.nc.subscribe(f"$SRV.HELD.{name}")
+    await own.nc.flush()
+    cli = await connect("cli")
+    await cli.nc.publish(f"ws.qry.{service}.replay_verify.abc123", b"")
+    await cli.nc.publish(f"$SRV.HELD.{name}", b"")
+    await cli.nc.flush()
+    await asyncio.sleep(SETTLE)
+    assert own.violations() == [], own.errors
+    assert cli.violations() == [], cli.errors
