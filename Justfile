@@ -57,7 +57,7 @@ test *args: install
 
 # Unit tests only (no servers)
 test-unit *args: install
-    cd "{{root}}" && "{{bin}}/pytest" -m "not integration and not e2e and not bench" "$@"
+    cd "{{root}}" && "{{bin}}/pytest" -m "not integration and not e2e and not cluster and not bench" "$@"
 
 # Integration tests: real nats-server and PostgreSQL
 test-integration *args: install
@@ -70,6 +70,10 @@ test-e2e *args: install
 # The kill suite: `clipyard up` under load while each of its processes is SIGKILLed (CLIPYARD_CHAOS_SEED replays a run)
 test-chaos *args: install
     cd "{{root}}" && "{{bin}}/pytest" -m "chaos and not bench" tests/chaos "$@"
+
+# The cluster tier: `clipyard cluster up`'s replicated control plane, taken apart on purpose (tests/cluster)
+test-cluster *args: install
+    cd "{{root}}" && "{{bin}}/pytest" -m "cluster and not bench" tests/cluster "$@"
 
 # Browser tests: the operator page in headless Debian chromium against the whole stack (screenshots in artifacts/screenshots)
 test-browser *args: install

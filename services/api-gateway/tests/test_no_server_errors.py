@@ -76,4 +76,4 @@ def test_a_store_failure_answers_retry_or_conflict_not_500(
 ) -> None:
     problem = problem_of(error)
     assert (problem.status, problem.code) == (status, code)
-    assert "nothing was saved" in problem.message
+    assert "Retry in a moment" in problem.message or "Read it again" in problem.message

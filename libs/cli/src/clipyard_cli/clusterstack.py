@@ -61,6 +61,7 @@ from clipyard_cli.stack import (
     resolve_service,
 )
 from contracts.subjects import SERVICE_NAMES, ServiceToken
+from servicekit.keys import private_dir
 from servicekit.settings import SettingsError, log_rotation
 
 __all__ = ["ClusterStack"]
@@ -150,6 +151,7 @@ class ClusterStack:
     async def _start(self) -> None:
         self.ports.require_free()
         try:  # one stack per home: `clipyard up`'s lock (so `clipyard down` stops this one too)
+            private_dir(self.home)  # 0700 when created here: logs, keys and passwords live in it
             self._lock = RunLock.acquire(self.home)
         except RuntimeError as exc:
             raise StackError(f"{self.home} is in use: {exc}") from None

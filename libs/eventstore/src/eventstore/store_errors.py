@@ -5,9 +5,9 @@ database is unreachable, restarting or failing over (eventsourcing's ``Operation
 ``InterfaceError``, which wrap psycopg's, a pool that found no connection in time, SQLite's
 "database is locked"), another replica saved the same aggregate first (``IntegrityError`` on the
 aggregate's version), or singleton work whose lease moved on (:class:`eventstore.fence.
-StaleFenceError`). None of these is a bug, and nothing was saved: :func:`store_failure` names the
-answer (503 ``service_unavailable`` "retry", or 409 ``state_conflict``) that the bus services
-(``servicekit``) and the gateway give instead of a 500.
+StaleFenceError`). None of these is a bug (SQLite's "no such table" or a syntax error is, and
+stays a 500): :func:`store_failure` names the answer (503 ``service_unavailable`` "retry", or 409
+``state_conflict``) that the bus services (``servicekit``) and the gateway give instead of a 500.
 """
 
 from __future__ import annotations
@@ -44,6 +44,22 @@ def store_failure(exc: BaseException) -> StoreFailure | None:
         return StoreFailure("service_unavailable", 503, MOVED)
     if isinstance(exc, IntegrityError):
         return StoreFailure("state_conflict", 409, CONFLICT)
-    if isinstance(exc, OperationalError | InterfaceError | sqlite3.OperationalError):
+    if isinstance(exc, InterfaceError) or (
+        isinstance(exc, OperationalError | sqlite3.OperationalError) and _transient(exc)
+    ):
         return StoreFailure("service_unavailable", 503, UNAVAILABLE)
     return None
+
+
+_SQLITE_TRANSIENT = frozenset({5, 6, 10, 13, 14})
+"""SQLite's BUSY, LOCKED, IOERR, FULL and CANTOPEN: the database's state, not the statement."""
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether an operational error is the database's state (unreachable, busy, failing over)
+    rather than a bug (a bad statement, a missing table): only SQLite says which."""
+    cause = exc if isinstance(exc, sqlite3.Error) else exc.__cause__
+    if isinstance(cause, sqlite3.Error):
+        code = getattr(cause, "sqlite_errorcode", None)
+        return code is None or (code & 0xFF) in _SQLITE_TRANSIENT
+    return True

@@ -24,7 +24,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, TypeVar
 
 import msgspec
 import nats.errors
@@ -37,15 +37,12 @@ from natsbus.codec import decode, decode_reply, encode
 from natsbus.context import (
     DEADLINE_HEADER,
     DEFAULT_REQUEST_TIMEOUT,
-    HELD_HEADER,
-    INSTANCE_STARTED_HEADER,
-    PROBE_HEADER,
     REQUEST_ID_HEADER,
     deadline_header,
     epoch_ms,
 )
-from natsbus.held import ask_held
 from natsbus.limits import check_size
+from natsbus.probe import probe
 from natsbus.tracing import annotate_reply
 from natsbus.unanswered import bad_reply, service_of, timed_out, unavailable
 from telemetry.spans import producer_span
@@ -60,19 +57,15 @@ __all__ = [
 ]
 
 WATCH_EVERY: Final = 1.0
-HELD_WAIT: Final = 0.3
-"""Seconds a probe gathers the instances' answers about who holds a request."""
 """Seconds between the checks that a pending request can still be answered."""
 UNSERVED_FOR: Final = 6.0
 """Seconds a subject must go unserved before its pending requests answer 503 (a graceful stop
 waits up to 5 s for the handlers it still runs)."""
 
-_Probed = Literal["served", "unserved", "lost", "unheld"]
-
 UNHELD_ROUNDS: Final = 3
 """Probes in a row in which no live instance of the service held the request (its holder was
-paused or cut off with its connection still open) before the request answers 503."""
-"""What a probe found: the subject is served (or it cannot tell), unserved, or the request lost."""
+paused or cut off with its connection still open), lasting :data:`UNSERVED_FOR` seconds at
+least, before the request answers 503."""
 
 logger = logging.getLogger(__name__)
 
@@ -261,7 +254,7 @@ class BusClient:
         503 to answer when it cannot, else None once ``pending`` is done."""
         loop = asyncio.get_running_loop()
         sent = epoch_ms(time.time())
-        served_at = loop.time()
+        served_at = held_at = loop.time()
         unheld = 0
         while not pending.done():
             await asyncio.wait({pending}, timeout=WATCH_EVERY)
@@ -273,7 +266,7 @@ class BusClient:
                     "cannot be reached (the bus connection was lost; "
                     "the request may still have completed)",
                 )
-            found = await self._probe(subject, request_id, sent)
+            found = await probe(self._nc, subject, request_id, sent)
             await asyncio.sleep(0)  # an answer that came with the probe's is taken first
             if pending.done():
                 break
@@ -285,7 +278,9 @@ class BusClient:
                         "may have completed, so look at the result before "
                         "retrying)",
                     )
-                case "unheld" if (unheld := unheld + 1) >= UNHELD_ROUNDS:
+                case "unheld" if (unheld := unheld + 1) >= UNHELD_ROUNDS and (
+                    loop.time() - held_at >= UNSERVED_FOR
+                ):
                     return unavailable(
                         subject,
                         "stopped answering while handling this request (its instance may be "
@@ -294,9 +289,9 @@ class BusClient:
                     )
                 case "unheld":
                     served_at = loop.time()
-                case "served":
+                case "served" | "held":
                     unheld = 0
-                    served_at = loop.time()
+                    served_at = held_at = loop.time()
                 case "unserved" if loop.time() - served_at >= UNSERVED_FOR:
                     return unavailable(
                         subject,
@@ -305,40 +300,6 @@ class BusClient:
                         "so look at the result before retrying)",
                     )
         return None
-
-    async def _probe(self, subject: str, request_id: str, sent: int) -> _Probed:
-        """``served`` (or cannot tell), ``unserved`` (no responders), ``lost`` (the instances
-        that answer started after the request was sent and none holds it) or ``unheld`` (none
-        of the live instances holds it). Every instance of the owning service is asked at once
-        (:mod:`natsbus.held`); one that answers nothing there is probed through the subject."""
-        service = service_of(subject)
-        asking = (
-            None
-            if service is None
-            else asyncio.ensure_future(ask_held(self._nc, service, request_id, wait=HELD_WAIT))
-        )
-        through_subject = await self._probe_subject(subject, request_id, sent)
-        answers = [] if asking is None else await asking
-        if any(answer.held for answer in answers):
-            return "served"
-        if answers:
-            return "lost" if all(a.started > sent for a in answers) else "unheld"
-        return through_subject
-
-    async def _probe_subject(self, subject: str, request_id: str, sent: int) -> _Probed:
-        """The probe through ``subject`` itself (one instance of its queue group answers)."""
-        try:
-            answer = await self._nc.request(
-                subject, b"", timeout=WATCH_EVERY, headers={PROBE_HEADER: request_id}
-            )
-        except nats.errors.NoRespondersError:
-            return "unserved"
-        except (TimeoutError, nats.errors.Error):
-            return "served"  # busy, or not ours to ask: the request's own timeout decides
-        facts = answer.headers or {}
-        started = facts.get(INSTANCE_STARTED_HEADER, "")
-        restarted = started.isdigit() and int(started) > sent
-        return "lost" if restarted and facts.get(HELD_HEADER) == "0" else "served"
 
 
 def _decode_public(subject: str, data: bytes) -> Ok | ErrorReply | Accepted:

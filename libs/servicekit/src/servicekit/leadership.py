@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE = "singleton"
 """The lease of a service's singleton work."""
 
+START_WAIT = 2.0
+"""Seconds :meth:`Leadership.start` waits for the work of a lease granted at once to start."""
+
 
 class Leadership:
     """This instance's side of its service's lease, and the work it runs while it holds it."""
@@ -91,6 +94,7 @@ class Leadership:
         self._works: list[NamedWork] = []
         self._running: list[NamedWork] = []
         self._starting: asyncio.Task[None] | None = None
+        self._last_fence: Fence | None = None
         self._start_failed: str | None = None
         self._renewed = 0.0
         self._task: asyncio.Task[None] | None = None
@@ -134,21 +138,29 @@ class Leadership:
             except Exception:
                 log.warning("could not look at the lease's holder", exc_info=True)
         self._task = asyncio.create_task(self._loop(), name=f"leadership:{self.service}")
+        starting = self._starting
+        if starting is not None:  # a lone instance leads at once: its work has (most likely)
+            # started by the time start() returns; a start that takes longer (the controller's
+            # run recovery waiting on the supervisor, a bus that went away) goes on meanwhile.
+            await asyncio.wait({starting}, timeout=START_WAIT)
 
     async def stop(self, timeout: float) -> None:
         """Stop the work and release the lease (within ``timeout`` seconds)."""
         self._stopping.set()
         self._poke.set()
-        if self._task is not None:  # its beat in hand ends first (never cut mid-grant)
-            _, pending = await asyncio.wait({self._task}, timeout=max(timeout * 0.3, 0.1))
-            for task in pending:
-                task.cancel()
-        fence = self.fence
-        await self._step_down("this instance stops", timeout * 0.6)
-        if fence is not None:
-            await self._release(fence)
-        if self._unlisten is not None:
-            self._unlisten()
+        try:
+            if self._task is not None:  # its beat in hand ends first (a step-down included)
+                _, pending = await asyncio.wait({self._task}, timeout=max(timeout * 0.4, 0.1))
+                for task in pending:
+                    task.cancel()
+            fence = self.fence or self._last_fence
+            await self._step_down("this instance stops", timeout * 0.5)
+            if fence is not None:
+                await asyncio.shield(self._release(fence))
+        finally:
+            if self._unlisten is not None:
+                self._unlisten()
+                self._unlisten = None
 
     async def wait_changed(self, timeout: float) -> None:
         """Wait until the lease is won or lost, ``timeout`` seconds at most (tests, status)."""
@@ -271,9 +283,11 @@ class Leadership:
 
     def _step_up(self, token: int) -> None:
         fence = Fence(self.lease, self.holder, token)
-        self.fence, self.leader = fence, self.holder
+        self.fence = self._last_fence = fence
+        self.leader = self.holder
         self.grants += 1
         self._start_failed = None
+        self._renewed = time.monotonic()
         log.info(
             "lease granted: running the singleton work",
             extra={"service": self.service, "lease": self.lease, "fence_token": token},
@@ -286,6 +300,9 @@ class Leadership:
     async def _start_works(self, fence: Fence) -> None:
         with fenced(fence):
             for named in self._works:
+                # Counted as running before it starts: a start cut short or failing half-way
+                # is still stopped (every work's stop tolerates a partial start).
+                self._running.append(named)
                 try:
                     await named.work.start()
                 except Exception:
@@ -293,31 +310,32 @@ class Leadership:
                     self._start_failed = named.name
                     self._poke.set()
                     return
-                self._running.append(named)
 
     async def _step_down(self, why: str, timeout: float) -> None:
-        fence = self.fence
-        if fence is None:
-            return
-        self.fence = None
+        fence, self.fence = self.fence, None
         starting, self._starting = self._starting, None
         if starting is not None and not starting.done():
             starting.cancel()
             await asyncio.wait({starting}, timeout=max(timeout / 2, 0.05))
-        running, self._running = self._running, []
-        log_at = log.info if self._stopping.is_set() else log.warning
-        log_at(
+        if fence is None and not self._running:
+            return
+        fence = fence or self._last_fence
+        lost = not self._stopping.is_set()
+        (log.warning if lost else log.info)(
             "lease given up: singleton work stops",
             extra={
                 "service": self.service,
                 "lease": self.lease,
-                "fence_token": fence.token,
+                "fence_token": None if fence is None else fence.token,
                 "why": why,
             },
         )
-        share = timeout / max(1, len(running))
-        with fenced(fence):  # what the work writes while stopping is refused once the lease moved
-            for named in reversed(running):
+        # A lost lease stops the work at once (no flush: the relay must not publish what the new
+        # holder publishes); a clean stop gives it its share.
+        share = 0.0 if lost else timeout / max(1, len(self._running))
+        with fenced(fence) if fence is not None else contextlib.nullcontext():
+            while self._running:  # one at a time: a step-down cut short leaves the rest listed
+                named = self._running.pop()
                 try:
                     await named.work.stop(share)
                 except Exception:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from natsbus import RequestContext
     from servicekit.instances import InstanceDirectory
 
-__all__ = ["REPLY_MARGIN", "OperationRunner", "sweep_operations"]
+__all__ = ["REPLY_MARGIN", "OperationRunner", "OperationsSweep"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -142,7 +142,7 @@ class OperationRunner:
             How many operations were failed.
         """
         checked = self.app.recorder.max_tracking_id(OPERATIONS_CHECKED) or 0
-        running, scanned = running_since(self.app, checked)
+        running, upto = running_since(self.app, checked)
         kept = [op for op in running if op.instance is not None and op.instance in {*live, *spared}]
         stranded = [op for op in running if op not in kept]
         with acting(system_cause(self.service, "service restarted while the work was running")):
@@ -155,17 +155,22 @@ class OperationRunner:
                     operation.kind,
                     operation.company_id,
                 )
-                self.app.save(operation)
-        upto = kept[0].notification_id - 1 if kept else scanned
+                saved = self.app.save(operation)
+                upto = max(upto, saved[-1].notification.id)  # its own saves: read, in effect
+        upto = kept[0].notification_id - 1 if kept else upto
         if upto > checked:
             self.app.save_with_tracking(tracking=Tracking(OPERATIONS_CHECKED, upto))
         return len(stranded)
 
-    def instances_running(self) -> set[str]:
-        """The instances (micro ids) of the operations still running since the last sweep."""
+    def sweep_once(self, live: set[str], missing_before: set[str]) -> tuple[int, set[str]]:
+        """One sweep round in one store call: the instances of the running operations missing
+        from ``live`` now but not in the round before are spared (looked at again next round);
+        the others' operations are failed. Returns how many failed and who was spared."""
         checked = self.app.recorder.max_tracking_id(OPERATIONS_CHECKED) or 0
         running, _ = running_since(self.app, checked)
-        return {op.instance for op in running if op.instance is not None}
+        missing = {op.instance for op in running if op.instance is not None} - live
+        spared = missing - missing_before
+        return self.fail_interrupted(live, spared), spared
 
     async def _run(self, operation_id: str, work: Callable[[str], Awaitable[T]]) -> T:
         try:
@@ -229,24 +234,48 @@ class OperationRunner:
         return operation.view()
 
 
-async def sweep_operations(
-    runner: OperationRunner, instances: InstanceDirectory, *, every: float = SWEEP_EVERY
-) -> None:
-    """The leader's sweep: fail the operations of instances gone from the bus. An instance is
-    gone when it was missing from two rounds in a row (at the grant, :data:`SWEEP_CONFIRM`
-    seconds later, then every ``every`` seconds): one starting up (serving before it answers
-    pings) or stopping (silent, its last handlers still running) is not failed on one look. A
-    round in which this instance does not hear itself (the bus is down) fails nothing; a failed
-    round is logged and the next one tries again."""
-    missing_before: set[str] = set()
-    wait = SWEEP_CONFIRM
-    while True:
+class OperationsSweep:
+    """The leader's sweep (a ``LeaderWork``): fail the operations of instances gone from the bus.
+    An instance is gone when it was missing from two rounds in a row (at the grant, before the
+    work counts as started, then :data:`SWEEP_CONFIRM` seconds later, then every ``every``
+    seconds): one starting up (serving before it answers pings) or stopping (silent, its last
+    handlers still running) is not failed on one look. Operations stamped with no instance
+    (stored before replicas) are failed at the grant. A round in which this instance does not
+    hear itself (the bus is down) fails nothing; a failed round is logged, the next one tries."""
+
+    def __init__(
+        self, runner: OperationRunner, instances: InstanceDirectory, *, every: float = SWEEP_EVERY
+    ) -> None:
+        self._runner = runner
+        self._instances = instances
+        self._every = every
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """The first round now, then the others in a task."""
+        missing = await self._round(set())
+        self._task = asyncio.create_task(self._loop(missing), name="operations-sweep")
+
+    async def stop(self, timeout: float) -> None:
+        """Stop the rounds (a round in hand is cancelled: its saves are one at a time)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.wait({task}, timeout=max(timeout, 0.05))
+
+    async def _loop(self, missing: set[str]) -> None:
+        wait = SWEEP_CONFIRM
+        while True:
+            await asyncio.sleep(wait)
+            wait = self._every
+            missing = await self._round(missing)
+
+    async def _round(self, missing_before: set[str]) -> set[str]:
         try:
-            missing_before = await _sweep_round(runner, instances, missing_before)
+            return await _sweep_round(self._runner, self._instances, missing_before)
         except Exception:
-            log.exception("operations sweep round failed", extra={"service": runner.service})
-        await asyncio.sleep(wait)
-        wait = every
+            log.exception("operations sweep round failed", extra={"service": self._runner.service})
+            return set()
 
 
 async def _sweep_round(
@@ -255,9 +284,7 @@ async def _sweep_round(
     live = await instances.live_micro_ids()
     if runner.instance is not None and runner.instance not in live:
         return set()  # this instance does not hear itself: the bus cannot tell who is gone
-    missing = await runner.executor.run(runner.instances_running) - live
-    spared = missing - missing_before  # missing once: look again next round
-    failed = await runner.executor.run(runner.fail_interrupted, live, spared)
+    failed, spared = await runner.executor.run(runner.sweep_once, live, missing_before)
     if failed:
         log.warning(
             "operations cut short by a stopped instance failed",
