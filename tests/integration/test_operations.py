@@ -193,7 +193,12 @@ async def test_operation_cut_short_by_a_crash_is_failed_at_restart(
     app.close()
     async with AsyncExitStack() as stack:
         runtime = await start_service(SPEC, settings, stack, asyncio.Event())
-        view = await runtime.operations.get(str(stranded.id), OPERATOR)
+        # Failed by the lease holder's first sweep, as soon as it holds the lease.
+        for _ in range(100):
+            view = await runtime.operations.get(str(stranded.id), OPERATOR)
+            if view is not None and view.status == "failed":
+                break
+            await asyncio.sleep(0.05)
         assert view is not None
         assert view.status == "failed"
         assert view.error is not None

@@ -51,9 +51,6 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE = "singleton"
 """The lease of a service's singleton work."""
 
-START_WAIT = 2.0
-"""Seconds :meth:`Leadership.start` waits for the work of a lease granted at once to start."""
-
 
 class Leadership:
     """This instance's side of its service's lease, and the work it runs while it holds it."""
@@ -138,11 +135,6 @@ class Leadership:
             except Exception:
                 log.warning("could not look at the lease's holder", exc_info=True)
         self._task = asyncio.create_task(self._loop(), name=f"leadership:{self.service}")
-        starting = self._starting
-        if starting is not None:  # a lone instance leads at once: its work has (most likely)
-            # started by the time start() returns; a start that takes longer (the controller's
-            # run recovery waiting on the supervisor, a bus that went away) goes on meanwhile.
-            await asyncio.wait({starting}, timeout=START_WAIT)
 
     async def stop(self, timeout: float) -> None:
         """Stop the work and release the lease (within ``timeout`` seconds)."""
@@ -303,8 +295,13 @@ class Leadership:
                 # Counted as running before it starts: a start cut short or failing half-way
                 # is still stopped (every work's stop tolerates a partial start).
                 self._running.append(named)
+                began = time.monotonic()
                 try:
                     await named.work.start()
+                    log.debug(
+                        "leader work started",
+                        extra={"work": named.name, "ms": round((time.monotonic() - began) * 1000)},
+                    )
                 except Exception:
                     log.exception("leader work %s did not start; the lease is given up", named.name)
                     self._start_failed = named.name

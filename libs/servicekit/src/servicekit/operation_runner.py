@@ -237,7 +237,7 @@ class OperationRunner:
 class OperationsSweep:
     """The leader's sweep (a ``LeaderWork``): fail the operations of instances gone from the bus.
     An instance is gone when it was missing from two rounds in a row (at the grant, before the
-    work counts as started, then :data:`SWEEP_CONFIRM` seconds later, then every ``every``
+    work starts, then :data:`SWEEP_CONFIRM` seconds later, then every ``every``
     seconds): one starting up (serving before it answers pings) or stopping (silent, its last
     handlers still running) is not failed on one look. Operations stamped with no instance
     (stored before replicas) are failed at the grant. A round in which this instance does not
@@ -252,9 +252,8 @@ class OperationsSweep:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """The first round now, then the others in a task."""
-        missing = await self._round(set())
-        self._task = asyncio.create_task(self._loop(missing), name="operations-sweep")
+        """Start the rounds (the first at once) in a task of their own."""
+        self._task = asyncio.create_task(self._loop(), name="operations-sweep")
 
     async def stop(self, timeout: float) -> None:
         """Stop the rounds (a round in hand is cancelled: its saves are one at a time)."""
@@ -263,7 +262,8 @@ class OperationsSweep:
             task.cancel()
             await asyncio.wait({task}, timeout=max(timeout, 0.05))
 
-    async def _loop(self, missing: set[str]) -> None:
+    async def _loop(self) -> None:
+        missing = await self._round(set())
         wait = SWEEP_CONFIRM
         while True:
             await asyncio.sleep(wait)
