@@ -49,6 +49,8 @@ async def probe(nc: Client, subject: str, request_id: str, sent: int) -> Probed:
         answers = await _held_answers(asking)
     if through_subject == "held" or any(answer.held for answer in answers):
         return "held"
+    if through_subject == "lost":  # the subject's own instance restarted without it
+        return "lost"
     if answers:
         return "lost" if all(a.started > sent for a in answers) else "unheld"
     return through_subject
