@@ -14,12 +14,16 @@ __all__ = [
     "HELD_HEADER",
     "INSTANCE_STARTED_HEADER",
     "PROBE_HEADER",
+    "REPLY_PREFIX",
     "REQUEST_ID_HEADER",
     "RequestContext",
     "deadline_header",
     "epoch_ms",
     "parse_deadline",
 ]
+
+REPLY_PREFIX: Final = "_INBOX"
+"""Replies go only to reply inboxes (``_INBOX.…`` or a user's ``_INBOX_<user>.…``)."""
 
 DEADLINE_HEADER: Final = "Clipyard-Deadline"
 """The request's absolute deadline, in epoch milliseconds (ARCHITECTURE §2)."""

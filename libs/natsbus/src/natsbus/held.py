@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from natsbus.context import HELD_HEADER, INSTANCE_STARTED_HEADER, PROBE_HEADER
+from natsbus.context import HELD_HEADER, INSTANCE_STARTED_HEADER, PROBE_HEADER, REPLY_PREFIX
 from natsbus.instances import gather_answers
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from nats.aio.subscription import Subscription
 
 __all__ = ["HeldAnswer", "ask_held", "held_subject", "serve_held"]
-
-REPLY_PREFIX = "_INBOX"
 
 
 def held_subject(service: str) -> str:

@@ -38,6 +38,7 @@ from natsbus.context import (
     HELD_HEADER,
     INSTANCE_STARTED_HEADER,
     PROBE_HEADER,
+    REPLY_PREFIX,
     REQUEST_ID_HEADER,
     RequestContext,
     epoch_ms,
@@ -51,9 +52,6 @@ from telemetry.spans import consumer_span
 __all__ = ["BusService", "Handler", "RequestContext"]
 
 logger = logging.getLogger(__name__)
-
-REPLY_PREFIX = "_INBOX"
-"""Replies go only to reply inboxes (``_INBOX.…`` or a user's ``_INBOX_<user>.…``)."""
 
 FLUSH_TIMEOUT = 5
 """Seconds an endpoint waits for the server to confirm its subscription."""

@@ -97,7 +97,6 @@ class Leadership:
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
         self._poke = asyncio.Event()
-        self._changed = asyncio.Event()
         self._unlisten: Callable[[], None] | None = None
 
     @property
@@ -153,12 +152,6 @@ class Leadership:
             if self._unlisten is not None:
                 self._unlisten()
                 self._unlisten = None
-
-    async def wait_changed(self, timeout: float) -> None:
-        """Wait until the lease is won or lost, ``timeout`` seconds at most (tests, status)."""
-        self._changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), timeout)
 
     async def take_over_from(
         self, record: LeaseRecord, alive: Callable[[str], Awaitable[bool]]
@@ -287,7 +280,6 @@ class Leadership:
         self._starting = asyncio.create_task(
             self._start_works(fence), name=f"leader-start:{self.service}"
         )
-        self._changed.set()
 
     async def _start_works(self, fence: Fence) -> None:
         with fenced(fence):
@@ -337,4 +329,3 @@ class Leadership:
                     await named.work.stop(share)
                 except Exception:
                     log.exception("leader work %s did not stop cleanly", named.name)
-        self._changed.set()

@@ -33,7 +33,7 @@ from servicekit.endpoints import register_common_endpoints
 from servicekit.health import health_stats
 from servicekit.instances import InstanceDirectory
 from servicekit.leadership import Leadership
-from servicekit.operation_runner import OperationRunner, OperationsSweep
+from servicekit.operation_runner import OperationRunner, sweep_operations
 from servicekit.outbox import published_contract
 from servicekit.settings import ServiceSettings
 from servicekit.shutdown import EXIT_RESERVE, TELEMETRY_SHARE, ShutdownBudget
@@ -189,7 +189,7 @@ def _singleton_work(
     # Every replica refuses an event that could never be published; only the leader publishes.
     app.publication_check = relay.check_publishable
     leadership.add("relay", relay)
-    leadership.add("operations sweep", OperationsSweep(operations, instances))
+    leadership.add_task("operations sweep", partial(sweep_operations, operations, instances))
     return leadership, relay, operations
 
 

@@ -30,6 +30,7 @@ from servicekit.operations import (
     OPERATIONS_CHECKED,
     Operation,
     OperationError,
+    RunningOperation,
     failure_details,
     running_since,
 )
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from natsbus import RequestContext
     from servicekit.instances import InstanceDirectory
 
-__all__ = ["REPLY_MARGIN", "OperationRunner", "OperationsSweep"]
+__all__ = ["REPLY_MARGIN", "OperationRunner", "sweep_operations"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -131,7 +132,7 @@ class OperationRunner:
 
     def fail_interrupted(self, live: Collection[str] = (), spared: Collection[str] = ()) -> int:
         """Record every operation left ``running`` by a stopped or crashed instance as failed
-        (store thread; the leader runs it: :func:`sweep_operations`).
+        (store thread; the leader runs it through :func:`sweep_operations`).
 
         Only operation events saved after the previous sweep's position are read. Operations of
         the ``live`` instances (their micro ids), and of those ``spared`` this round, are left
@@ -141,8 +142,31 @@ class OperationRunner:
         Returns:
             How many operations were failed.
         """
+        return self._fail_stranded(self._running(), live, spared)
+
+    def sweep_once(self, live: set[str], missing_before: set[str]) -> tuple[int, set[str]]:
+        """One sweep round in one store call and one scan: the instances of the running
+        operations missing from ``live`` now but not in the round before are spared (looked at
+        again next round); the others' operations are failed. Returns how many failed and who
+        was spared."""
+        scan = self._running()
+        missing = {op.instance for op in scan[1] if op.instance is not None} - live
+        spared = missing - missing_before
+        return self._fail_stranded(scan, live, spared), spared
+
+    def _running(self) -> tuple[int, list[RunningOperation], int]:
+        """The last sweep's position, the operations running since, and the last id read."""
         checked = self.app.recorder.max_tracking_id(OPERATIONS_CHECKED) or 0
         running, upto = running_since(self.app, checked)
+        return checked, running, upto
+
+    def _fail_stranded(
+        self,
+        scan: tuple[int, list[RunningOperation], int],
+        live: Collection[str],
+        spared: Collection[str],
+    ) -> int:
+        checked, running, upto = scan
         kept = [op for op in running if op.instance is not None and op.instance in {*live, *spared}]
         stranded = [op for op in running if op not in kept]
         with acting(system_cause(self.service, "service restarted while the work was running")):
@@ -161,16 +185,6 @@ class OperationRunner:
         if upto > checked:
             self.app.save_with_tracking(tracking=Tracking(OPERATIONS_CHECKED, upto))
         return len(stranded)
-
-    def sweep_once(self, live: set[str], missing_before: set[str]) -> tuple[int, set[str]]:
-        """One sweep round in one store call: the instances of the running operations missing
-        from ``live`` now but not in the round before are spared (looked at again next round);
-        the others' operations are failed. Returns how many failed and who was spared."""
-        checked = self.app.recorder.max_tracking_id(OPERATIONS_CHECKED) or 0
-        running, _ = running_since(self.app, checked)
-        missing = {op.instance for op in running if op.instance is not None} - live
-        spared = missing - missing_before
-        return self.fail_interrupted(live, spared), spared
 
     async def _run(self, operation_id: str, work: Callable[[str], Awaitable[T]]) -> T:
         try:
@@ -234,48 +248,26 @@ class OperationRunner:
         return operation.view()
 
 
-class OperationsSweep:
-    """The leader's sweep (a ``LeaderWork``): fail the operations of instances gone from the bus.
-    An instance is gone when it was missing from two rounds in a row (at the grant, before the
-    work starts, then :data:`SWEEP_CONFIRM` seconds later, then every ``every``
+async def sweep_operations(
+    runner: OperationRunner, instances: InstanceDirectory, *, every: float = SWEEP_EVERY
+) -> None:
+    """The leader's sweep (run as a task while the service's lease is held): fail the
+    operations of instances gone from the bus. An instance is gone when it was missing from two
+    rounds in a row (at the grant, :data:`SWEEP_CONFIRM` seconds later, then every ``every``
     seconds): one starting up (serving before it answers pings) or stopping (silent, its last
     handlers still running) is not failed on one look. Operations stamped with no instance
     (stored before replicas) are failed at the grant. A round in which this instance does not
     hear itself (the bus is down) fails nothing; a failed round is logged, the next one tries."""
-
-    def __init__(
-        self, runner: OperationRunner, instances: InstanceDirectory, *, every: float = SWEEP_EVERY
-    ) -> None:
-        self._runner = runner
-        self._instances = instances
-        self._every = every
-        self._task: asyncio.Task[None] | None = None
-
-    async def start(self) -> None:
-        """Start the rounds (the first at once) in a task of their own."""
-        self._task = asyncio.create_task(self._loop(), name="operations-sweep")
-
-    async def stop(self, timeout: float) -> None:
-        """Stop the rounds (a round in hand is cancelled: its saves are one at a time)."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.wait({task}, timeout=max(timeout, 0.05))
-
-    async def _loop(self) -> None:
-        missing = await self._round(set())
-        wait = SWEEP_CONFIRM
-        while True:
-            await asyncio.sleep(wait)
-            wait = self._every
-            missing = await self._round(missing)
-
-    async def _round(self, missing_before: set[str]) -> set[str]:
+    missing: set[str] = set()
+    wait = SWEEP_CONFIRM
+    while True:
         try:
-            return await _sweep_round(self._runner, self._instances, missing_before)
+            missing = await _sweep_round(runner, instances, missing)
         except Exception:
-            log.exception("operations sweep round failed", extra={"service": self._runner.service})
-            return set()
+            log.exception("operations sweep round failed", extra={"service": runner.service})
+            missing = set()
+        await asyncio.sleep(wait)
+        wait = every
 
 
 async def _sweep_round(

@@ -64,7 +64,7 @@ def make_register(settings: CredentialsSettings, keys: KeyRing) -> Register:
             seen = await runtime.store(sealer.rewrap, dry_run=True)
             if seen.unreadable:
                 raise VaultKeyMismatchError(seen.unreadable)
-            await runtime.store(app.open_vault, sealer, rewrap=False)
+            await runtime.store(app.open_vault, sealer, seen=seen)
         else:
             await runtime.store(app.open_vault, sealer)
         e = Endpoints(runtime, app, settings)

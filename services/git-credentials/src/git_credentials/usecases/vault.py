@@ -16,7 +16,7 @@ from git_credentials.domain import VaultError
 from git_credentials.readmodels import CredentialsReadModels
 
 if TYPE_CHECKING:
-    from git_credentials.adapters.sealing import SecretSealer
+    from git_credentials.adapters.sealing import RewrapReport, SecretSealer
 
 __all__ = ["VaultStart", "VaultUseCases"]
 
@@ -41,11 +41,13 @@ class VaultUseCases(CredentialsReadModels):
     sealer: SecretSealer | None = None
     """Set by :meth:`open_vault`; None in a replay's fresh instance (which needs no key)."""
 
-    def open_vault(self, sealer: SecretSealer, *, rewrap: bool = True) -> VaultStart:
-        """Use ``sealer``; rewrap rows of older master keys (unless ``rewrap`` is False: other
-        replicas run); destroy keys of deleted secrets."""
+    def open_vault(self, sealer: SecretSealer, *, seen: RewrapReport | None = None) -> VaultStart:
+        """Use ``sealer``; rewrap rows of older master keys (unless the caller already looked
+        without changing anything, ``seen``: other replicas run); destroy keys of deleted
+        secrets."""
         self.sealer = sealer
-        report = sealer.rewrap(dry_run=not rewrap)
+        rewrap = seen is None
+        report = sealer.rewrap() if seen is None else seen
         shredded = sum(
             sealer.destroy(secret_id)
             for secret_id in sorted(self.deleted_secrets & sealer.vault.secret_ids())
