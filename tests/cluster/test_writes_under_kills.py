@@ -1,5 +1,6 @@
-"""200 mixed writes spread over both gateways while api-gateway-2, the lease holder of
-heartbeat-controller, the lease holder of git-credentials and NATS node 2 are SIGKILLed in turn:
+"""200 mixed writes spread over both gateways while api-gateway-2, workspace-realizer-2 (a replica
+of its company-wide part: projects and issues), the lease holder of heartbeat-controller, the
+lease holder of git-credentials and NATS node 2 are SIGKILLed in turn:
 every acknowledged write is there (read through both gateways), no write is there twice,
 ``clipyard replay <service> --verify`` finds no difference on any replica, and WS_EVENTS holds
 every public event of every store exactly once, compared by notification id (issue 17). Each
@@ -58,11 +59,12 @@ pytestmark = pytest.mark.cluster
 WRITES = 200
 PHASE_NAMES = (
     "api-gateway-2",
+    "workspace-realizer-2 (company-wide)",
     "heartbeat-controller holder",
     "git-credentials holder",
     "NATS node 2",
 )
-"""What each phase kills; each gets a quarter of the writes."""
+"""What each phase kills; each gets a fifth of the writes."""
 WORKERS = 4
 PACE = 0.25
 """Seconds between the starts of one worker's writes: a phase's 50 writes take about 3 s."""
@@ -74,6 +76,8 @@ COMPANIES = 4
 KINDS = ("project", "issue", "secret", "agent") * 2 + ("company", "key")
 """The mix, in turn: 20 % each of projects, issues, secrets and agents, 10 % companies and keys."""
 REPLICATED = ("api-gateway", "heartbeat-controller", "git-credentials")
+REALIZERS = 3
+"""workspace-realizer-1 serves the host part, -2 and -3 the company-wide part."""
 
 STORES: dict[str, tuple[type[Any], Callable[[Any], Any]]] = {
     "gateway": (GatewayApplication, gateway_events),
@@ -291,6 +295,13 @@ async def _phase(
     return PhaseTiming(batch[0].phase, target, back - killed, time.monotonic() - began)
 
 
+def _indexes(service: str) -> tuple[int, ...]:
+    """The replica indexes of ``service`` in the cluster."""
+    if service == "workspace-realizer":
+        return tuple(range(1, REALIZERS + 1))
+    return (1, 2) if service in REPLICATED else (1,)
+
+
 async def _kill_holder(cluster: Cluster, service: str) -> tuple[int, str]:
     async def led() -> bool:
         return bool((await cluster.leader(service))[0])
@@ -500,9 +511,18 @@ async def test_writes_survive_killed_replicas_and_a_killed_nats_node(cluster: Cl
             await stack.restart("api-gateway", 2)
 
         timings.append(await _phase(batches[0], queue, kill_gateway, revive_gateway))
+
+        async def kill_realizer() -> str:
+            stack.kill("workspace-realizer", 2, signal.SIGKILL)
+            return "workspace-realizer-2"
+
+        async def revive_realizer() -> None:
+            await stack.restart("workspace-realizer", 2)
+
+        timings.append(await _phase(batches[1], queue, kill_realizer, revive_realizer))
         for service, batch in (
-            ("heartbeat-controller", batches[1]),
-            ("git-credentials", batches[2]),
+            ("heartbeat-controller", batches[2]),
+            ("git-credentials", batches[3]),
         ):
 
             async def kill_holder(s: str = service) -> str:
@@ -522,7 +542,7 @@ async def test_writes_survive_killed_replicas_and_a_killed_nats_node(cluster: Cl
             await stack.start_nats_node(2)
             await stack.wait_ready()
 
-        timings.append(await _phase(batches[3], queue, kill_nats, revive_nats))
+        timings.append(await _phase(batches[4], queue, kill_nats, revive_nats))
     finally:
         done.set()
         for worker in workers:
@@ -633,9 +653,9 @@ async def test_writes_survive_killed_replicas_and_a_killed_nats_node(cluster: Cl
         report = out.getvalue()
         assert code == 0, report
         assert "DIFFERENCES" not in report, report
-        if name in REPLICATED:
-            for index in (1, 2):
-                assert f"instance {name}-{index}:" in report, report
+        indexes = _indexes(name)
+        for index in indexes if len(indexes) > 1 else ():  # a lone instance is not named
+            assert f"instance {name}-{index}:" in report, report
         shown = [line for line in report.splitlines() if "read models:" not in line]
         print("  " + "\n  ".join(shown))
     after = await asyncio.gather(*(_replays_served(cluster.nc, n) for n in names))
@@ -643,7 +663,7 @@ async def test_writes_survive_killed_replicas_and_a_killed_nats_node(cluster: Cl
         # Each replica verified its own read models, asked on its own subject (a report labelled
         # with an instance but answered through the queue group may be another replica's).
         asked = {instance: new[instance] - old.get(instance, 0) for instance in new}
-        replicas = {f"{name}-{i}" for i in ((1, 2) if name in REPLICATED else (1,))}
+        replicas = {f"{name}-{i}" for i in _indexes(name)}
         assert asked == dict.fromkeys(replicas, 1), f"{name}: own-subject verifications {asked}"
     print(
         f"  replay --verify of every service: {time.monotonic() - replaying:.1f} s; "

@@ -81,8 +81,14 @@ def test_replicas_get_their_own_identity_login_dsn_and_only_their_secrets(tmp_pa
     replicas = build_replicas(caller, _settings(tmp_path))
     ids = {r.instance_id for r in replicas}
     replicated = ("api-gateway", "heartbeat-controller", "git-credentials")
-    single = ("workspace-realizer", "runtime-supervisor")
-    assert ids == {f"{s}-{i}" for s in replicated for i in (1, 2)} | {f"{s}-1" for s in single}
+    realizers = {f"workspace-realizer-{i}" for i in (1, 2, 3)}
+    assert ids == {f"{s}-{i}" for s in replicated for i in (1, 2)} | realizers | {
+        "runtime-supervisor-1"
+    }
+    parts = {r.instance_id: r.env.get("CLIPYARD_REALIZER_PART") for r in replicas}
+    # The host part is started first, alone; the company-wide part runs twice.
+    assert [parts[f"workspace-realizer-{i}"] for i in (1, 2, 3)] == ["host", "company", "company"]
+    assert {parts[i] for i in ids - realizers} == {None}
     for replica in replicas:
         env, token = replica.env, replica.launch.token
         assert env["CLIPYARD_INSTANCE_ID"] == replica.instance_id

@@ -1,9 +1,11 @@
 """The service replicas of ``clipyard cluster up``: how many of each, their environments, their
 start and how to tell they answer.
 
-Two replicas of api-gateway, heartbeat-controller and git-credentials; one workspace-realizer and
-one runtime-supervisor, which are host-bound today (they act on this host's files and processes
-under one node token, ``CLIPYARD_NODE_ID``). Each replica is ``python -m <module>``, like
+Two replicas of api-gateway, heartbeat-controller and git-credentials; three workspace-realizers,
+``workspace-realizer-1`` serving the host part (``CLIPYARD_REALIZER_PART=host``: it acts on this
+host's files under one node token, ``CLIPYARD_NODE_ID``) and the two others the company-wide part
+(``company``: projects, project workspaces, issues); one runtime-supervisor, host-bound (this
+host's processes). Each replica is ``python -m <module>``, like
 ``clipyard up`` starts a service, with :func:`clipyard_cli.stack.service_env`'s environment (its
 own NATS user and password, its own PostgreSQL role's DSN, the admin key for gateways only, the
 vault key for git-credentials only) plus: ``CLIPYARD_INSTANCE_ID=<service>-<i>``,
@@ -40,6 +42,7 @@ from natsbus.instances import ping_instances
 
 __all__ = [
     "HOST_BOUND",
+    "REALIZER_PARTS",
     "REPLICAS",
     "Replica",
     "ReplicaSettings",
@@ -50,16 +53,19 @@ __all__ = [
     "wait_replicas",
 ]
 
+REALIZER_PARTS: Final = ("host", "company", "company")
+"""``CLIPYARD_REALIZER_PART`` of workspace-realizer ``i`` (``[i - 1]``): the host part first (it
+is started alone, and creates the store's tables), then the company-wide part's replicas."""
 REPLICAS: Final[Mapping[ServiceToken, int]] = {
     "gateway": 2,
     "controller": 2,
     "credentials": 2,
-    "realizer": 1,
+    "realizer": len(REALIZER_PARTS),
     "supervisor": 1,
 }
 """Replicas per service token."""
-HOST_BOUND: Final = ("workspace-realizer", "runtime-supervisor")
-"""Services run once: they own this host's worktrees and processes (one node token)."""
+HOST_BOUND: Final = ("the workspace-realizer's host part", "runtime-supervisor")
+"""What runs once: it owns this host's worktrees and processes (one node token)."""
 _DROPPED: Final = ("CLIPYARD_POSTGRES_DSN", "CLIPYARD_INSTANCE_ID", "CLIPYARD_API_URL")
 """Settings of the caller's environment the cluster sets itself (prefixes)."""
 
@@ -146,6 +152,8 @@ def build_replicas(base: Mapping[str, str], settings: ReplicaSettings) -> list[R
             own = dict(env, CLIPYARD_INSTANCE_ID=f"{launch.name}-{index}")
             if launch.token == "gateway":
                 own["CLIPYARD_HTTP_PORT"] = str(settings.http_ports[index - 1])
+            if launch.token == "realizer":
+                own["CLIPYARD_REALIZER_PART"] = REALIZER_PARTS[index - 1]
             replicas.append(Replica(launch=launch, index=index, env=own))
     return replicas
 

@@ -45,7 +45,9 @@ def banner(cluster: ClusterStack, *, key_source: str) -> str:
     """What ``clipyard cluster up`` prints once everything answers."""
     home = cluster.home
     gateways = "   ".join(f"{url}/api" for url in cluster.gateway_urls)
-    replicated = ", ".join(f"{SERVICE_NAMES[t]} x{n}" for t, n in REPLICAS.items() if n > 1)
+    replicated = ", ".join(
+        f"{SERVICE_NAMES[t]} x{n}" for t, n in REPLICAS.items() if n > 1 and t != "realizer"
+    )
     return "\n".join(
         [
             f"Clipyard cluster is up (ready in {cluster.ready_after:.1f} s).",
@@ -57,8 +59,9 @@ def banner(cluster: ClusterStack, *, key_source: str) -> str:
             f"  PostgreSQL:  {cluster.postgres.shown_dsn}",
             "               (a role and schema per service; thrown away at stop, like the "
             "JetStream stores)",
-            f"  services:    {replicated}; one each of {' and '.join(HOST_BOUND)}",
-            "               (host-bound today: they own this host's worktrees and processes)",
+            f"  services:    {replicated}; the workspace-realizer's company-wide part "
+            f"x{REPLICAS['realizer'] - 1}; one each of {' and '.join(HOST_BOUND)}",
+            "               (host-bound: they own this host's worktrees and processes)",
             f"  home:        {home}   (logs in {home / 'logs'})",
             f"  CLI:         CLIPYARD_HOME={home} CLIPYARD_NATS_URL={','.join(cluster.nats_urls)} "
             'CLIPYARD_NATS_PASSWORD=<"cli" of passwords.json> clipyard status',

@@ -8,6 +8,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from contracts.errors import DetailedError, ErrorCode
+
 if TYPE_CHECKING:
     from nats.aio.client import Client as NATS
     from nats.js import JetStreamContext
@@ -74,3 +76,25 @@ class ServiceRuntime:
     async def store(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a synchronous store call on the store's thread (contextvars copied)."""
         return await self.executor.run(fn, *args, **kwargs)
+
+    async def store_fresh(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """:meth:`store`, read-your-writes across replicas: when ``fn`` answers ``not_found``,
+        read what other replicas saved that this one has not projected yet (its follower may be
+        a few milliseconds behind a write a client was just answered), and when there was any,
+        run ``fn`` again. A use case raises ``not_found`` before it saves, so the second run is
+        the only one that writes."""
+        try:
+            return await self.executor.run(fn, *args, **kwargs)
+        except DetailedError as error:
+            if error.code != ErrorCode.NOT_FOUND or not await self.executor.run(self._follow):
+                raise
+        return await self.executor.run(fn, *args, **kwargs)
+
+    def _follow(self) -> int:
+        """Project every notification other replicas saved so far (on the store's thread)."""
+        total = 0
+        while (count := self.app.follow_store()) > 0:
+            total += count
+            if count < self.app.projection_batch_size:
+                break
+        return total

@@ -1,7 +1,7 @@
 """Composition root and lifecycle of the workspace-realizer: reads the settings, builds the host
-ports, the orchestration context and the endpoint classes of both parts (the company-wide part's
-given the ports to the host part, docs/design/service-shape.md, the realizer's two parts), and hands them to
-``servicekit``."""
+ports, the orchestration context and the endpoint classes of the parts this process serves
+(``CLIPYARD_REALIZER_PART``: both, the company-wide part or the host part; docs/scale-out.md and
+docs/design/service-shape.md, the realizer's two parts), and hands them to ``servicekit``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from servicekit import ServiceRuntime, ServiceSpec, run_service
+from servicekit.leadership import Leadership
 from servicekit.routes import mount
 from workspace_realizer import __version__
 from workspace_realizer.adapters.agents_bus import BusAgentDirectory
@@ -20,6 +21,7 @@ from workspace_realizer.adapters.host import HostPorts, default_ports
 from workspace_realizer.adapters.supervisor_bus import supervisor_stopper
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.endpoints.host.audit import AuditEndpoints
+from workspace_realizer.endpoints.host.project_sources import ProjectSourceEndpoints
 from workspace_realizer.endpoints.host.workspaces import WorkspaceEndpoints
 from workspace_realizer.endpoints.issues import IssueEndpoints
 from workspace_realizer.endpoints.project_workspaces import ProjectWorkspaceEndpoints
@@ -35,18 +37,29 @@ from workspace_realizer.settings import SERVICE_NAME, RealizerSettings, load_rea
 if TYPE_CHECKING:
     from servicekit.routes import BusEndpoints
 
-__all__ = ["build_spec", "bus_ports", "endpoint_groups", "main", "make_register", "recovering"]
+__all__ = [
+    "build_spec",
+    "bus_ports",
+    "company_endpoints",
+    "host_endpoints",
+    "host_lease",
+    "main",
+    "make_register",
+    "recovering",
+]
 
 Register = Callable[[ServiceRuntime], Awaitable[None]]
 
 
-def recovering(register: Register) -> Register:
+def recovering(register: Register, settings: RealizerSettings | None = None) -> Register:
     """Wrap a ``register`` hook: first fail the archives a previous process left ``closing``
-    (no archive can be running yet in this one), then register the endpoints and the reaper."""
+    (no archive can be running yet in this one), then register the endpoints and the reaper.
+    Only a process serving the host part does (``settings``: None serves both parts)."""
 
     async def hook(runtime: ServiceRuntime) -> None:
-        app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
-        await runtime.store(fail_interrupted_archives, app, SERVICE_NAME)
+        if settings is None or settings.serves_host:
+            app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
+            await runtime.store(fail_interrupted_archives, app, SERVICE_NAME)
         await register(runtime)
 
     return hook
@@ -66,21 +79,44 @@ def bus_ports(runtime: ServiceRuntime) -> HostPorts:
     )
 
 
-def endpoint_groups(runtime: ServiceRuntime, realizer: Realizer) -> list[BusEndpoints]:
-    """The endpoint classes of both parts: the company-wide part's (projects, project
-    workspaces, issues) get the host part only through ports; the host part's (execution
-    workspaces, their operations) get the orchestration context."""
+def company_endpoints(runtime: ServiceRuntime) -> list[BusEndpoints]:
+    """The company-wide part's endpoint classes (projects, project workspaces but for their
+    creation and change, issues): the store and the bus, nothing of the host."""
     return [
         ProjectEndpoints(runtime),
-        ProjectWorkspaceEndpoints(runtime, InProcessCheckouts(realizer)),
-        IssueEndpoints(runtime, realizer.agents),
+        ProjectWorkspaceEndpoints(runtime),
+        IssueEndpoints(runtime, BusAgentDirectory(runtime.bus)),
+    ]
+
+
+def host_endpoints(runtime: ServiceRuntime, realizer: Realizer) -> list[BusEndpoints]:
+    """The host part's endpoint classes: project workspaces' creation and change (paths checked
+    and repositories cloned on this node), execution workspaces and their operations."""
+    return [
+        ProjectSourceEndpoints(runtime, InProcessCheckouts(realizer)),
         WorkspaceEndpoints(runtime, realizer),
         AuditEndpoints(runtime),
     ]
 
 
+def host_lease(runtime: ServiceRuntime) -> Leadership:
+    """The lease of this node's host part, ``host:<node>`` in the realizer's store: the host
+    part's singleton work (the reaper) runs on its holder, apart from the service's ``singleton``
+    lease, which any replica of either part may hold (the relay and the inboxes)."""
+    settings = runtime.settings
+    return Leadership(
+        runtime.app.lease_table,
+        service=SERVICE_NAME,
+        holder=settings.instance_id,
+        ttl=settings.lease_ttl,
+        lease=f"host:{settings.node_id}",
+        alive=runtime.instances.alive,
+    )
+
+
 def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Register:
-    """The ``register`` hook of the realizer's ``ServiceSpec``.
+    """The ``register`` hook of the realizer's ``ServiceSpec``: the endpoints of the parts
+    ``settings.part`` names, and the reaper where the host part runs.
 
     Args:
         settings: The realizer's settings.
@@ -89,6 +125,10 @@ def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Regist
     """
 
     async def register(runtime: ServiceRuntime) -> None:
+        groups = company_endpoints(runtime) if settings.serves_company else []
+        if not settings.serves_host:
+            await mount(runtime.service, *groups)
+            return
         app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
         realizer = Realizer(
             app=app,
@@ -101,9 +141,18 @@ def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Regist
             reaper_cooldown=settings.reaper_cooldown,
             agents=BusAgentDirectory(runtime.bus),
         )
-        await mount(runtime.service, *endpoint_groups(runtime, realizer))
-        # The reaper runs on the lease holder only (servicekit.leadership).
-        runtime.leadership.add("reaper", ReaperWork(realizer, interval=settings.reaper_interval))
+        await mount(runtime.service, *groups, *host_endpoints(runtime, realizer))
+        reaper = ReaperWork(realizer, interval=settings.reaper_interval)
+        if settings.serves_company:
+            # One process serves both parts: the reaper runs under the service's lease.
+            runtime.leadership.add("reaper", reaper)
+            return
+        # A host part beside company-wide replicas: the reaper runs under its node's lease.
+        leadership = host_lease(runtime)
+        leadership.add("reaper", reaper)
+        await leadership.start()
+        stop_within = max(1.0, runtime.settings.shutdown_timeout / 4)
+        runtime.exit_stack.push_async_callback(leadership.stop, stop_within)
 
     return register
 
@@ -121,7 +170,7 @@ def build_spec(
         version=__version__,
         application_class=WorkspaceRealizerApplication,
         to_contract=to_contract,
-        register=recovering(make_register(settings, ports)),
+        register=recovering(make_register(settings, ports), settings),
         upstreams={"gateway": gateway_inbox, "controller": controller_inbox},
         description=__doc__ or SERVICE_NAME,
     )

@@ -11,6 +11,7 @@ from datetime import timedelta
 from servicekit import ServiceSettings, SettingsError
 
 __all__ = [
+    "PARTS",
     "SERVICE_NAME",
     "RealizerSettings",
     "load_realizer_settings",
@@ -19,6 +20,11 @@ __all__ = [
 ]
 
 SERVICE_NAME = "workspace-realizer"
+
+PARTS = ("both", "company", "host")
+"""What a realizer process serves (``CLIPYARD_REALIZER_PART``, docs/scale-out.md): ``both`` (one
+process, the single-node stack), ``company`` (the company-wide part: any number of replicas) or
+``host`` (the host part: one per node)."""
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -52,6 +58,18 @@ class RealizerSettings:
     """``CLIPYARD_REAPER_INTERVAL``: seconds between reaper rounds (default 300)."""
     command_timeout: float = 600.0
     """``CLIPYARD_COMMAND_TIMEOUT``: seconds a provision, cleanup or teardown command may run."""
+    part: str = "both"
+    """``CLIPYARD_REALIZER_PART``: one of :data:`PARTS` (default ``both``)."""
+
+    @property
+    def serves_company(self) -> bool:
+        """Whether this process serves the company-wide part."""
+        return self.part in ("both", "company")
+
+    @property
+    def serves_host(self) -> bool:
+        """Whether this process serves the host part of its node."""
+        return self.part in ("both", "host")
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> ServiceSettings:
@@ -68,8 +86,16 @@ def load_realizer_settings(env: Mapping[str, str] | None = None) -> RealizerSett
     timeout = parse_duration(
         "CLIPYARD_COMMAND_TIMEOUT", source.get("CLIPYARD_COMMAND_TIMEOUT"), timedelta(seconds=600)
     )
+    part = (source.get("CLIPYARD_REALIZER_PART") or "both").strip().lower()
+    if part not in PARTS:
+        raise SettingsError(
+            f"CLIPYARD_REALIZER_PART={part!r} is not a part of the realizer; use both (one "
+            "process, the default), company (the company-wide part, any number of replicas) or "
+            "host (the host part, one per node)"
+        )
     return RealizerSettings(
         service=load_settings(env),
+        part=part,
         reaper_cooldown=parse_duration(
             "CLIPYARD_REAPER_COOLDOWN", source.get("CLIPYARD_REAPER_COOLDOWN"), timedelta(days=7)
         ),

@@ -61,9 +61,11 @@ class Endpoints(BusEndpoints):
 
     async def run(self, access: Access, fn: Callable[[Access], T], cause: Cause | None = None) -> T:
         """Run ``fn(access)`` on the store's thread for an access :meth:`allow` gave, stamping
-        ``cause`` (when given) on the events it saves."""
+        ``cause`` (when given) on the events it saves. A ``not_found`` is answered only once this
+        replica has read what the others saved (:meth:`ServiceRuntime.store_fresh`): a project
+        created through one replica is found at once through another."""
         with acting(cause) if cause is not None else contextlib.nullcontext():
-            result: T = await self.runtime.store(fn, access)
+            result: T = await self.runtime.store_fresh(fn, access)
         return result
 
     async def read(self, principal: Principal, resource: Resource, fn: Callable[[Access], T]) -> T:
