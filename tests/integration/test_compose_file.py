@@ -45,6 +45,7 @@ from servicekit import ServiceSettings
 from testkit.nats_cluster import ClusterNode, NatsCluster
 from testkit.nats_server import NatsServerError, nats_server_binary
 from testkit.procutil import free_port, parent_death_signal, stop_process, tail
+from workspace_realizer.settings import load_realizer_settings
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
@@ -54,6 +55,8 @@ SUBSTITUTION = re.compile(r"\$\{(\w+)(:?[-?][^}]*)?\}")
 NATS_NODES = sorted(n for n, s in SERVICES_BLOCK.items() if str(s.get("image")).startswith("nats:"))
 """The compose services running nats-server: the nodes of the NATS cluster."""
 ROUTES_VAR = "CLIPYARD_NATS_ROUTES"
+COMPANY_REALIZER = "workspace-realizer-company"
+"""The realizer's company-wide part, a compose service of its own (two replicas)."""
 """A node's routes to the others, login included, in its environment (deploy/nats/cluster.conf)."""
 
 
@@ -152,7 +155,14 @@ def routes(node: str) -> list[SplitResult]:
 
 def test_every_part_of_the_stack_is_a_compose_service() -> None:
     nats_nodes = {"nats-1", "nats-2", "nats-3"}  # the three nodes of one NATS cluster
-    expected = {*nats_nodes, "postgres", "otel-collector", "jaeger", *SERVICE_NAMES.values()}
+    expected = {
+        *nats_nodes,
+        "postgres",
+        "otel-collector",
+        "jaeger",
+        *SERVICE_NAMES.values(),
+        COMPANY_REALIZER,
+    }
     assert set(SERVICES_BLOCK) == expected
     assert set(NATS_NODES) == nats_nodes
 
@@ -223,12 +233,29 @@ def test_the_control_plane_runs_two_replicas_and_host_bound_services_one() -> No
         "workspace-realizer": 1,
         "runtime-supervisor": 1,
     }
+    assert SERVICES_BLOCK[COMPANY_REALIZER]["deploy"]["replicas"] == 2
     # Replicas share git-credentials' master key: compose refuses to start without it.
     key = str(SERVICES_BLOCK["git-credentials"]["environment"]["CLIPYARD_SECRET_KEY"])
     assert key.startswith("${CLIPYARD_SECRET_KEY:?")
     # No replica is pinned to an instance id: each gets <hostname>-<pid>-<hex> of its container.
     for name in SERVICE_NAMES.values():
         assert "CLIPYARD_INSTANCE_ID" not in SERVICES_BLOCK[name]["environment"]
+
+
+def test_the_realizers_company_wide_part_is_the_realizer_image_user_and_store() -> None:
+    host, company = SERVICES_BLOCK["workspace-realizer"], SERVICES_BLOCK[COMPANY_REALIZER]
+    assert host["environment"]["CLIPYARD_REALIZER_PART"] == "host"
+    assert company["environment"]["CLIPYARD_REALIZER_PART"] == "company"
+    assert company["build"] == host["build"]
+    same = ("CLIPYARD_NATS_USER", "CLIPYARD_NATS_PASSWORD", "CLIPYARD_POSTGRES_DSN")
+    assert {k: company["environment"][k] for k in same} == {k: host["environment"][k] for k in same}
+    # Both parts' settings accept what compose gives them.
+    for block in (host, company):
+        env = {k: substitute(str(v), generated_secrets()) for k, v in block["environment"].items()}
+        assert load_realizer_settings(env).part == block["environment"]["CLIPYARD_REALIZER_PART"]
+    # The company-wide part touches no host folder: not the worktrees.
+    worktrees = str(host["volumes"][0]).split(":")[0]
+    assert all(not str(v).startswith(f"{worktrees}:") for v in company["volumes"])
 
 
 def test_realizer_and_supervisor_share_the_worktrees_and_credentials_keep_their_own() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from servicekit.access import AccessDeniedError
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.domain.errors import (
     HostStepError,
@@ -204,6 +205,28 @@ async def test_refusals_before_any_host_work(
     with pytest.raises(InvalidInputError, match="inside the project checkout"):
         await realize(realizer, board, RealizeRequest(world.issue(board, project)))
     assert "ensure_worktree" not in git.names()
+
+
+async def test_a_worktree_parent_is_checked_again_on_the_host_that_makes_the_worktree(
+    realizer: Realizer, world: Any, git: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Saved where the path did not lead anywhere else yet (the company-wide part may run on
+    # another host): a symlink made later inside the allowed root points out of it.
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    allowed.mkdir()
+    outside.mkdir()
+    (tmp_path / "repo").mkdir()
+    monkeypatch.setenv("CLIPYARD_ALLOWED_ROOTS", f"{allowed}:{tmp_path / 'repo'}")
+    board = world.company()
+    strategy = {"type": "git_worktree", "worktreeParentDir": str(allowed / "trees")}
+    project = world.project(board, ISOLATED | {"workspaceStrategy": strategy})
+    world.checkout(board, project)
+    issue = world.issue(board, project)
+    (allowed / "trees").symlink_to(outside)
+    with pytest.raises(AccessDeniedError, match="worktreeParentDir"):
+        await realize(realizer, board, RealizeRequest(issue))
+    assert "ensure_worktree" not in git.names()
+    assert list(outside.iterdir()) == []
 
 
 async def test_a_repo_only_checkout_is_cloned_when_missing(

@@ -10,11 +10,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workspace_realizer.adapters.host_paths import check_worktree_parent_dir
 from workspace_realizer.domain.host.records import WorkspaceConfig, WorkspaceRealization
 from workspace_realizer.domain.policy import check_worktree_parent, render_branch, worktree_parent
 from workspace_realizer.orchestration.clone import checkout_root, remote_auth
 from workspace_realizer.orchestration.provision import provision_if, workspace_env
 from workspace_realizer.usecases.host.claims import check_unclaimed, path_recorded, worktree_lock
+
+WORKTREE_PARENT_STRATEGY = "workspaceStrategy.worktreeParentDir"
+"""The setting a worktree parent is refused under when a workspace is made."""
 
 if TYPE_CHECKING:
     from workspace_realizer.adapters.ports import BaseRef, WorktreeOutcome
@@ -98,6 +102,10 @@ async def create(ctx: Realizer, plan: RealizePlan, operation_id: str | None) -> 
         repo_root=root, configured=configured, auth=auth, sink=sink
     )
     branch = render_branch(strategy.branch_template, _template_values(plan, plan.base))
+    # Checked again here, on the host that makes the worktree (symlinks resolved here, the
+    # company's host access as it is now): where it was saved may be another host.
+    grant = await ctx.store(ctx.app.host_grant, plan.base.company_id)
+    check_worktree_parent_dir(strategy.worktree_parent_dir, grant, WORKTREE_PARENT_STRATEGY)
     parent = worktree_parent(strategy, home=ctx.home, project_workspace_id=plan.base.id)
     check_worktree_parent(parent, [Path(p) for p in plan.protected])
     async with ctx.locks.hold(worktree_lock(str(parent / branch))):
