@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final, TextIO
 
 from clipyard_cli.clusterprocs import DEFAULT_HTTP_PORT, DEFAULT_NATS_PORT, ClusterPorts
-from clipyard_cli.clusterservices import HOST_BOUND, REPLICAS
+from clipyard_cli.clusterservices import HOST_BOUND, REALIZER_PARTS, REPLICAS
 from clipyard_cli.clusterstack import ClusterStack
 from clipyard_cli.foreground import until_stopped
 from clipyard_cli.home import admin_key_path, passwords_path
@@ -60,7 +60,7 @@ def banner(cluster: ClusterStack, *, key_source: str) -> str:
             "               (a role and schema per service; thrown away at stop, like the "
             "JetStream stores)",
             f"  services:    {replicated}; the workspace-realizer's company-wide part "
-            f"x{REPLICAS['realizer'] - 1}; one each of {' and '.join(HOST_BOUND)}",
+            f"x{REALIZER_PARTS.count('company')}; one each of {' and '.join(HOST_BOUND)}",
             "               (host-bound: they own this host's worktrees and processes)",
             f"  home:        {home}   (logs in {home / 'logs'})",
             f"  CLI:         CLIPYARD_HOME={home} CLIPYARD_NATS_URL={','.join(cluster.nats_urls)} "

@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from eventstore import Inbox, OutboxRelay, StoreExecutor, StoreFollower, build_application
 from natsbus import BusClient, BusService, connect
@@ -37,7 +37,7 @@ from servicekit.operation_runner import OperationRunner, sweep_operations
 from servicekit.outbox import published_contract
 from servicekit.settings import ServiceSettings
 from servicekit.shutdown import EXIT_RESERVE, TELEMETRY_SHARE, ShutdownBudget
-from servicekit.spec import ServiceRuntime, ServiceSpec
+from servicekit.spec import InboxHandler, ServiceRuntime, ServiceSpec
 from servicekit.store_replies import service_error_mapper
 from telemetry import configure_telemetry, shutdown_telemetry
 from telemetry.logs import configure_logging
@@ -250,8 +250,21 @@ def _add_inboxes(runtime: ServiceRuntime) -> None:
     models follow them there."""
     app, js, executor = runtime.app, runtime.js, runtime.executor
     for upstream, handler in runtime.spec.upstreams.items():
-        inbox = Inbox(app, js, upstream=upstream, handler=partial(handler, app), executor=executor)
+        fresh = partial(_after_following, handler, app)
+        inbox = Inbox(app, js, upstream=upstream, handler=fresh, executor=executor)
         runtime.leadership.add(f"inbox:{upstream}", inbox)
+
+
+def _after_following(
+    handler: InboxHandler, app: ServiceApplication, event: Any, tracking: Any
+) -> None:
+    """``handler(app, event, tracking)`` once ``app`` has projected everything the store holds
+    (on the store's thread): the lease holder that reacts may not be the replica that saved what
+    the reaction looks up (an execution workspace the host part realized a moment ago), and its
+    follower may be a few milliseconds behind."""
+    while app.follow_store() >= app.projection_batch_size:
+        pass
+    handler(app, event, tracking)
 
 
 def _closer(hooks: AsyncExitStack) -> Callable[[float], Awaitable[None]]:

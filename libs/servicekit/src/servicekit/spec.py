@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from contracts.errors import DetailedError, ErrorCode
 
@@ -77,24 +77,37 @@ class ServiceRuntime:
         """Run a synchronous store call on the store's thread (contextvars copied)."""
         return await self.executor.run(fn, *args, **kwargs)
 
+    async def follow(self) -> None:
+        """Project what other replicas saved that this one has not yet, one batch per store
+        call (requests run in between), until nothing is left: what any replica committed
+        before this call is then in this replica's read models."""
+        batch = self.app.projection_batch_size
+        while await self.executor.run(self.app.follow_store, batch) >= batch:
+            pass
+
     async def store_fresh(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """:meth:`store`, read-your-writes across replicas: when ``fn`` answers ``not_found``,
-        read what other replicas saved that this one has not projected yet (its follower may be
-        a few milliseconds behind a write a client was just answered), and when there was any,
-        run ``fn`` again. A use case raises ``not_found`` before it saves, so the second run is
-        the only one that writes."""
-        try:
-            return await self.executor.run(fn, *args, **kwargs)
-        except DetailedError as error:
-            if error.code != ErrorCode.NOT_FOUND or not await self.executor.run(self._follow):
-                raise
-        return await self.executor.run(fn, *args, **kwargs)
+        read what other replicas saved (this one's follower may be a few milliseconds behind a
+        write a client was just answered), and when this replica's read models moved since
+        ``fn`` looked (by this call or its follower meanwhile), run ``fn`` again. Use cases raise
+        ``not_found`` before they save anything, so only the second run can write."""
 
-    def _follow(self) -> int:
-        """Project every notification other replicas saved so far (on the store's thread)."""
-        total = 0
-        while (count := self.app.follow_store()) > 0:
-            total += count
-            if count < self.app.projection_batch_size:
-                break
-        return total
+        def attempt() -> tuple[int, T | None, DetailedError | None]:
+            seen = self.app.projected_upto
+            try:
+                return seen, fn(*args, **kwargs), None
+            except DetailedError as error:
+                if error.code != ErrorCode.NOT_FOUND:
+                    raise
+                return seen, None, error
+
+        seen, result, missing = await self.executor.run(attempt)
+        if missing is None:
+            return cast("T", result)
+        try:
+            await self.follow()
+        except Exception:  # the store is unreachable now: the first answer stands
+            raise missing from None
+        if self.app.projected_upto == seen:
+            raise missing
+        return await self.executor.run(fn, *args, **kwargs)

@@ -11,7 +11,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from servicekit import ServiceRuntime, ServiceSpec, run_service
-from servicekit.leadership import Leadership
 from servicekit.routes import mount
 from workspace_realizer import __version__
 from workspace_realizer.adapters.agents_bus import BusAgentDirectory
@@ -29,6 +28,7 @@ from workspace_realizer.endpoints.projects import ProjectEndpoints
 from workspace_realizer.inbox import controller_inbox, gateway_inbox
 from workspace_realizer.orchestration.clone import InProcessCheckouts
 from workspace_realizer.orchestration.context import Realizer
+from workspace_realizer.orchestration.host_lease import host_lease, take_host_lease
 from workspace_realizer.orchestration.reaper import ReaperWork
 from workspace_realizer.orchestration.recovery import fail_interrupted_archives
 from workspace_realizer.publishing import to_contract
@@ -42,7 +42,6 @@ __all__ = [
     "bus_ports",
     "company_endpoints",
     "host_endpoints",
-    "host_lease",
     "main",
     "make_register",
     "recovering",
@@ -54,10 +53,11 @@ Register = Callable[[ServiceRuntime], Awaitable[None]]
 def recovering(register: Register, settings: RealizerSettings | None = None) -> Register:
     """Wrap a ``register`` hook: first fail the archives a previous process left ``closing``
     (no archive can be running yet in this one), then register the endpoints and the reaper.
-    Only a process serving the host part does (``settings``: None serves both parts)."""
+    Only a process serving both parts does here (``settings``: None serves both); a host part
+    beside company-wide replicas does under its node's lease (:func:`take_host_lease`)."""
 
     async def hook(runtime: ServiceRuntime) -> None:
-        if settings is None or settings.serves_host:
+        if settings is None or settings.part == "both":
             app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
             await runtime.store(fail_interrupted_archives, app, SERVICE_NAME)
         await register(runtime)
@@ -99,21 +99,6 @@ def host_endpoints(runtime: ServiceRuntime, realizer: Realizer) -> list[BusEndpo
     ]
 
 
-def host_lease(runtime: ServiceRuntime) -> Leadership:
-    """The lease of this node's host part, ``host:<node>`` in the realizer's store: the host
-    part's singleton work (the reaper) runs on its holder, apart from the service's ``singleton``
-    lease, which any replica of either part may hold (the relay and the inboxes)."""
-    settings = runtime.settings
-    return Leadership(
-        runtime.app.lease_table,
-        service=SERVICE_NAME,
-        holder=settings.instance_id,
-        ttl=settings.lease_ttl,
-        lease=f"host:{settings.node_id}",
-        alive=runtime.instances.alive,
-    )
-
-
 def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Register:
     """The ``register`` hook of the realizer's ``ServiceSpec``: the endpoints of the parts
     ``settings.part`` names, and the reaper where the host part runs.
@@ -141,18 +126,18 @@ def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Regist
             reaper_cooldown=settings.reaper_cooldown,
             agents=BusAgentDirectory(runtime.bus),
         )
-        await mount(runtime.service, *groups, *host_endpoints(runtime, realizer))
         reaper = ReaperWork(realizer, interval=settings.reaper_interval)
         if settings.serves_company:
             # One process serves both parts: the reaper runs under the service's lease.
             runtime.leadership.add("reaper", reaper)
-            return
-        # A host part beside company-wide replicas: the reaper runs under its node's lease.
-        leadership = host_lease(runtime)
-        leadership.add("reaper", reaper)
-        await leadership.start()
-        stop_within = max(1.0, runtime.settings.shutdown_timeout / 4)
-        runtime.exit_stack.push_async_callback(leadership.stop, stop_within)
+        else:
+            # A host part beside company-wide replicas: its node's lease first, then serve.
+            leadership = host_lease(runtime)
+            leadership.add("reaper", reaper)
+            stop_within = max(1.0, runtime.settings.shutdown_timeout / 4)
+            runtime.exit_stack.push_async_callback(leadership.stop, stop_within)
+            await take_host_lease(runtime, leadership)
+        await mount(runtime.service, *groups, *host_endpoints(runtime, realizer))
 
     return register
 

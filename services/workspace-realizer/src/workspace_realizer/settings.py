@@ -61,6 +61,14 @@ class RealizerSettings:
     part: str = "both"
     """``CLIPYARD_REALIZER_PART``: one of :data:`PARTS` (default ``both``)."""
 
+    def __post_init__(self) -> None:
+        if self.part not in PARTS:
+            raise SettingsError(
+                f"CLIPYARD_REALIZER_PART={self.part!r} is not a part of the realizer; use both "
+                "(one process, the default), company (the company-wide part, any number of "
+                "replicas) or host (the host part, one per node)"
+            )
+
     @property
     def serves_company(self) -> bool:
         """Whether this process serves the company-wide part."""
@@ -87,12 +95,6 @@ def load_realizer_settings(env: Mapping[str, str] | None = None) -> RealizerSett
         "CLIPYARD_COMMAND_TIMEOUT", source.get("CLIPYARD_COMMAND_TIMEOUT"), timedelta(seconds=600)
     )
     part = (source.get("CLIPYARD_REALIZER_PART") or "both").strip().lower()
-    if part not in PARTS:
-        raise SettingsError(
-            f"CLIPYARD_REALIZER_PART={part!r} is not a part of the realizer; use both (one "
-            "process, the default), company (the company-wide part, any number of replicas) or "
-            "host (the host part, one per node)"
-        )
     return RealizerSettings(
         service=load_settings(env),
         part=part,

@@ -28,6 +28,7 @@ from servicekit import ServiceRuntime, ServiceSettings, start_service
 from testkit.nats_server import start_nats_server
 from workspace_realizer.adapters.host import HostPorts, NoCredentials
 from workspace_realizer.app import build_spec
+from workspace_realizer.orchestration.host_lease import HostLeaseRefusedError
 from workspace_realizer.settings import RealizerSettings
 
 pytestmark = pytest.mark.integration
@@ -43,7 +44,7 @@ def own_nats(tmp_path: Path) -> Iterator[Any]:
     server.stop()
 
 
-Start = Callable[[str], Awaitable[ServiceRuntime]]
+Start = Callable[..., Awaitable[ServiceRuntime]]
 
 
 @pytest.fixture
@@ -56,12 +57,13 @@ async def start_part(
     )
     async with AsyncExitStack() as stack:
 
-        async def start(part: str) -> ServiceRuntime:
+        async def start(part: str, instance: str | None = None) -> ServiceRuntime:
             env = {
                 "CLIPYARD_HOME": str(tmp_path / "home"),
                 "CLIPYARD_NATS_URL": own_nats.url,
                 "CLIPYARD_STORE": "sqlite",
-                "CLIPYARD_INSTANCE_ID": f"realizer-{part}",
+                "CLIPYARD_INSTANCE_ID": instance or f"realizer-{part}",
+                "CLIPYARD_LEASE_TTL": "1",
             }
             service = ServiceSettings.from_env("workspace-realizer", env)
             settings = RealizerSettings(service=service, part=part, reaper_interval=3600)
@@ -146,5 +148,8 @@ async def test_each_part_serves_its_own_endpoints_from_one_store(
             await asyncio.sleep(0.05)
         assert await host_lease_holder() == "realizer-host"
         assert company.settings.instance_id == "realizer-company"
+        # A second host part of the same node is refused at start, saying why and what to do.
+        with pytest.raises(HostLeaseRefusedError, match="held by realizer-host.*one host part"):
+            await start_part("host", "realizer-host-2")
     finally:
         await nc.drain()

@@ -41,10 +41,14 @@ class CompanyCopy(ClipyardAggregate):
         return f"{self.issue_prefix}-{self.issue_counter}"
 
     def note_identifier(self, identifier: str) -> None:
-        """Keep the counter above an explicitly given identifier of this company's prefix."""
+        """Claim an explicitly given identifier, keeping the counter above it when it has this
+        company's prefix. Always an event: two replicas claiming identifiers of one company at
+        once conflict on this copy's version, so one is refused, never both saved."""
         prefix, _, number = identifier.rpartition("-")
         if prefix == self.issue_prefix and number.isdigit() and int(number) > self.issue_counter:
             self._number_allocated(number=int(number))
+        else:
+            self._identifier_claimed(identifier=identifier)
 
     @event("IssueNumberAllocated")
     def _number_allocated(self, number: int) -> None:
@@ -53,6 +57,11 @@ class CompanyCopy(ClipyardAggregate):
     def note_host_access(self, *, host_trusted: bool, allowed_roots: list[str]) -> None:
         """Keep what an admin let the company use of the host."""
         self._host_access_noted(host_trusted=host_trusted, allowed_roots=list(allowed_roots))
+
+    @event("IdentifierClaimed")
+    def _identifier_claimed(self, identifier: str) -> None:
+        """An explicit identifier that leaves the counter as it is (a lower number, another
+        prefix): recorded for the version it takes."""
 
     @event("HostAccessNoted")
     def _host_access_noted(self, *, host_trusted: bool, allowed_roots: list[str]) -> None:

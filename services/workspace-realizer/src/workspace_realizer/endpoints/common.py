@@ -76,8 +76,11 @@ class Endpoints(BusEndpoints):
         self, principal: Principal, resource: Resource, reason: str, fn: Callable[[Access], T]
     ) -> T:
         """:meth:`run` ``fn``, once writing ``resource`` is allowed to the principal's kind,
-        stamping ``principal`` and ``reason`` on the events it saves."""
+        stamping ``principal`` and ``reason`` on the events it saves. ``fn`` decides on read
+        models that first had what every replica (of either part) committed before the request
+        came: its checks never miss a write a client was already answered."""
         access = self.allow(principal, resource, Action.WRITE)
+        await self.runtime.follow()
         return await self.run(access, fn, cause_of(principal, reason))
 
     async def long(
@@ -96,6 +99,7 @@ class Endpoints(BusEndpoints):
         # ``access`` was allowed the endpoint's resource and action. ``visible`` refuses what
         # the principal may not see before any operation is recorded: a request for another
         # company's issue or workspace writes nothing (404); None when the caller checked.
+        await self.runtime.follow()  # as :meth:`write`: the work plans on current read models
         if visible is not None:
             await self.run(access, visible)
         with acting(cause_of(principal, kind)):

@@ -179,6 +179,11 @@ class IssueUseCases(Queries):
         return company
 
     def _identifier(self, company: CompanyCopy, given: str | None) -> str:
+        # ``company`` was loaded from the store: whatever claimed a number before it is read
+        # now (another replica's save included); whatever claims one after it conflicts on the
+        # copy's version when this save comes.
+        while self.follow_store() >= self.projection_batch_size:
+            pass
         if given:
             if (company.company_id, given) in self.identifiers:
                 raise IdentifierTakenError(
