@@ -7,6 +7,7 @@ host part, company-wide writes go on and host work answers 503 "retry"."""
 
 from __future__ import annotations
 
+import io
 import signal
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from clipyard_cli.status import run_status
 from tests.cluster.clusterutil import Cluster, bearer, board_key, new_company, retrying, until
 from tests.e2e.gitutil import make_repo
 
@@ -82,6 +84,17 @@ async def test_company_wide_replicas_and_the_host_part_share_one_store(
 
         await until(listed, 1.0, "a company-wide replica lists the new project workspace")
     project_id = project.json()["id"]
+
+    # clipyard status names the part's node lease and its holder, the host part.
+    env = {
+        "CLIPYARD_HOME": str(cluster.stack.home),
+        "CLIPYARD_NATS_URL": ",".join(cluster.stack.nats_urls),
+        "CLIPYARD_NATS_PASSWORD_CLI": cluster.stack.nats_passwords["cli"],
+    }
+    out = io.StringIO()
+    assert await run_status(env, out) == 0, out.getvalue()
+    rows = [line.split() for line in out.getvalue().splitlines()]
+    assert [REALIZER, "host:local", f"{REALIZER}-1"] in [row[:3] for row in rows], out.getvalue()
 
     # Either company-wide replica may die: projects and issues are still written, through
     # both gateways, and none is lost.

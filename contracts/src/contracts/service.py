@@ -104,6 +104,9 @@ class ReadModelHealth(Struct, frozen=True, kw_only=True):
     """The instance holding the lease when this one last looked."""
     lease_token: int | None = None
     """The lease's fencing token while this instance holds it."""
+    other_leases: dict[str, int] = msgspec.field(default_factory=dict)
+    """The service's other leases this instance holds now, name -> fencing token (the
+    realizer's host part holds ``host:<node>``)."""
 
 
 class GetOperation(Query, tag="service.get_operation.v1", frozen=True, kw_only=True):

@@ -15,7 +15,7 @@ import nats
 import pytest
 
 from clipyard_cli.bus import InstanceStatus, service_instances
-from clipyard_cli.status import format_leases, lease_of, run_status
+from clipyard_cli.status import format_leases, lease_of, leases_of, run_status
 from clipyard_cli.streamstatus import StreamReplica, StreamState, format_stream
 from contracts.service import ReadModelHealth
 from contracts.subjects import EVENT_STREAM
@@ -26,8 +26,15 @@ from servicekit import ServiceRuntime, ServiceSettings, ServiceSpec, start_servi
 REALIZER = "workspace-realizer"
 
 
-def _row(instance: str, role: str, leader: str | None, token: int | None = None) -> InstanceStatus:
+def _row(
+    instance: str,
+    role: str,
+    leader: str | None,
+    token: int | None = None,
+    others: dict[str, int] | None = None,
+) -> InstanceStatus:
     health = ReadModelHealth(
+        other_leases=others or {},
         projection_failures=0,
         notifications_projected=0,
         projected_upto=0,
@@ -57,6 +64,21 @@ def test_the_lease_is_held_by_the_instance_answering_as_leader() -> None:
     assert lines[0].split() == ["LEASE", "HELD", "BY", "TOKEN", "NOTE"]
     assert lines[1].split() == [REALIZER, "wr-2", "7"]
     assert len(lines) == 2
+
+
+def test_a_node_lease_is_shown_under_the_services_with_its_holder() -> None:
+    rows = [
+        _row("wr-1", "standby", "wr-2", others={"host:local": 3}),
+        _row("wr-2", "leader", "wr-2", 7),
+    ]
+    lines = format_leases(leases_of(REALIZER, rows)).splitlines()
+    assert lines[1].split() == [REALIZER, "wr-2", "7"]
+    assert lines[2].split() == [REALIZER, "host:local", "wr-1", "3"]
+    # Two instances saying they hold it: the newest token first, the other flagged.
+    rows.append(_row("wr-3", "standby", "wr-2", others={"host:local": 2}))
+    lines = format_leases(leases_of(REALIZER, rows)).splitlines()
+    assert lines[2].split()[:4] == [REALIZER, "host:local", "wr-1", "3"]
+    assert lines[2].endswith("! also claimed by wr-3")
 
 
 def test_a_leader_named_by_a_standby_but_not_answering_is_shown_as_such() -> None:

@@ -128,6 +128,7 @@ def test_health_rides_only_on_the_read_model_endpoint(caplog: pytest.LogCaptureF
         "role": "",
         "leader": None,
         "leaseToken": None,
+        "otherLeases": {},
     }
     # A rebuild counts afresh, and says so once at WARNING.
     with caplog.at_level(logging.WARNING, logger="eventstore.application"):

@@ -34,6 +34,7 @@ __all__ = [
     "format_services",
     "format_stream",
     "lease_of",
+    "leases_of",
     "run_status",
 ]
 
@@ -136,6 +137,21 @@ def lease_of(service: str, instances: Sequence[InstanceStatus]) -> Lease:
     return Lease(service, ", ".join(named), note=f"not answering (named by standby {seen})")
 
 
+def leases_of(service: str, instances: Sequence[InstanceStatus]) -> list[Lease]:
+    """``service``'s lease (:func:`lease_of`), then each other lease its instances say they
+    hold (``workspace-realizer host:local``), by name; two holders of one are flagged."""
+    rows = [lease_of(service, instances)]
+    held: dict[str, list[tuple[str, int]]] = {}
+    for row in instances:
+        for name, token in (row.health.other_leases if row.health else {}).items():
+            held.setdefault(name, []).append((row.instance, token))
+    for name, holders in sorted(held.items()):
+        (instance, token), *others = sorted(holders, key=lambda pair: -pair[1])
+        note = f"! also claimed by {', '.join(i for i, _ in others)}" if others else ""
+        rows.append(Lease(f"{service} {name}", instance, token, note=note))
+    return rows
+
+
 def _token(row: InstanceStatus) -> str:
     token = row.health.lease_token if row.health else None
     return "?" if token is None else str(token)
@@ -144,11 +160,12 @@ def _token(row: InstanceStatus) -> str:
 def format_leases(leases: Sequence[Lease]) -> str:
     """One line per service: the instance holding its lease, its fencing token, and what is off;
     a ``!`` line under the table for each service whose lease two instances claim."""
-    lines = [f"{'LEASE':<22}{'HELD BY':<24}{'TOKEN':>6}  NOTE".rstrip()]
+    width = max([22, *(len(lease.service) + 2 for lease in leases)])
+    lines = [f"{'LEASE':<{width}}{'HELD BY':<24}{'TOKEN':>6}  NOTE".rstrip()]
     for lease in leases:
         token = "-" if lease.token is None else str(lease.token)
         holder = _cell(lease.holder or "-", 24)
-        lines.append(f"{lease.service:<22}{holder}{token:>6}  {lease.note}".rstrip())
+        lines.append(f"{lease.service:<{width}}{holder}{token:>6}  {lease.note}".rstrip())
     lines.extend(lease.alarm for lease in leases if lease.alarm)
     return "\n".join(lines)
 
@@ -220,7 +237,8 @@ async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
     instances = dict(zip(names, found, strict=True))
     print(format_services(instances), file=out)
     print(file=out)
-    print(format_leases([lease_of(name, rows) for name, rows in instances.items()]), file=out)
+    leases = [lease for name, rows in instances.items() for lease in leases_of(name, rows)]
+    print(format_leases(leases), file=out)
     print(file=out)
     servers = [one.shown for one in parse_nats_urls(login.url)]
     shown = format_stream(server, url, state, servers=servers, external=nats_external(env))

@@ -17,6 +17,8 @@ import msgspec
 from contracts.service import READ_MODEL_HEALTH_ENDPOINT, ReadModelHealth
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from eventstore import ServiceApplication
     from servicekit.leadership import Leadership
 
@@ -24,11 +26,16 @@ __all__ = ["health_stats", "read_model_health"]
 
 
 def read_model_health(
-    app: ServiceApplication, leadership: Leadership | None = None
+    app: ServiceApplication,
+    leadership: Leadership | None = None,
+    others: Sequence[Leadership] = (),
 ) -> ReadModelHealth:
     """How ``app``'s read models stand now (plain counters: safe to read off the store thread),
-    and this instance's part in the service's lease."""
+    this instance's part in the service's lease, and the ``others`` leases it holds now."""
     return ReadModelHealth(
+        other_leases={
+            other.lease: other.fence.token for other in others if other.fence is not None
+        },
         projection_failures=app.projection_failures,
         notifications_projected=app.notifications_projected,
         projected_upto=app.projected_upto,
@@ -42,10 +49,13 @@ def read_model_health(
 
 
 def health_stats(
-    app: ServiceApplication, endpoint: str, leadership: Leadership | None = None
+    app: ServiceApplication,
+    endpoint: str,
+    leadership: Leadership | None = None,
+    others: Sequence[Leadership] = (),
 ) -> object:
     """The ``$SRV.STATS`` ``data`` of ``endpoint``: the read models' health (and the instance's
     lease role) on :data:`~contracts.service.READ_MODEL_HEALTH_ENDPOINT`, none on the others."""
     if endpoint != READ_MODEL_HEALTH_ENDPOINT:
         return None
-    return msgspec.to_builtins(read_model_health(app, leadership))
+    return msgspec.to_builtins(read_model_health(app, leadership, others))

@@ -107,6 +107,7 @@ async def start_service(
     leadership, relay, operations = _singleton_work(spec, settings, app, executor, js, instances)
     budget.push(stack, "singleton work", leadership.stop, weight=2.0)
 
+    other_leases: list[Leadership] = []  # a service's leases besides its own (status shows them)
     hooks = AsyncExitStack()
     # Silent until every endpoint is registered: a ping answered means the service is up.
     service = await BusService.start(
@@ -116,7 +117,7 @@ async def start_service(
         description=spec.description or spec.name,
         metadata={INSTANCE_METADATA: settings.instance_id, "node": settings.node_id},
         announce=False,
-        stats=partial(health_stats, app, leadership=leadership),
+        stats=partial(health_stats, app, leadership=leadership, others=other_leases),
         error_mapper=service_error_mapper,
     )
     # Operations name the process that runs them (its micro id, new at every start), so that a
@@ -134,6 +135,7 @@ async def start_service(
         relay=relay,
         operations=operations,
         leadership=leadership,
+        other_leases=other_leases,
         instances=instances,
         quit=quit_event,
         exit_stack=hooks,

@@ -62,6 +62,9 @@ class ServiceRuntime:
     relay: OutboxRelay
     operations: OperationRunner
     leadership: Leadership
+    other_leases: list[Leadership]
+    """The service's leases besides ``leadership``'s that this instance takes part in (the
+    realizer's host part adds ``host:<node>``): ``clipyard status`` shows who holds them."""
     instances: InstanceDirectory
     """The live instances of this service on the bus (their ids)."""
     """This instance's side of the service's lease: ``leadership.add(...)`` / ``add_task(...)``

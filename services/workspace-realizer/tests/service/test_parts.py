@@ -149,7 +149,7 @@ async def test_each_part_serves_its_own_endpoints_from_one_store(
         assert await host_lease_holder() == "realizer-host"
         assert company.settings.instance_id == "realizer-company"
         # A second host part of the same node is refused at start, saying why and what to do.
-        with pytest.raises(HostLeaseRefusedError, match="held by realizer-host.*one host part"):
+        with pytest.raises(HostLeaseRefusedError, match=r"held by realizer-host.*one host part"):
             await start_part("host", "realizer-host-2")
     finally:
         await nc.drain()
