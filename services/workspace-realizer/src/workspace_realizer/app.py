@@ -59,7 +59,9 @@ def recovering(register: Register, settings: RealizerSettings | None = None) -> 
     async def hook(runtime: ServiceRuntime) -> None:
         if settings is None or settings.part == "both":
             app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
-            await runtime.store(fail_interrupted_archives, app, SERVICE_NAME)
+            await runtime.store(
+                fail_interrupted_archives, app, SERVICE_NAME, runtime.settings.node_id
+            )
         await register(runtime)
 
     return hook

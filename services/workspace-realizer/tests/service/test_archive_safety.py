@@ -144,13 +144,22 @@ async def test_the_service_start_fails_archives_left_closing(
     async def register(runtime: Any) -> None:
         registered.append(runtime.app.workspaces[done.workspace_id].status)
 
-    runtime = type("Runtime", (), {"app": realizer.app, "store": staticmethod(executor.run)})()
+    settings = type("Settings", (), {"node_id": "local"})()
+    runtime = type(
+        "Runtime",
+        (),
+        {"app": realizer.app, "store": staticmethod(executor.run), "settings": settings},
+    )()
     await recovering(register)(runtime)
     ws = realizer.app.workspaces[done.workspace_id]
     assert (ws.status, ws.closing, ws.cleanup_reason) == ("cleanup_failed", False, "interrupted")
     assert registered == ["cleanup_failed"]  # failed before the endpoints and the reaper start
     assert realizer.app.workspaces[other.workspace_id].status == "active"
     assert fail_interrupted_archives(realizer.app, "workspace-realizer") == []
+    # Another node's archive left closing is that node's to fail, not this one's.
+    assert realizer.app.start_archive(other.workspace_id, trigger="manual") == 1
+    assert fail_interrupted_archives(realizer.app, "workspace-realizer", "nodeb") == []
+    assert realizer.app.workspaces[other.workspace_id].closing
     realizer.app.update_issue(board, issue, {"status": "done"})
     await archive(realizer, board, done.workspace_id)
     assert realizer.app.workspaces[done.workspace_id].status == "archived"

@@ -95,3 +95,17 @@ async def test_a_failed_cleanup_is_retried(
     git.keep_dir_on_remove = False
     assert (await reap_once(realizer)) == {"archived": [workspace]}
     assert (await reap_once(realizer)) == {}
+
+
+async def test_a_nodes_reaper_leaves_other_nodes_workspaces_alone(
+    realizer: Realizer, setup: dict[str, Any], git: Any
+) -> None:
+    realizer.reaper_cooldown = timedelta(0)
+    realizer.node_id = "nodeb"
+    _, on_b = await workspace_for(realizer, setup, title="on node b")
+    realizer.node_id = "local"
+    _, here = await workspace_for(realizer, setup, title="here")
+    report = await reap_once(realizer)
+    assert report["archived"] == [here]
+    assert all(on_b not in ids for ids in report.values())
+    assert realizer.app.workspaces[on_b].status != "archived"

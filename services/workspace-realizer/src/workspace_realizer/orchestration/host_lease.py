@@ -62,4 +62,4 @@ async def take_host_lease(runtime: ServiceRuntime, leadership: Leadership) -> No
         await asyncio.sleep(0.05)
     app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
     with fenced(leadership.fence):
-        await runtime.store(fail_interrupted_archives, app, SERVICE_NAME)
+        await runtime.store(fail_interrupted_archives, app, SERVICE_NAME, runtime.settings.node_id)

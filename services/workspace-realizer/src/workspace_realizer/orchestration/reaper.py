@@ -42,12 +42,13 @@ class Candidate:
 
 
 def candidates(
-    app: WorkspaceRealizerApplication, now: datetime, cooldown: timedelta
+    app: WorkspaceRealizerApplication, now: datetime, cooldown: timedelta, node: str = "local"
 ) -> list[Candidate]:
-    """The workspaces the reaper looks at this round, from the stored facts (store thread)."""
+    """The workspaces of ``node`` the reaper looks at this round, from the stored facts (store
+    thread): a node's reaper never archives another node's workspaces."""
     found = []
     for ws in app.workspaces.values():
-        if ws.closing or ws.status == "archived":
+        if ws.closing or ws.status == "archived" or ws.node_id != node:
             continue
         source = app.issues.get(ws.source_issue_id)
         if source is not None and not source.deleted and not source.terminal:
@@ -85,7 +86,7 @@ async def reap_once(ctx: Realizer) -> dict[str, list[str]]:
     ``skipped*``, ``failed``)."""
     now = await ctx.store(ctx.app.stamp)
     report: dict[str, list[str]] = defaultdict(list)
-    for candidate in await ctx.store(candidates, ctx.app, now, ctx.reaper_cooldown):
+    for candidate in await ctx.store(candidates, ctx.app, now, ctx.reaper_cooldown, ctx.node_id):
         if candidate.skip is not None:
             report[candidate.skip].append(candidate.workspace_id)
             continue

@@ -19,18 +19,24 @@ __all__ = ["fail_interrupted_archives"]
 log = logging.getLogger(__name__)
 
 
-def fail_interrupted_archives(app: WorkspaceRealizerApplication, service: str) -> list[str]:
-    """Record ``CleanupFailed`` for every workspace left closing (store thread; call at start only).
+def fail_interrupted_archives(
+    app: WorkspaceRealizerApplication, service: str, node: str = "local"
+) -> list[str]:
+    """Record ``CleanupFailed`` for every workspace of ``node`` left closing (store thread; call
+    at start only, by that node's host part: another node's archives are that node's).
 
     Args:
         app: The realizer's application.
         service: The acting service's name (the system actor).
+        node: This host part's node id (``CLIPYARD_NODE_ID``).
 
     Returns:
         The ids of the workspaces failed.
     """
     closing = [
-        (str(ws.id), ws.lifecycle_generation) for ws in app.workspaces.values() if ws.closing
+        (str(ws.id), ws.lifecycle_generation)
+        for ws in app.workspaces.values()
+        if ws.closing and ws.node_id == node
     ]
     failed = []
     with acting(system_cause(service, "an archive was interrupted by a restart")):
