@@ -861,3 +861,36 @@ async def test_replicas_answer_and_the_cli_asks_their_own_replay_and_held_subjec
     await asyncio.sleep(SETTLE)
     assert own.violations() == [], own.errors
     assert cli.violations() == [], cli.errors
+
+
+async def test_only_the_supervisor_serves_the_node_registry_and_the_cli_may_list_it(
+    connect: OpenAs,
+) -> None:
+    supervisor = await connect("supervisor")
+
+    async def answer(msg: Msg) -> None:
+        await msg.respond(b'{"kind":"ok","result":[]}')
+
+    await supervisor.nc.subscribe("ws.qry.node.list", queue="q", cb=answer)
+    await supervisor.nc.subscribe("ws.qry.node.info.nodea", queue="q", cb=answer)
+    await supervisor.nc.flush()
+    # Another node's supervisor asks this one; the gateway and the CLI list them.
+    for user, subject in (
+        ("supervisor", "ws.qry.node.info.nodea"),
+        ("gateway", "ws.qry.node.list"),
+        ("cli", "ws.qry.node.list"),
+    ):
+        asker = await connect(user)
+        reply = await asker.nc.request(subject, b"{}", timeout=2)
+        assert reply.data == b'{"kind":"ok","result":[]}', (user, subject)
+    assert supervisor.violations() == []
+    # No other service may answer for a node, and the CLI may not ask a node directly.
+    realizer = await connect("realizer")
+    await realizer.nc.subscribe("ws.qry.node.list", queue="q")
+    await realizer.nc.flush()
+    cli = await connect("cli")
+    await cli.nc.publish("ws.qry.node.info.nodea", b"{}")
+    await cli.nc.flush()
+    await asyncio.sleep(SETTLE)
+    assert len(realizer.violations()) == 1, realizer.errors
+    assert len(cli.violations()) == 1, cli.errors

@@ -109,6 +109,7 @@ ROUTE_TABLE: dict[str, tuple[Resource, Action]] = {
     "listRuns": (R.RUN, A.READ),
     "cancelRun": (R.RUN, A.CONTROL),
     "getRuntimeHealth": (R.ADAPTER_SLOTS, A.READ),
+    "listNodes": (R.NODE, A.READ),
 }
 """The route table of ARCHITECTURE §5.1 (by operation id): what each route acts on."""
 

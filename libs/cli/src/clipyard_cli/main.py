@@ -16,6 +16,7 @@ from clipyard_cli.compose import run_compose_env
 from clipyard_cli.down import run_down
 from clipyard_cli.events import run_tail
 from clipyard_cli.home import HomeError
+from clipyard_cli.nodes import run_nodes
 from clipyard_cli.replay import run_replay
 from clipyard_cli.run import run_service
 from clipyard_cli.status import run_status
@@ -51,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands.add_parser("down", help="stop the stack `clipyard up` runs with this CLIPYARD_HOME")
     commands.add_parser("status", help="ping every service; show the event stream")
+    nodes = commands.add_parser("nodes", help="the worker nodes: state, parts, capacity")
+    nodes.add_argument("--json", action="store_true", help="print them as JSON")
 
     events = commands.add_parser("events", help="read the event stream")
     event_commands = events.add_subparsers(dest="events_command", required=True, metavar="ACTION")
@@ -147,6 +150,8 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
             return run_down(env)
         case "status":
             return asyncio.run(run_status(env))
+        case "nodes":
+            return asyncio.run(run_nodes(env, as_json=args.json))
         case "events":
             return asyncio.run(
                 run_tail(

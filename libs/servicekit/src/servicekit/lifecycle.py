@@ -115,7 +115,11 @@ async def start_service(
         name=spec.name,
         version=spec.version,
         description=spec.description or spec.name,
-        metadata={INSTANCE_METADATA: settings.instance_id, "node": settings.node_id},
+        metadata={
+            **spec.metadata,
+            INSTANCE_METADATA: settings.instance_id,
+            "node": settings.node_id,
+        },
         announce=False,
         stats=partial(health_stats, app, leadership=leadership, others=other_leases),
         error_mapper=service_error_mapper,

@@ -50,6 +50,7 @@ class Resource(StrEnum):
     OPERATION = "operation"
     EVENT_STREAM = "event_stream"
     ADAPTER_SLOTS = "adapter_slots"
+    NODE = "node"
 
 
 class Action(StrEnum):
@@ -119,6 +120,7 @@ POLICY: Final[dict[tuple[ActorKind, Resource, Action], Reach]] = {
             Resource.AGENT: {_R: Reach.ALL, _W: Reach.ALL},
             Resource.OPERATION: {_R: Reach.ALL},
             Resource.EVENT_STREAM: {_R: Reach.ALL},
+            Resource.NODE: {_R: Reach.ALL},
         },
     ),
     **_rows(ActorKind.BOARD_KEY, _BOARD),

@@ -45,6 +45,9 @@ class ServiceSpec:
     register: Callable[[ServiceRuntime], Awaitable[None]] | None = None
     upstreams: Mapping[ServiceToken, InboxHandler] = field(default_factory=dict)
     description: str = ""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    """More micro metadata for each instance's ping and info (beside ``instance`` and ``node``;
+    the realizer says which ``part`` it serves)."""
 
 
 @dataclass(kw_only=True)

@@ -16,6 +16,7 @@ from runtime_supervisor.endpoints import (
     SlotEndpoints,
     StopEndpoints,
 )
+from runtime_supervisor.endpoints.nodes import NodeEndpoints
 from runtime_supervisor.inbox import (
     RunFinishedHandOver,
     RunFinishedHook,
@@ -24,8 +25,9 @@ from runtime_supervisor.inbox import (
     realizer_inbox,
 )
 from runtime_supervisor.orchestration.adoption import adopt_all
-from runtime_supervisor.orchestration.context import Supervisor
+from runtime_supervisor.orchestration.context import Supervisor, as_system
 from runtime_supervisor.orchestration.egress import watch_egress
+from runtime_supervisor.orchestration.nodes import NodeDirectory
 from runtime_supervisor.orchestration.runs import run_finished_hook
 from runtime_supervisor.orchestration.slots.runtime import SlotRuntime
 from runtime_supervisor.publishing import to_contract
@@ -82,6 +84,17 @@ def make_register(
             await sup.close(_CLOSE_SHARE)
 
         runtime.exit_stack.push_async_callback(close)
+        # One supervisor per node: refused before it adopts anything of the node.
+        nodes = NodeDirectory(runtime, settings, __version__)
+        nodes.refuse_duplicate(runtime.instances.at_start)
+        with as_system("the node's supervisor started"):
+            await runtime.store(
+                app.register_node,
+                runtime.settings.node_id,
+                instance=runtime.settings.instance_id,
+                version=__version__,
+                capacity=nodes.own_info().capacity,
+            )
         try:
             await adopt_all(sup)
         finally:
@@ -97,6 +110,7 @@ def make_register(
             StopEndpoints(runtime, sup),
             AuditEndpoints(runtime, sup),
             ContainedEndpoints(runtime, sup),
+            NodeEndpoints(runtime, sup, nodes),
         )
 
     return register

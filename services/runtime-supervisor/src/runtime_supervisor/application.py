@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from runtime_supervisor.usecases.copies import CopyUseCases
 from runtime_supervisor.usecases.egress import EgressUseCases
+from runtime_supervisor.usecases.nodes import NodeUseCases
 from runtime_supervisor.usecases.operations import OperationUseCases
 from runtime_supervisor.usecases.runtimes import RuntimeUseCases
 from runtime_supervisor.usecases.slots import SlotUseCases
@@ -18,8 +19,8 @@ __all__ = ["RuntimeSupervisorApplication"]
 
 
 class RuntimeSupervisorApplication(
-    CopyUseCases, RuntimeUseCases, OperationUseCases, SlotUseCases, EgressUseCases
+    CopyUseCases, RuntimeUseCases, OperationUseCases, SlotUseCases, EgressUseCases, NodeUseCases
 ):
     """Runtime services, target runtimes, the supervisor's workspace operations, what the
-    workspaces reached outside, and its copies of the realizer's and the controller's facts;
+    workspaces reached outside, the worker nodes, and its copies of the realizer's and the controller's facts;
     the only writer of the supervisor's store."""

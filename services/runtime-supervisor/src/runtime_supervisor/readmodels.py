@@ -25,6 +25,7 @@ from runtime_supervisor.domain import (
     WorkspaceRuntime,
 )
 from runtime_supervisor.domain.configs_seen import CONFIG_FIELDS, config_fingerprint
+from runtime_supervisor.domain.nodes import WorkerNode
 
 __all__ = ["SupervisorReadModels"]
 
@@ -35,6 +36,7 @@ _OWN_EVENTS = (
     SupervisorOperation.Event,
     AdapterSlot.Event,
     EgressSeen.Event,
+    WorkerNode.Event,
 )
 
 
@@ -70,6 +72,8 @@ class SupervisorReadModels(ServiceApplication):
     """Target key -> ids of its egress records, oldest first."""
     copies_seen: int
     """How many copy events were applied (it moves whenever a copy does)."""
+    nodes: dict[str, WorkerNode]
+    """Node id -> the worker node as its supervisor last registered it."""
     _objects: dict[UUID, Any]
     _leases: dict[str, frozenset[str]]
     _issue_workspace: dict[str, str]
@@ -91,6 +95,7 @@ class SupervisorReadModels(ServiceApplication):
         self.egress = {}
         self.egress_by_target = {}
         self.copies_seen = 0
+        self.nodes = {}
         self._objects = {}
         self._leases = {}
         self._issue_workspace = {}
@@ -131,6 +136,8 @@ class SupervisorReadModels(ServiceApplication):
         elif isinstance(aggregate, AdapterSlot):
             self.slots[key] = aggregate
             self.slots_by_run[aggregate.run_id] = key
+        elif isinstance(aggregate, WorkerNode):
+            self.nodes[aggregate.node_id] = aggregate
         elif isinstance(aggregate, EgressSeen):
             self.egress[key] = aggregate
             if created and aggregate.target_key:
@@ -194,6 +201,7 @@ class SupervisorReadModels(ServiceApplication):
             "egress": {key: aggregate_state(e) for key, e in self.egress.items()},
             "egress_by_target": {k: list(v) for k, v in self.egress_by_target.items()},
             "issues_by_workspace": {k: sorted(v) for k, v in self.issues_by_workspace.items()},
+            "nodes": {key: aggregate_state(n) for key, n in self.nodes.items()},
             "configs_seen": {
                 f"{kind}:{key}": sorted(seen.decode() for seen in fingerprints)
                 for (kind, key), fingerprints in self.configs_seen.items()

@@ -161,6 +161,7 @@ def build_spec(
         register=recovering(make_register(settings, ports), settings),
         upstreams={"gateway": gateway_inbox, "controller": controller_inbox},
         description=__doc__ or SERVICE_NAME,
+        metadata={"part": settings.part},
     )
 
 

@@ -10,6 +10,7 @@ from api_gateway.controllers.execution_workspaces import ExecutionWorkspaceContr
 from api_gateway.controllers.health import HealthController
 from api_gateway.controllers.heartbeat_context import HeartbeatContextController
 from api_gateway.controllers.issues import IssueController
+from api_gateway.controllers.nodes import NodeController
 from api_gateway.controllers.operations import OperationController
 from api_gateway.controllers.project_workspaces import ProjectWorkspaceController
 from api_gateway.controllers.projects import ProjectController
@@ -38,4 +39,5 @@ CONTROLLERS = (
     AgentController,
     RunController,
     HeartbeatContextController,
+    NodeController,
 )

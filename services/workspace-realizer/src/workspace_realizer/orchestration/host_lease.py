@@ -1,8 +1,8 @@
-"""The lease of a node's host part, ``host:<node>`` in the realizer's store (docs/scale-out.md
-§7): one host part per node. A host part beside company-wide replicas takes it before it serves
-anything, fails the archives its predecessor left half done under the lease's fence, and runs its
-reaper while it holds it; a second host part of the same node finds it held by a live instance and
-refuses to start."""
+"""The lease of a node's host part, ``host:<node>`` in the realizer's store: one host part per
+node (docs/scale-out.md, "The workspace-realizer's two parts"). A host part beside company-wide
+replicas takes it before it serves anything, fails the archives its predecessor left half done
+under the lease's fence, and runs its reaper while it holds it; a second host part of the same
+node finds it held by a live instance and refuses to start."""
 
 from __future__ import annotations
 

@@ -1,0 +1,48 @@
+"""Endpoints of the worker-node registry: the list (``ws.qry.node.list``, any supervisor; the
+admin key, ARCHITECTURE §5.1) and this node's own account (``ws.qry.node.info.<node>``, asked by
+the other supervisors)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from contracts.nodes import NODE_LIST, GetNodeInfo, ListNodes, NodeInfo, NodeView, node_info
+from runtime_supervisor.endpoints.common import SupervisorEndpoints
+from servicekit.access import Access, Action, Resource
+from servicekit.routes import Route
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from natsbus import RequestContext
+    from runtime_supervisor.orchestration.context import Supervisor
+    from runtime_supervisor.orchestration.nodes import NodeDirectory
+    from servicekit import ServiceRuntime
+
+__all__ = ["NodeEndpoints"]
+
+
+class NodeEndpoints(SupervisorEndpoints):
+    """The node list and this node's info."""
+
+    def __init__(self, runtime: ServiceRuntime, sup: Supervisor, nodes: NodeDirectory) -> None:
+        super().__init__(runtime, sup)
+        self.nodes = nodes
+
+    def routes(self) -> Sequence[Route]:
+        return (
+            Route("node_list", NODE_LIST, self.list, ListNodes),
+            Route("node_info", node_info(self.node), self.info, GetNodeInfo),
+        )
+
+    async def list(self, q: ListNodes, ctx: RequestContext) -> list[NodeView]:
+        """``ws.qry.node.list``: every registered node with its state, by id."""
+        Access.of(q.principal).reach(Resource.NODE, Action.READ)
+        await self.runtime.follow()  # a node registered through another supervisor a moment ago
+        known = await self.runtime.store(lambda: list(self.app.nodes.values()))
+        return await self.nodes.views(known)
+
+    async def info(self, q: GetNodeInfo, ctx: RequestContext) -> NodeInfo:
+        """``ws.qry.node.info.<node>``: this node as its supervisor tells it now."""
+        Access.of(q.principal).reach(Resource.NODE, Action.READ)
+        return self.nodes.own_info()

@@ -1,0 +1,185 @@
+"""The worker-node registry's live side (docs/scale-out.md, "Worker nodes"): what this node can hold, a second
+supervisor claiming this node refused at start, and every registered node's state as the
+supervisors see it now.
+
+A node is ``ready`` while its supervisor answers ``ws.qry.node.info.<node>`` (asked when the list
+is asked, 1 s at most), or answered within the heartbeat lapse (:data:`LAPSE`, 15 s) as far as
+this supervisor knows; else ``unreachable``. Its ``parts`` say which of its processes answer:
+``supervisor``, and ``realizer`` when a workspace-realizer serving the host part (``part`` metadata
+``host`` or ``both``) names the node in its ping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from contracts.base import Actor, Ok, Principal
+from contracts.nodes import GetNodeInfo, NodeCapacity, NodeInfo, NodeView, node_info
+from natsbus.instances import InstancePing, ping_instances
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from runtime_supervisor.domain.nodes import WorkerNode
+    from runtime_supervisor.settings import SupervisorSettings
+    from servicekit import ServiceRuntime
+
+__all__ = [
+    "LAPSE",
+    "DuplicateNodeError",
+    "NodeDirectory",
+    "measure_capacity",
+]
+
+LAPSE: Final = timedelta(seconds=15)
+"""How long a node that stopped answering still counts as ``ready``."""
+ASK_TIMEOUT: Final = 1.0
+"""Seconds to wait for a node's own answer."""
+SUPERVISOR: Final = "runtime-supervisor"
+REALIZER: Final = "workspace-realizer"
+
+
+class DuplicateNodeError(RuntimeError):
+    """Another live supervisor already serves this node id."""
+
+
+def measure_capacity(settings: SupervisorSettings, home: Path) -> NodeCapacity:
+    """What this host can hold now."""
+    low, high = settings.port_range
+    try:
+        free = shutil.disk_usage(home).free
+    except OSError:
+        free = 0
+    return NodeCapacity(
+        slots=settings.slots,
+        port_range=f"{low}-{high}",
+        disk_free_bytes=free,
+        cpus=os.cpu_count() or 1,
+        memory_bytes=_memory_bytes(),
+    )
+
+
+def _memory_bytes() -> int:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+class NodeDirectory:
+    """This supervisor's view of the worker nodes."""
+
+    def __init__(self, runtime: ServiceRuntime, settings: SupervisorSettings, version: str) -> None:
+        self.runtime = runtime
+        self.settings = settings
+        self.node = runtime.settings.node_id
+        self.instance = runtime.settings.instance_id
+        self.version = version
+        self.started_at = datetime.now(UTC)
+        self.last_seen: dict[str, datetime] = {}
+        self._system = Principal(company_id=None, actor=Actor(type="system", id=SUPERVISOR))
+
+    def refuse_duplicate(self, pings: Sequence[InstancePing]) -> None:
+        """Refuse to start when a live supervisor of another instance serves this node.
+
+        Args:
+            pings: The live supervisors as found at start (``runtime.instances.at_start``).
+
+        Raises:
+            DuplicateNodeError: Naming it and what to do.
+        """
+        for ping in pings:
+            if ping.metadata.get("node") == self.node and ping.instance != self.instance:
+                raise DuplicateNodeError(
+                    f"node {self.node} is already served by runtime-supervisor {ping.instance}, "
+                    "which is running: one supervisor per node. Give this host its own "
+                    "CLIPYARD_NODE_ID, or stop the other first."
+                )
+
+    def own_info(self) -> NodeInfo:
+        """This node as its supervisor tells it now."""
+        return NodeInfo(
+            id=self.node,
+            instance=self.instance,
+            version=self.version,
+            started_at=self.started_at,
+            capacity=measure_capacity(self.settings, self.runtime.settings.home),
+        )
+
+    async def views(self, nodes: list[WorkerNode]) -> list[NodeView]:
+        """Every registered node's state now, by id."""
+        answers = await asyncio.gather(*(self._ask(node.node_id) for node in nodes))
+        realizers = await self._host_parts()
+        now = datetime.now(UTC)
+        views = []
+        for node, answer in zip(nodes, answers, strict=True):
+            if answer is not None:
+                self.last_seen[node.node_id] = now
+            seen = self.last_seen.get(node.node_id)
+            ready = answer is not None or (seen is not None and now - seen < LAPSE)
+            parts = (["supervisor"] if answer is not None else []) + (
+                ["realizer"] if node.node_id in realizers else []
+            )
+            views.append(_view(node, answer, seen, "ready" if ready else "unreachable", parts))
+        return sorted(views, key=lambda view: view.id)
+
+    async def _ask(self, node: str) -> NodeInfo | None:
+        if node == self.node:
+            return self.own_info()
+        try:
+            reply = await self.runtime.bus.request(
+                node_info(node), GetNodeInfo(principal=self._system), timeout=ASK_TIMEOUT
+            )
+        except Exception:  # no answer in time, or the bus is down: it tells nothing now
+            return None
+        if not isinstance(reply, Ok):
+            return None
+        return msgspec.convert(reply.result, NodeInfo)
+
+    async def _host_parts(self) -> set[str]:
+        """The nodes whose realizer host part answers a ping now."""
+        try:
+            pings = await ping_instances(self.runtime.nc, REALIZER, wait=0.3)
+        except Exception:
+            return set()
+        return {
+            ping.metadata.get("node", "")
+            for ping in pings
+            if ping.metadata.get("part", "both") in ("both", "host")
+        }
+
+
+def _view(
+    node: WorkerNode, answer: NodeInfo | None, seen: datetime | None, state: str, parts: list[str]
+) -> NodeView:
+    if answer is not None:
+        return NodeView(
+            id=node.node_id,
+            state=state,  # type: ignore[arg-type]
+            instance=answer.instance,
+            version=answer.version,
+            started_at=answer.started_at,
+            last_seen_at=seen,
+            capacity=answer.capacity,
+            parts=parts,
+        )
+    return NodeView(
+        id=node.node_id,
+        state=state,  # type: ignore[arg-type]
+        instance=node.instance,
+        version=node.release,
+        started_at=node.started_at or datetime.fromtimestamp(0, UTC),
+        last_seen_at=seen,
+        capacity=msgspec.convert(node.capacity, NodeCapacity),
+        parts=parts,
+    )
