@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,19 @@ def _followers() -> list[asyncio.Task[Any]]:
     return [t for t in asyncio.all_tasks() if t.get_name().startswith("store-follower")]
 
 
+@pytest.fixture
+async def replicas(
+    tmp_path: Path, nats_server: Any
+) -> AsyncIterator[tuple[ServiceRuntime, ServiceRuntime]]:
+    """Two running instances of one service on one SQLite store."""
+    await fresh_event_stream(nats_server.url)
+    async with AsyncExitStack() as first, AsyncExitStack() as second:
+        yield (
+            await _start(first, tmp_path, nats_server.url),
+            await _start(second, tmp_path, nats_server.url),
+        )
+
+
 async def test_two_instances_of_a_service_see_each_others_writes(
     tmp_path: Path, nats_server: Any
 ) -> None:
@@ -95,63 +109,54 @@ def _memo_of(app: Memos, memo_id: str) -> str:
 
 
 async def test_a_lookup_finds_at_once_what_another_replica_saved(
-    tmp_path: Path, nats_server: Any
+    replicas: tuple[ServiceRuntime, ServiceRuntime],
 ) -> None:
-    await fresh_event_stream(nats_server.url)
-    async with AsyncExitStack() as first, AsyncExitStack() as second:
-        a = await _start(first, tmp_path, nats_server.url)
-        b = await _start(second, tmp_path, nats_server.url)
-        for index in range(20):
-            memo = str(await a.store(a.app.write, f"written on A {index}"))
-            # Asked of B at once, before its follower's next poll: found, never 404.
-            assert await b.store_fresh(_memo_of, b.app, memo) == f"written on A {index}"
-        # Truly missing is still not found, and costs no second lookup.
-        calls: list[str] = []
+    a, b = replicas
+    for index in range(20):
+        memo = str(await a.store(a.app.write, f"written on A {index}"))
+        # Asked of B at once, before its follower's next poll: found, never 404.
+        assert await b.store_fresh(_memo_of, b.app, memo) == f"written on A {index}"
+    # Truly missing is still not found, and costs no second lookup.
+    calls: list[str] = []
 
-        def counted(app: Memos, memo_id: str) -> str:
-            calls.append(memo_id)
-            return _memo_of(app, memo_id)
+    def counted(app: Memos, memo_id: str) -> str:
+        calls.append(memo_id)
+        return _memo_of(app, memo_id)
 
-        with pytest.raises(NotVisibleError):
-            await b.store_fresh(counted, b.app, "nothing")
-        assert calls == ["nothing"]
+    with pytest.raises(NotVisibleError):
+        await b.store_fresh(counted, b.app, "nothing")
+    assert calls == ["nothing"]
 
 
 async def test_a_lookup_is_asked_again_when_the_follower_got_there_first(
-    tmp_path: Path, nats_server: Any
+    replicas: tuple[ServiceRuntime, ServiceRuntime],
 ) -> None:
     # The race a review found: the follower projects the memo between the failed lookup and
     # store_fresh's own reading, which then finds nothing new; the lookup must still be asked
     # again (the read models moved since it looked).
-    await fresh_event_stream(nats_server.url)
-    async with AsyncExitStack() as first, AsyncExitStack() as second:
-        a = await _start(first, tmp_path, nats_server.url)
-        b = await _start(second, tmp_path, nats_server.url)
-        memo = str(await a.store(a.app.write, "raced"))
-        looks = 0
+    a, b = replicas
+    memo = str(await a.store(a.app.write, "raced"))
+    looks = 0
 
-        def lookup_then_follow(app: Memos, memo_id: str) -> str:
-            nonlocal looks
-            looks += 1
-            try:
-                return _memo_of(app, memo_id)
-            finally:
-                if looks == 1:
-                    while app.follow_store():  # as the follower would, right after the miss
-                        pass
+    def lookup_then_follow(app: Memos, memo_id: str) -> str:
+        nonlocal looks
+        looks += 1
+        try:
+            return _memo_of(app, memo_id)
+        finally:
+            if looks == 1:
+                while app.follow_store():  # as the follower would, right after the miss
+                    pass
 
-        assert await b.store_fresh(lookup_then_follow, b.app, memo) == "raced"
-        assert looks == 2
+    assert await b.store_fresh(lookup_then_follow, b.app, memo) == "raced"
+    assert looks == 2
 
 
 async def test_follow_brings_every_earlier_write_of_another_replica(
-    tmp_path: Path, nats_server: Any
+    replicas: tuple[ServiceRuntime, ServiceRuntime],
 ) -> None:
-    await fresh_event_stream(nats_server.url)
-    async with AsyncExitStack() as first, AsyncExitStack() as second:
-        a = await _start(first, tmp_path, nats_server.url)
-        b = await _start(second, tmp_path, nats_server.url)
-        written = [str(await a.store(a.app.write, f"m{i}")) for i in range(30)]
-        await b.follow()
-        known = await b.store(lambda: dict(b.app.memos))
-        assert set(written) <= set(known)
+    a, b = replicas
+    written = [str(await a.store(a.app.write, f"m{i}")) for i in range(30)]
+    await b.follow()
+    known = await b.store(lambda: dict(b.app.memos))
+    assert set(written) <= set(known)

@@ -18,11 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from eventsourcing.persistence import Tracking
 from realizer_git_helpers import clone_with_bare_origin, use_hermetic_git
 
 from contracts.base import Actor
+from contracts.gateway import CompanyCreated
 from eventstore import Cause, StoreExecutor, acting
 from servicekit.access import Access, ActorKind
 from workspace_realizer.adapters.host import HostPorts, default_ports
@@ -343,6 +345,32 @@ def company_known() -> CompanyKnown:
             await asyncio.sleep(0.05)
 
     return wait
+
+
+CompanyCreatedOn = Callable[..., Awaitable[None]]
+
+
+@pytest.fixture
+def company_created(company_known: CompanyKnown) -> CompanyCreatedOn:
+    """``await company_created(nc, runtime, company_id, seq=1)``: publish the gateway's
+    ``company.created`` of company ``company_id`` (prefix ``ACME``, ``Nats-Msg-Id`` gateway:<seq>)
+    on the event stream, and wait until the running realizer holds its copy."""
+
+    async def publish(nc: Any, runtime: Any, company_id: str, seq: int = 1) -> None:
+        created = CompanyCreated(
+            event_id=f"6a0f0c52-0000-4000-8000-{seq:012d}", aggregate="company",
+            aggregate_id=company_id, aggregate_version=1, company_id=company_id,
+            occurred_at=datetime.now(UTC), actor=Actor(type="admin", id="admin"), name="Acme",
+            issue_prefix="ACME",
+        )  # fmt: skip
+        await nc.jetstream().publish(
+            "ws.evt.company.created",
+            msgspec.json.encode(created),
+            headers={"Nats-Msg-Id": f"gateway:{seq}"},
+        )
+        await company_known(runtime, company_id)
+
+    return publish
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,7 +42,6 @@ from contracts.execution_commands import (
     StopWorkspaceRuntimeServicesResult,
     UpdateExecutionWorkspace,
 )
-from contracts.gateway import CompanyCreated
 from contracts.heartbeat_subjects import AGENT_GET
 from contracts.run_events import AgentCreated
 from contracts.subjects import event_subject, service_query
@@ -158,7 +157,7 @@ async def stack(
     git: Any,
     commands: Any,
     pull_requests: Any,
-    company_known: Callable[[Any, str], Awaitable[None]],
+    company_created: Any,
 ) -> AsyncIterator[Stack]:
     env = {"CLIPYARD_HOME": str(tmp_path / "home"), "CLIPYARD_NATS_URL": own_nats.url,
            "CLIPYARD_STORE": "memory"}  # fmt: skip
@@ -181,18 +180,7 @@ async def stack(
         runtime = await start_service(
             build_spec(settings, ports), settings.service, exit_stack, asyncio.Event()
         )
-        created = CompanyCreated(
-            event_id="6a0f0c52-0000-4000-8000-000000000001", aggregate="company",
-            aggregate_id=COMPANY, aggregate_version=1, company_id=COMPANY,
-            occurred_at=datetime.now(UTC), actor=Actor(type="admin", id="admin"), name="Acme",
-            issue_prefix="ACME",
-        )  # fmt: skip
-        await nc.jetstream().publish(
-            "ws.evt.company.created",
-            msgspec.json.encode(created),
-            headers={"Nats-Msg-Id": "gateway:1"},
-        )
-        await company_known(runtime, COMPANY)
+        await company_created(nc, runtime, COMPANY)
         yield Stack(BusClient(nc), runtime, controller, nc, subscription)
     await nc.drain()
 

@@ -5,7 +5,7 @@ subjects move the workspace's status, and the status events come out on the real
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +22,6 @@ from contracts.execution_commands import (
     RealizeWorkspace,
     UpdateExecutionWorkspace,
 )
-from contracts.gateway import CompanyCreated
 from contracts.run_events import RunFinished, RunWorkspaceLeased
 from contracts.subjects import event_subject
 from contracts.workspace_commands import CreateIssue, CreateProject, CreateProjectWorkspace
@@ -57,7 +56,7 @@ async def stack(
     git: Any,
     commands: Any,
     pull_requests: Any,
-    company_known: Callable[[Any, str], Awaitable[None]],
+    company_created: Any,
 ) -> AsyncIterator[tuple[BusClient, Any, Any]]:
     env = {
         "CLIPYARD_HOME": str(tmp_path / "home"),
@@ -75,18 +74,7 @@ async def stack(
         runtime = await start_service(
             build_spec(settings, ports), settings.service, exit_stack, asyncio.Event()
         )
-        created = CompanyCreated(
-            event_id="6a0f0c52-0000-4000-8000-000000000001", aggregate="company",
-            aggregate_id=COMPANY, aggregate_version=1, company_id=COMPANY,
-            occurred_at=datetime.now(UTC), actor=Actor(type="admin", id="admin"), name="Acme",
-            issue_prefix="ACME",
-        )  # fmt: skip
-        await nc.jetstream().publish(
-            "ws.evt.company.created",
-            msgspec.json.encode(created),
-            headers={"Nats-Msg-Id": "gateway:1"},
-        )
-        await company_known(runtime, COMPANY)
+        await company_created(nc, runtime, COMPANY)
         yield BusClient(nc), runtime, nc
     await nc.drain()
 

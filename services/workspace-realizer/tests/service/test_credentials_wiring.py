@@ -9,10 +9,9 @@ environment (so a clone without any credential still gets past TLS to the server
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,6 @@ from contracts.credentials import (
     ResolveGitInvocation,
 )
 from contracts.execution_commands import GetExecutionWorkspace, RealizeWorkspace
-from contracts.gateway import CompanyCreated
 from contracts.workspace_commands import (
     AddWorkProduct,
     CreateIssue,
@@ -124,7 +122,7 @@ async def stack(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     https_git_server: HttpsGitServer,
-    company_known: Callable[[Any, str], Awaitable[None]],
+    company_created: Any,
 ) -> AsyncIterator[Stack]:
     # Both before the real host ports read the environment: a hermetic git that trusts the test
     # git server's CA.
@@ -157,18 +155,7 @@ async def stack(
             runtime = await start_service(
                 build_spec(settings), settings.service, exit_stack, asyncio.Event()
             )
-            created = CompanyCreated(
-                event_id="6a0f0c52-0000-4000-8000-0000000c4ed5", aggregate="company",
-                aggregate_id=COMPANY, aggregate_version=1, company_id=COMPANY,
-                occurred_at=datetime.now(UTC), actor=Actor(type="admin", id="admin"), name="Acme",
-                issue_prefix="ACME",
-            )  # fmt: skip
-            await nc.jetstream().publish(
-                "ws.evt.company.created",
-                msgspec.json.encode(created),
-                headers={"Nats-Msg-Id": "gateway:1"},
-            )
-            await company_known(runtime, COMPANY)
+            await company_created(nc, runtime, COMPANY)
             yield Stack(BusClient(nc), nc, runtime, credentials, subscriptions)
         await nc.drain()
     finally:

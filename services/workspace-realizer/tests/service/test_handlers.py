@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,6 @@ from contracts.execution_commands import (
     StopWorkspaceRuntimeServicesResult,
     UpdateExecutionWorkspace,
 )
-from contracts.gateway import CompanyCreated
 from contracts.service import GetOperation
 from contracts.subjects import service_query
 from contracts.workspace_commands import (
@@ -92,7 +90,7 @@ async def stack(
     git: Any,
     commands: Any,
     pull_requests: Any,
-    company_known: Callable[[Any, str], Awaitable[None]],
+    company_created: Any,
 ) -> AsyncIterator[Stack]:
     nats_server = own_nats
     env = {
@@ -119,17 +117,7 @@ async def stack(
             build_spec(settings, ports), settings.service, exit_stack, asyncio.Event()
         )
         # The gateway's company reaches the realizer through its inbox.
-        created = CompanyCreated(
-            event_id="6a0f0c52-0000-4000-8000-000000000001", aggregate="company", aggregate_id=COMPANY,
-            aggregate_version=1, company_id=COMPANY, occurred_at=datetime.now(UTC),
-            actor=Actor(type="admin", id="admin"), name="Acme", issue_prefix="ACME",
-        )  # fmt: skip
-        await nc.jetstream().publish(
-            "ws.evt.company.created",
-            msgspec.json.encode(created),
-            headers={"Nats-Msg-Id": "gateway:1"},
-        )
-        await company_known(runtime, COMPANY)
+        await company_created(nc, runtime, COMPANY)
         yield Stack(BusClient(nc), runtime, git)
     await nc.drain()
 

@@ -7,17 +7,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import nats
 import pytest
 
 from contracts import workspace_subjects as subjects
 from contracts.base import Actor, ErrorReply, Ok, Principal
-from contracts.gateway import CompanyCreated
 from contracts.workspace_commands import (
     CreateProject,
     CreateProjectWorkspace,
@@ -79,7 +76,7 @@ async def _ask(bus: BusClient, subject: str, message: Any) -> Any:
 
 
 async def test_each_part_serves_its_own_endpoints_from_one_store(
-    own_nats: Any, start_part: Start, company_known: Any, tmp_path: Path
+    own_nats: Any, start_part: Start, company_created: Any, tmp_path: Path
 ) -> None:
     nc = await nats.connect(own_nats.url)
     bus = BusClient(nc)
@@ -101,18 +98,7 @@ async def test_each_part_serves_its_own_endpoints_from_one_store(
         alone = await _ask(bus, subjects.create_project_workspace("local"), source(project))
         assert isinstance(alone, ErrorReply)
         assert alone.status == 503, alone
-        copy = CompanyCreated(
-            event_id="6a0f0c52-0000-4000-8000-000000000001", aggregate="company",
-            aggregate_id=COMPANY, aggregate_version=1, company_id=COMPANY,
-            occurred_at=datetime.now(UTC), actor=Actor(type="admin", id="admin"), name="Acme",
-            issue_prefix="ACME",
-        )  # fmt: skip
-        await nc.jetstream().publish(
-            "ws.evt.company.created",
-            msgspec.json.encode(copy),
-            headers={"Nats-Msg-Id": "gateway:1"},
-        )
-        await company_known(company, COMPANY)
+        await company_created(nc, company, COMPANY)
 
         # The host part beside it: a project made through the company-wide part gets its
         # project workspace through the host part at once (a lookup that misses reads the

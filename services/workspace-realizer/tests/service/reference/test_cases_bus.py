@@ -5,7 +5,7 @@ host's real git and shell adapters on real repositories."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,7 +28,6 @@ from contracts.execution_commands import (
     WorkspaceFilters,
 )
 from contracts.execution_views import ExecutionWorkspaceSummary
-from contracts.gateway import CompanyCreated
 from contracts.subjects import service_query
 from contracts.workspace_commands import (
     CreateIssue,
@@ -83,9 +82,7 @@ def own_nats(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
-async def bus(
-    own_nats: Any, tmp_path: Path, company_known: Callable[[Any, str], Awaitable[None]]
-) -> AsyncIterator[Bus]:
+async def bus(own_nats: Any, tmp_path: Path, company_created: Any) -> AsyncIterator[Bus]:
     home = tmp_path / "clipyard-home"
     env = {"CLIPYARD_HOME": str(home), "CLIPYARD_NATS_URL": own_nats.url,
            "CLIPYARD_STORE": "memory"}  # fmt: skip
@@ -105,14 +102,7 @@ async def bus(
         runtime = await start_service(
             build_spec(settings, ports), settings.service, stack, asyncio.Event()
         )
-        created = CompanyCreated(
-            event_id="6a0f0c52-0000-4000-8000-000000000035", aggregate="company", aggregate_id=COMPANY,
-            aggregate_version=1, company_id=COMPANY, occurred_at=datetime.now(UTC),
-            actor=Actor(type="admin", id="admin"), name="Acme", issue_prefix="ACME",
-        )  # fmt: skip
-        await nc.jetstream().publish("ws.evt.company.created", msgspec.json.encode(created),
-                                     headers={"Nats-Msg-Id": "gateway:35"})  # fmt: skip
-        await company_known(runtime, COMPANY)
+        await company_created(nc, runtime, COMPANY, seq=35)
         yield Bus(BusClient(nc))
     await nc.drain()
 
