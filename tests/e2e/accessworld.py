@@ -113,6 +113,7 @@ ROUTES: Final[dict[str, tuple[Resource, Action]]] = {
     "listRuns": (Resource.RUN, _R),
     "cancelRun": (Resource.RUN, _C),
     "getRuntimeHealth": (Resource.ADAPTER_SLOTS, _R),
+    "listNodes": (Resource.NODE, _R),
 }
 """Every authenticated operation of the OpenAPI document and what it acts on (as its route
 declares; ``servicekit.access.POLICY`` says who reaches it). A new route goes here too."""

@@ -193,6 +193,7 @@ PROBES: Final[tuple[Probe, ...]] = (
         "/api/companies/{company}/tools/runtime-health",
         company_level=True,
     ),
+    Probe("listNodes", Resource.NODE, _R, "GET", "/api/nodes"),
     # Writes.
     Probe("createCompany", COMPANY, _W, "POST", "/api/companies", _named("Scratch")),
     Probe(

@@ -3,7 +3,8 @@
 A worker node is one host's runtime-supervisor and workspace-realizer host part under one
 ``CLIPYARD_NODE_ID``. Each supervisor registers its node when it starts (the registry is kept in
 the supervisor's store) and answers for it on ``ws.qry.node.info.<node>`` while it runs; a node
-whose supervisor has not answered for the heartbeat lapse (15 s) is ``unreachable``. ``GET
+whose supervisor does not answer now, and has not within 15 s as far as the supervisor giving the
+list has seen, is ``unreachable``. ``GET
 /api/nodes`` (the admin key) and ``clipyard nodes`` list them (``ws.qry.node.list``).
 """
 

@@ -13,7 +13,7 @@ import msgspec
 
 from clipyard_cli.bus import CLI_PRINCIPAL, connect_cli, login_from_env
 from contracts.nodes import NODE_LIST, ListNodes, NodeView
-from natsbus.client import BusClient
+from natsbus.client import BusClient, BusRequestError
 
 __all__ = ["format_nodes", "run_nodes"]
 
@@ -58,6 +58,13 @@ async def run_nodes(
     try:
         request = ListNodes(principal=CLI_PRINCIPAL)
         nodes = await BusClient(nc).call(NODE_LIST, request, list[NodeView], timeout=10.0)
+    except BusRequestError as error:
+        print(
+            f"clipyard nodes: the runtime-supervisors gave no node list ({error.reply.message}); "
+            "is the stack running? (`clipyard status` shows what answers)",
+            file=sys.stderr,
+        )
+        return 1
     finally:
         await nc.close()
     if as_json:

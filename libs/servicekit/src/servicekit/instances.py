@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from natsbus.instances import InstancePing, ping_instances
+from natsbus.instances import ping_instances
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
@@ -44,9 +44,6 @@ class InstanceDirectory:
         self._service = service
         self._own = own
         self._wait = wait
-        self.at_start: list[InstancePing] = []
-        """The other live instances as :meth:`refuse_duplicate` found them (with their
-        metadata): what a service checks of its peers at start needs no second ping."""
 
     async def live(self) -> set[str]:
         """The instance ids of the instances that answer a ping now."""
@@ -70,8 +67,7 @@ class InstanceDirectory:
         Raises:
             DuplicateInstanceError: With the fix.
         """
-        self.at_start = await ping_instances(self._nc, self._service, wait=self._wait)
-        for ping in self.at_start:
+        for ping in await ping_instances(self._nc, self._service, wait=self._wait):
             if ping.instance == instance:
                 node = ping.metadata.get("node", "?")
                 raise DuplicateInstanceError(

@@ -27,7 +27,7 @@ from runtime_supervisor.inbox import (
 from runtime_supervisor.orchestration.adoption import adopt_all
 from runtime_supervisor.orchestration.context import Supervisor, as_system
 from runtime_supervisor.orchestration.egress import watch_egress
-from runtime_supervisor.orchestration.nodes import NodeDirectory
+from runtime_supervisor.orchestration.nodes import NodeDirectory, hold_node
 from runtime_supervisor.orchestration.runs import run_finished_hook
 from runtime_supervisor.orchestration.slots.runtime import SlotRuntime
 from runtime_supervisor.publishing import to_contract
@@ -64,6 +64,8 @@ def make_register(
 
     async def register(runtime: ServiceRuntime) -> None:
         app: RuntimeSupervisorApplication = runtime.app  # type: ignore[assignment]
+        # One supervisor per node: its lease first, before anything of the node is touched.
+        await hold_node(runtime)
         sup = Supervisor(
             app=app, store=runtime.store, settings=settings, node_id=runtime.settings.node_id
         )
@@ -84,9 +86,7 @@ def make_register(
             await sup.close(_CLOSE_SHARE)
 
         runtime.exit_stack.push_async_callback(close)
-        # One supervisor per node: refused before it adopts anything of the node.
         nodes = NodeDirectory(runtime, settings, __version__)
-        nodes.refuse_duplicate(runtime.instances.at_start)
         with as_system("the node's supervisor started"):
             await runtime.store(
                 app.register_node,

@@ -1,6 +1,6 @@
-"""The worker-node registry's live side against a real nats-server: a supervisor refuses to start
-on a node another live supervisor serves (naming it), and a registered node whose supervisor does
-not answer is ``unreachable`` once the heartbeat lapse is past, ``ready`` while it answers."""
+"""The worker-node registry's live side against a real nats-server: a registered node whose
+supervisor does not answer is ``unreachable`` once the lapse is past, ``ready`` while it answers.
+(One supervisor per node is the node lease's: ``libs/servicekit/tests/test_node_lease.py``.)"""
 
 from __future__ import annotations
 
@@ -14,13 +14,11 @@ import nats
 import pytest
 
 from contracts.nodes import NodeCapacity
-from natsbus import BusClient, BusService
-from natsbus.instances import INSTANCE_METADATA
+from natsbus import BusClient
 from runtime_supervisor.domain.nodes import WorkerNode
-from runtime_supervisor.orchestration.nodes import LAPSE, DuplicateNodeError, NodeDirectory
+from runtime_supervisor.orchestration.nodes import LAPSE, NodeDirectory
 from runtime_supervisor.settings import SupervisorSettings
 from servicekit import ServiceSettings
-from servicekit.instances import InstanceDirectory
 
 pytestmark = pytest.mark.integration
 
@@ -41,31 +39,6 @@ def _registered(node: str, at: datetime) -> WorkerNode:
         instance=f"sup-{node}", release="1.0", at=at, capacity=msgspec.to_builtins(capacity)
     )
     return record
-
-
-async def test_a_second_supervisor_of_a_live_node_is_refused(
-    nats_server: Any, tmp_path: Path
-) -> None:
-    nc = await nats.connect(nats_server.url)
-    other = await BusService.start(
-        nc,
-        name="runtime-supervisor",
-        version="1.0.0",
-        description="another host's supervisor",
-        metadata={INSTANCE_METADATA: "sup-a", "node": "nodea"},
-    )
-    try:
-        # What a starting supervisor's instance directory found at start.
-        peers = InstanceDirectory(nc, "runtime-supervisor", own="sup-b")
-        await peers.refuse_duplicate("sup-b")
-        _directory(nc, tmp_path, "nodeb", "sup-b").refuse_duplicate(peers.at_start)  # fine
-        with pytest.raises(DuplicateNodeError, match="already served by runtime-supervisor sup-a"):
-            _directory(nc, tmp_path, "nodea", "sup-a2").refuse_duplicate(peers.at_start)
-        # The same instance starting again (its old process gone) is not a duplicate.
-        _directory(nc, tmp_path, "nodea", "sup-a").refuse_duplicate(peers.at_start)
-    finally:
-        await other.stop()
-        await nc.drain()
 
 
 async def test_a_node_that_stops_answering_is_unreachable_after_the_lapse(

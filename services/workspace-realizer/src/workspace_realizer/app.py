@@ -136,9 +136,6 @@ def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Regist
             # A host part beside company-wide replicas: its node's lease first, then serve.
             leadership = host_lease(runtime)
             leadership.add("reaper", reaper)
-            runtime.other_leases.append(leadership)
-            stop_within = max(1.0, runtime.settings.shutdown_timeout / 4)
-            runtime.exit_stack.push_async_callback(leadership.stop, stop_within)
             await take_host_lease(runtime, leadership)
         await mount(runtime.service, *groups, *host_endpoints(runtime, realizer))
 

@@ -4,6 +4,7 @@ the other supervisors)."""
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING
 
 from contracts.nodes import NODE_LIST, GetNodeInfo, ListNodes, NodeInfo, NodeView, node_info
@@ -39,7 +40,8 @@ class NodeEndpoints(SupervisorEndpoints):
         """``ws.qry.node.list``: every registered node with its state, by id."""
         Access.of(q.principal).reach(Resource.NODE, Action.READ)
         await self.runtime.follow()  # a node registered through another supervisor a moment ago
-        known = await self.runtime.store(lambda: list(self.app.nodes.values()))
+        # Copies taken on the store thread: projection changes the read model's own objects.
+        known = await self.runtime.store(lambda: [copy.copy(n) for n in self.app.nodes.values()])
         return await self.nodes.views(known)
 
     async def info(self, q: GetNodeInfo, ctx: RequestContext) -> NodeInfo:

@@ -3,8 +3,9 @@ supervisor claiming this node refused at start, and every registered node's stat
 supervisors see it now.
 
 A node is ``ready`` while its supervisor answers ``ws.qry.node.info.<node>`` (asked when the list
-is asked, 1 s at most), or answered within the heartbeat lapse (:data:`LAPSE`, 15 s) as far as
-this supervisor knows; else ``unreachable``. Its ``parts`` say which of its processes answer:
+is asked, about a second at most), or answered within :data:`LAPSE` (15 s) as far as the
+supervisor answering the list has seen (no heartbeat is stored: another supervisor, or one just
+restarted, may not have seen it); else ``unreachable``. Its ``parts`` say which of its processes answer:
 ``supervisor``, and ``realizer`` when a workspace-realizer serving the host part (``part`` metadata
 ``host`` or ``both``) names the node in its ping.
 """
@@ -22,11 +23,10 @@ import msgspec
 
 from contracts.base import Actor, Ok, Principal
 from contracts.nodes import GetNodeInfo, NodeCapacity, NodeInfo, NodeView, node_info
-from natsbus.instances import InstancePing, ping_instances
+from natsbus.instances import ping_instances
+from servicekit.node_lease import hold_node_lease, node_lease
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from runtime_supervisor.domain.nodes import WorkerNode
     from runtime_supervisor.settings import SupervisorSettings
     from servicekit import ServiceRuntime
@@ -35,6 +35,7 @@ __all__ = [
     "LAPSE",
     "DuplicateNodeError",
     "NodeDirectory",
+    "hold_node",
     "measure_capacity",
 ]
 
@@ -48,6 +49,25 @@ REALIZER: Final = "workspace-realizer"
 
 class DuplicateNodeError(RuntimeError):
     """Another live supervisor already serves this node id."""
+
+
+async def hold_node(runtime: ServiceRuntime) -> None:
+    """Hold this node's lease, ``node:<node>`` in the supervisor's store, before anything of
+    the node is touched (:mod:`servicekit.node_lease`): one supervisor per node.
+
+    Raises:
+        DuplicateNodeError: A live supervisor of another instance holds it, naming it.
+    """
+    node = runtime.settings.node_id
+
+    def refused(holder: str) -> Exception:
+        return DuplicateNodeError(
+            f"node {node} is already served by runtime-supervisor {holder}, which is running: "
+            "one supervisor per node. Give this host its own CLIPYARD_NODE_ID, or stop the "
+            "other first."
+        )
+
+    await hold_node_lease(node_lease(runtime, f"node:{node}"), refused)
 
 
 def measure_capacity(settings: SupervisorSettings, home: Path) -> NodeCapacity:
@@ -89,23 +109,6 @@ class NodeDirectory:
         self.last_seen: dict[str, datetime] = {}
         self._system = Principal(company_id=None, actor=Actor(type="system", id=SUPERVISOR))
 
-    def refuse_duplicate(self, pings: Sequence[InstancePing]) -> None:
-        """Refuse to start when a live supervisor of another instance serves this node.
-
-        Args:
-            pings: The live supervisors as found at start (``runtime.instances.at_start``).
-
-        Raises:
-            DuplicateNodeError: Naming it and what to do.
-        """
-        for ping in pings:
-            if ping.metadata.get("node") == self.node and ping.instance != self.instance:
-                raise DuplicateNodeError(
-                    f"node {self.node} is already served by runtime-supervisor {ping.instance}, "
-                    "which is running: one supervisor per node. Give this host its own "
-                    "CLIPYARD_NODE_ID, or stop the other first."
-                )
-
     def own_info(self) -> NodeInfo:
         """This node as its supervisor tells it now."""
         return NodeInfo(
@@ -118,8 +121,8 @@ class NodeDirectory:
 
     async def views(self, nodes: list[WorkerNode]) -> list[NodeView]:
         """Every registered node's state now, by id."""
-        answers = await asyncio.gather(*(self._ask(node.node_id) for node in nodes))
-        realizers = await self._host_parts()
+        asks = asyncio.gather(*(self._ask(node.node_id) for node in nodes))
+        answers, realizers = await asyncio.gather(asks, self._host_parts())
         now = datetime.now(UTC)
         views = []
         for node, answer in zip(nodes, answers, strict=True):

@@ -6,17 +6,16 @@ node finds it held by a live instance and refuses to start."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import TYPE_CHECKING
 
 from eventstore.fence import fenced
-from servicekit.leadership import Leadership
+from servicekit.node_lease import hold_node_lease, node_lease
 from workspace_realizer.orchestration.recovery import fail_interrupted_archives
 from workspace_realizer.settings import SERVICE_NAME
 
 if TYPE_CHECKING:
     from servicekit import ServiceRuntime
+    from servicekit.leadership import Leadership
     from workspace_realizer.application import WorkspaceRealizerApplication
 
 __all__ = ["HostLeaseRefusedError", "host_lease", "take_host_lease"]
@@ -28,38 +27,28 @@ class HostLeaseRefusedError(RuntimeError):
 
 def host_lease(runtime: ServiceRuntime) -> Leadership:
     """This instance's side of ``host:<node>`` (not started)."""
-    settings = runtime.settings
-    return Leadership(
-        runtime.app.lease_table,
-        service=SERVICE_NAME,
-        holder=settings.instance_id,
-        ttl=settings.lease_ttl,
-        lease=f"host:{settings.node_id}",
-        alive=runtime.instances.alive,
-    )
+    return node_lease(runtime, f"host:{runtime.settings.node_id}")
 
 
 async def take_host_lease(runtime: ServiceRuntime, leadership: Leadership) -> None:
-    """Start ``leadership`` and wait until it holds the lease (a dead predecessor's is taken over
-    at once, an expired one at the next beat; two TTLs and a second at most), then fail the
+    """Hold ``host:<node>`` (:func:`servicekit.node_lease.hold_node_lease`), then fail the
     archives the predecessor left ``closing``, fenced by the grant.
 
     Raises:
         HostLeaseRefusedError: Still held by another instance (a live host part of this node),
             naming it and the fix.
     """
-    await leadership.start()
-    deadline = time.monotonic() + 2 * leadership.ttl + 1.0
-    while leadership.fence is None:
-        if time.monotonic() > deadline:
-            node = runtime.settings.node_id
-            raise HostLeaseRefusedError(
-                f"the lease {leadership.lease} is held by {leadership.leader or 'another instance'}"
-                f", a live host part of node {node}: run one host part per node "
-                "(CLIPYARD_REALIZER_PART=host), stop the other first, or give this one the "
-                "CLIPYARD_NODE_ID of its own host"
-            )
-        await asyncio.sleep(0.05)
+    node = runtime.settings.node_id
+
+    def refused(holder: str) -> Exception:
+        return HostLeaseRefusedError(
+            f"the lease {leadership.lease} is held by {holder}, a live host part of node {node}: "
+            "run one host part per node (CLIPYARD_REALIZER_PART=host), stop the other first, or "
+            "give this one the CLIPYARD_NODE_ID of its own host"
+        )
+
+    await hold_node_lease(leadership, refused)
     app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
+    assert leadership.fence is not None
     with fenced(leadership.fence):
-        await runtime.store(fail_interrupted_archives, app, SERVICE_NAME, runtime.settings.node_id)
+        await runtime.store(fail_interrupted_archives, app, SERVICE_NAME, node)
