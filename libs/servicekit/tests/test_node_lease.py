@@ -59,3 +59,18 @@ async def test_a_second_claim_of_a_live_node_is_refused_naming_the_holder(
         await hold_node_lease(again, _refused)
         assert again.fence is not None
         assert again.fence.token > first_token
+
+
+async def test_a_crashed_holders_node_lease_is_taken_over_without_waiting_for_it_to_run_out(
+    tmp_path: Path, nats_server: Any
+) -> None:
+    await fresh_event_stream(nats_server.url)
+    async with AsyncExitStack() as stack:
+        a = await _start(stack, tmp_path, nats_server.url, "node-a-new")
+        # A predecessor that died holding the lease for another minute: not on the bus, not
+        # renewing.
+        table = a.app.lease_table
+        assert await a.store(table.acquire_lease, "node:a", "node-a-dead", 60_000) is not None
+        held = node_lease(a, "node:a")
+        await hold_node_lease(held, _refused)  # 2 TTLs and a second at most, not 60 s
+        assert held.fence is not None

@@ -28,13 +28,20 @@ def node_lease(runtime: ServiceRuntime, name: str) -> Leadership:
     """This instance's side of the lease ``name`` (not started); ``clipyard status`` shows its
     holder (it joins ``runtime.other_leases``), and it is released when the service stops."""
     settings = runtime.settings
+
+    async def answers(instance: str) -> bool:
+        # Not ``instances.alive``: this instance is not on the bus yet (it takes the lease
+        # before it serves), so that one could never tell. A holder found silent here is
+        # still watched for renewals before the lease is taken over (Leadership.take_over_from).
+        return instance in await runtime.instances.live()
+
     leadership = Leadership(
         runtime.app.lease_table,
         service=runtime.spec.name,
         holder=settings.instance_id,
         ttl=settings.lease_ttl,
         lease=name,
-        alive=runtime.instances.alive,
+        alive=answers,
     )
     runtime.other_leases.append(leadership)
     stop_within = max(1.0, settings.shutdown_timeout / 4)

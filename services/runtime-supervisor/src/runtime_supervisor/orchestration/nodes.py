@@ -1,13 +1,13 @@
-"""The worker-node registry's live side (docs/scale-out.md, "Worker nodes"): what this node can hold, a second
-supervisor claiming this node refused at start, and every registered node's state as the
-supervisors see it now.
+"""The worker-node registry's live side (docs/scale-out.md, "Worker nodes"): what this node can
+hold, a second supervisor claiming this node refused at start, and every registered node's state
+as the supervisors see it now.
 
 A node is ``ready`` while its supervisor answers ``ws.qry.node.info.<node>`` (asked when the list
 is asked, about a second at most), or answered within :data:`LAPSE` (15 s) as far as the
 supervisor answering the list has seen (no heartbeat is stored: another supervisor, or one just
-restarted, may not have seen it); else ``unreachable``. Its ``parts`` say which of its processes answer:
-``supervisor``, and ``realizer`` when a workspace-realizer serving the host part (``part`` metadata
-``host`` or ``both``) names the node in its ping.
+restarted, may not have seen it); else ``unreachable``. Its ``parts`` say which of its processes
+answer: ``supervisor``, and ``realizer`` when a workspace-realizer serving the host part (``part``
+metadata ``host`` or ``both``) names the node in its ping.
 """
 
 from __future__ import annotations
