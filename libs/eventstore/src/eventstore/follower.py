@@ -41,7 +41,14 @@ if TYPE_CHECKING:
     from eventstore.application import ServiceApplication
     from eventstore.executor import StoreExecutor
 
-__all__ = ["LISTEN_POLL_INTERVAL", "POLL_INTERVAL", "FollowMode", "StoreFollower", "follow_mode"]
+__all__ = [
+    "LISTEN_POLL_INTERVAL",
+    "POLL_INTERVAL",
+    "FollowMode",
+    "StoreFollower",
+    "follow_all",
+    "follow_mode",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +59,14 @@ POLL_INTERVAL: Final = 0.2
 
 LISTEN_POLL_INTERVAL: Final = 0.5
 """Seconds between fallback reads while the PostgreSQL listener is connected."""
+
+
+def follow_all(app: ServiceApplication) -> None:
+    """Project every notification the store holds that ``app`` has not projected yet, batch after
+    batch, on the calling thread (the store's): what any instance committed before the call is
+    then in ``app``'s read models. For a decision that must not miss another replica's save."""
+    while app.follow_store() >= app.projection_batch_size:
+        pass
 
 
 def follow_mode(app: ServiceApplication) -> FollowMode:

@@ -26,6 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from eventstore import Inbox, OutboxRelay, StoreExecutor, StoreFollower, build_application
+from eventstore.follower import follow_all
 from natsbus import BusClient, BusService, connect
 from natsbus.instances import INSTANCE_METADATA
 from natsbus.jetstream import START_WAIT, ensure_event_stream
@@ -268,8 +269,7 @@ def _after_following(
     (on the store's thread): the lease holder that reacts may not be the replica that saved what
     the reaction looks up (an execution workspace the host part realized a moment ago), and its
     follower may be a few milliseconds behind."""
-    while app.follow_store() >= app.projection_batch_size:
-        pass
+    follow_all(app)
     handler(app, event, tracking)
 
 

@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from eventstore.follower import follow_all
 from servicekit.access import AccessDeniedError
 from workspace_realizer.domain import Issue
 from workspace_realizer.domain.errors import (
@@ -182,8 +183,7 @@ class IssueUseCases(Queries):
         # ``company`` was loaded from the store: whatever claimed a number before it is read
         # now (another replica's save included); whatever claims one after it conflicts on the
         # copy's version when this save comes.
-        while self.follow_store() >= self.projection_batch_size:
-            pass
+        follow_all(self)
         if given:
             if (company.company_id, given) in self.identifiers:
                 raise IdentifierTakenError(
