@@ -56,7 +56,7 @@ async def test_company_wide_replicas_and_the_host_part_share_one_store(
         assert project.status_code == 201, project.text
         made = await b.post(
             f"/api/projects/{project.json()['id']}/workspaces",
-            json={"name": "probe", "cwd": str(source)},
+            json={"name": "probe", "cwd": str(source), "nodeId": "local"},
             headers=board,
         )
         assert made.status_code in (201, 403), made.text  # 403: the grant has not arrived
@@ -73,7 +73,9 @@ async def test_company_wide_replicas_and_the_host_part_share_one_store(
         )
         assert project.status_code == 201, project.text
         path = f"/api/projects/{project.json()['id']}/workspaces"
-        made = await b.post(path, json={"name": f"w{n}", "cwd": str(source)}, headers=board)
+        made = await b.post(
+            path, json={"name": f"w{n}", "cwd": str(source), "nodeId": "local"}, headers=board
+        )
         assert made.status_code == 201, made.text
         shown = await a.get(f"{path}/{made.json()['id']}", headers=board)
         assert shown.status_code == 200, shown.text
@@ -115,7 +117,7 @@ async def test_company_wide_replicas_and_the_host_part_share_one_store(
         assert await _issue(b, company, project_id, board, "no host part") == 201
         made = await a.post(
             f"/api/projects/{project_id}/workspaces",
-            json={"name": "later", "cwd": str(source)},
+            json={"name": "later", "cwd": str(source), "nodeId": "local"},
             headers=board,
         )
         assert made.status_code == 503, made.text
@@ -125,7 +127,7 @@ async def test_company_wide_replicas_and_the_host_part_share_one_store(
     made = await retrying(
         lambda: a.post(
             f"/api/projects/{project_id}/workspaces",
-            json={"name": "later", "cwd": str(source)},
+            json={"name": "later", "cwd": str(source), "nodeId": "local"},
             headers=board,
         )
     )

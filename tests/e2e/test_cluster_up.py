@@ -32,8 +32,7 @@ from tests.e2e.hostfacts import alive, parent_pid, port_free, reap
 
 pytestmark = pytest.mark.e2e
 
-REPLICATED = ("api-gateway", "heartbeat-controller", "git-credentials")
-SINGLE = ("runtime-supervisor",)
+REPLICATED = ("api-gateway", "heartbeat-controller", "git-credentials", "runtime-supervisor")
 REALIZERS = ("workspace-realizer",)
 """Three: -1 serves the host part, -2 and -3 the company-wide part."""
 
@@ -121,9 +120,7 @@ async def _instances(home: Path, nats_urls: list[str]) -> dict[str, set[str]]:
     login = BusLogin(url=",".join(nats_urls), user="cli", password=password)
     nc = await connect_cli(login)
     try:
-        pings = {
-            name: await ping_instances(nc, name) for name in (*REPLICATED, *SINGLE, *REALIZERS)
-        }
+        pings = {name: await ping_instances(nc, name) for name in (*REPLICATED, *REALIZERS)}
     finally:
         await nc.close()
     return {name: {ping.instance for ping in answers} for name, answers in pings.items()}
@@ -162,12 +159,11 @@ def test_cluster_up_serves_through_both_gateways_then_ctrl_c_leaves_nothing(
     instances = asyncio.run(_instances(home, nats_urls))
     for name in REPLICATED:
         assert instances[name] == {f"{name}-1", f"{name}-2"}, instances
-    for name in SINGLE:
-        assert instances[name] == {f"{name}-1"}, instances
     for name in REALIZERS:
-        assert instances[name] == {f"{name}-{i}" for i in (1, 2, 3)}, instances
+        assert instances[name] == {f"{name}-{i}" for i in (1, 2, 3, 4)}, instances
 
-    # What runs: 3 nats-servers, a postgres, 10 service processes, each with its own settings.
+    # What runs: 3 nats-servers, a postgres, 12 service processes, each with its own settings
+    # (two worker nodes: a realizer host part and a supervisor each).
     running = _descendants(proc.pid)
     nats_pids = [pid for pid, cmd in running.items() if "nats-server" in cmd]
     services = {
@@ -178,19 +174,24 @@ def test_cluster_up_serves_through_both_gateways_then_ctrl_c_leaves_nothing(
     pg_data = [m[1] for cmd in running.values() if (m := re.search(r"-D (\S+)", cmd))]
     assert len(nats_pids) == 3, running
     assert len(pg_data) == 1, running
-    assert len(services) == 10, running
+    assert len(services) == 12, running
     for env in services.values():
         token = env["CLIPYARD_NATS_USER"]
         assert env["CLIPYARD_STORE"] == "postgres"
         assert env["CLIPYARD_EVENT_REPLICAS"] == "3"
         assert env["CLIPYARD_NATS_URL"] == ",".join(nats_urls)
         assert env["CLIPYARD_POSTGRES_DSN"].startswith(f"postgresql://clipyard_{token}:")
-    assert len({env["CLIPYARD_INSTANCE_ID"] for env in services.values()}) == 10
+    assert len({env["CLIPYARD_INSTANCE_ID"] for env in services.values()}) == 12
     parts = sorted(
         env.get("CLIPYARD_REALIZER_PART", "") for env in services.values()
         if env["CLIPYARD_NATS_USER"] == "realizer"
     )  # fmt: skip
-    assert parts == ["company", "company", "host"]
+    assert parts == ["company", "company", "host", "host"]
+    nodes = sorted(
+        env["CLIPYARD_NODE_ID"] for env in services.values()
+        if env["CLIPYARD_NATS_USER"] == "supervisor"
+    )  # fmt: skip
+    assert nodes == ["local", "nodeb"]
 
     # Ctrl-C: services, then NATS, then PostgreSQL stop; the command exits 0 and nothing is left.
     os.killpg(proc.pid, signal.SIGINT)

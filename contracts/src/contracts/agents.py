@@ -68,8 +68,10 @@ RunErrorCode = Literal[
     "cancelled",
     "process_detached",
     "agent_deleted",
+    "node_unreachable",
 ]
-"""Why a run did not succeed (``RunView.errorCode``)."""
+"""Why a run did not succeed (``RunView.errorCode``); ``node_unreachable``: the worker node of
+its workspace did not answer (the message names it)."""
 
 TimeoutSec = Annotated[int, msgspec.Meta(ge=1, le=7 * 24 * 3600)]
 HeartbeatInterval = Annotated[int, msgspec.Meta(ge=10, le=30 * 24 * 3600)]

@@ -70,6 +70,8 @@ class ErrorCode(StrEnum):
     RUNTIME_PROVISIONING_FAILED = "runtime_provisioning_failed"
     SLOT_UNAVAILABLE = "slot_unavailable"
     RUN_FINISHED = "run_finished"
+    WRONG_NODE = "wrong_node"
+    NODE_UNREACHABLE = "node_unreachable"
     INTERNAL = "internal"
     SERVICE_UNAVAILABLE = "service_unavailable"
     TIMEOUT = "timeout"
@@ -204,6 +206,12 @@ _ENTRIES: Final = (
     ErrorEntry(_C.SLOT_UNAVAILABLE, 409, "every local adapter slot is in use; try again shortly"),
     ErrorEntry(_C.RUN_FINISHED, 409, "the run has finished already"),
     ErrorEntry(
+        _C.WRONG_NODE,
+        409,
+        "the record lives on another worker node than the one asked (details.nodeId names it); "
+        "send it there",
+    ),
+    ErrorEntry(
         _C.INTERNAL,
         500,
         "an unexpected failure, logged by the service that had it (502: a service answered "
@@ -214,6 +222,12 @@ _ENTRIES: Final = (
         _C.SERVICE_UNAVAILABLE,
         503,
         "the service that owns this is not running or not ready yet; retry shortly",
+    ),
+    ErrorEntry(
+        _C.NODE_UNREACHABLE,
+        503,
+        "the worker node holding this does not answer (details.nodeId names it); nothing was "
+        "done: retry when it is back, or drain it",
     ),
     ErrorEntry(
         _C.TIMEOUT,

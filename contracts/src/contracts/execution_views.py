@@ -163,6 +163,10 @@ class ExecutionWorkspace(ExecutionWorkspaceRow, frozen=True, kw_only=True):
     commits_ahead: int | None = None
     runtime_provisioning: RuntimeProvisioning = msgspec.field(default_factory=RuntimeProvisioning)
     runtime_services: list[RuntimeServiceBrief] = msgspec.field(default_factory=list)
+    node_state: Literal["ready", "unreachable"] = "ready"
+    """Whether its worker node answered this read (``nodeId``). ``unreachable``: shown as
+    recorded (``deliveryState`` ``unknown``, services as last known); nothing on it can be
+    changed until it is back."""
 
 
 class ExecutionWorkspaceSummary(Struct, frozen=True, kw_only=True):

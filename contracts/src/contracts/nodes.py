@@ -79,10 +79,17 @@ class NodeView(Struct, frozen=True, kw_only=True):
     capacity: NodeCapacity
     parts: list[str]
     """Which of its processes answer now: ``supervisor``, ``realizer`` (its host part)."""
+    workspaces: int = 0
+    """The open execution workspaces and project workspaces placed on it (its load for the
+    placement of new ones)."""
 
 
 class ListNodes(Query, tag="node.list.v1", frozen=True, kw_only=True):
-    """Every registered node (the admin key)."""
+    """Every registered node (the admin key, or Clipyard placing a workspace)."""
+
+    parts: bool = True
+    """Ask which realizer host parts answer (a ping of about 0.3 s); False: ``parts`` names the
+    supervisor only."""
 
 
 class GetNodeInfo(Query, tag="node.info.v1", frozen=True, kw_only=True):

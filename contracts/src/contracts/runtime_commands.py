@@ -27,6 +27,7 @@ __all__ = [
     "LeaseReclaim",
     "ListRuntimeSummaries",
     "RealizerFacts",
+    "RunEndedHere",
     "RunServices",
     "RuntimeAction",
     "RuntimeControlResult",
@@ -194,3 +195,14 @@ class EnsureRunServices(
     issue_id: str | None = None
     realizer_facts: RealizerFacts | None = None
     """What the realizer answered the controller's realize with."""
+
+
+class RunEndedHere(Command, tag="runtime_service.run_ended.v1", frozen=True, kw_only=True):
+    """A run finished, told to the supervisor of the node that holds its slot or services it
+    released (``ws.cmd.runtime_service.run_ended.<node>``) by the supervisor whose inbox heard of
+    it: that node frees the slot (its adapter killed if it still runs) and stops or times the
+    services no run holds any more. No answer is needed for safety: a node that misses it does
+    the same when its supervisor starts (adoption, slot recovery)."""
+
+    run_id: str
+    released_service_ids: list[str] = msgspec.field(default_factory=list)

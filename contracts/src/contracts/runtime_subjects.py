@@ -17,6 +17,7 @@ __all__ = [
     "RUNTIME_STATE",
     "RUNTIME_SUMMARIES",
     "ensure_run_services",
+    "run_ended",
     "runtime_control",
 ]
 
@@ -33,3 +34,9 @@ def runtime_control(node: str) -> str:
 def ensure_run_services(node: str) -> str:
     """``ws.cmd.runtime_service.ensure_for_run.<node>``: a run's services, with leases for it."""
     return command("runtime_service", "ensure_for_run", node)
+
+
+def run_ended(node: str) -> str:
+    """``ws.cmd.runtime_service.run_ended.<node>``: a finished run's slot and released services,
+    acted on by the node that holds them."""
+    return command("runtime_service", "run_ended", node)

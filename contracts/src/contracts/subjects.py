@@ -24,6 +24,7 @@ __all__ = [
     "event",
     "event_filters_of",
     "event_subject",
+    "on_node",
     "query",
     "service_query",
     "token",
@@ -121,6 +122,14 @@ def command(aggregate: str, verb: str, node: str | None = None) -> str:
     """``ws.cmd.<aggregate>.<verb>`` with the node as a last token for host-bound commands."""
     subject = f"ws.cmd.{token(aggregate)}.{token(verb)}"
     return f"{subject}.{token(node)}" if node is not None else subject
+
+
+def on_node(query_subject: str, node: str) -> str:
+    """``<query>.<node>``: a query that reads one host's files or processes (a workspace's git
+    state, a service's log) as that node's own instance alone serves it. The plain subject is
+    served by every instance, which sends a request for another node's record on to this one
+    (docs/scale-out.md, "Worker nodes")."""
+    return f"{query_subject}.{token(node)}"
 
 
 def query(aggregate: str, noun: str) -> str:

@@ -71,6 +71,8 @@ class ProjectWorkspaceCreated(Event, tag="project_workspace.created.v1", frozen=
     cleanup_command: str | None = None
     runtime_config: RuntimeConfig | None = None
     managed_checkout: ManagedCheckout = msgspec.field(default_factory=ManagedCheckout)
+    node_id: str | None = None
+    """The worker node that holds its checkout (None: recorded before nodes, the only one)."""
 
 
 class ProjectWorkspaceUpdated(Event, tag="project_workspace.updated.v1", frozen=True, kw_only=True):

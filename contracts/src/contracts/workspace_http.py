@@ -67,6 +67,10 @@ class CreateProjectWorkspaceBody(StrictBody, frozen=True, kw_only=True):
     setup_command: str | None = None
     cleanup_command: str | None = None
     runtime_config: RuntimeConfigIn | None = None
+    node_id: str | None = None
+    """The worker node whose host has ``cwd``, or where a repo-only one is cloned; it stays
+    there. Default: the only ready node; with several, required for a ``cwd``, and the least
+    loaded for a repo-only one."""
 
 
 class UpdateProjectWorkspaceBody(StrictBody, frozen=True, kw_only=True):

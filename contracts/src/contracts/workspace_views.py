@@ -96,6 +96,9 @@ class ProjectWorkspace(Struct, frozen=True, kw_only=True):
     managed_checkout: ManagedCheckout
     created_at: datetime
     updated_at: datetime
+    node_id: str | None = None
+    """The worker node that holds its checkout, where its worktrees, services and jobs run
+    (None: recorded before worker nodes, on the only node)."""
 
 
 class Issue(Struct, frozen=True, kw_only=True):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from clipyard_cli.clusternats import NatsCluster, nats_nodes
+from clipyard_cli.clusternodes import hidden_homes_argv, worker_nodes
 from clipyard_cli.clusterprocs import ClusterPorts
 from clipyard_cli.clusterservices import ReplicaSettings, build_replicas
 from clipyard_cli.clusterup import cluster_home
@@ -67,6 +68,7 @@ def _settings(tmp_path: Path) -> ReplicaSettings:
         secret_key="vault-secret",
         dsns={t: f"postgresql://clipyard_{t}:x@127.0.0.1:5/clipyard" for t in SERVICES},
         http_ports=(7001, 7002),
+        nodes=worker_nodes(tmp_path, {}),
     )
 
 
@@ -81,14 +83,36 @@ def test_replicas_get_their_own_identity_login_dsn_and_only_their_secrets(tmp_pa
     replicas = build_replicas(caller, _settings(tmp_path))
     ids = {r.instance_id for r in replicas}
     replicated = ("api-gateway", "heartbeat-controller", "git-credentials")
-    realizers = {f"workspace-realizer-{i}" for i in (1, 2, 3)}
-    assert ids == {f"{s}-{i}" for s in replicated for i in (1, 2)} | realizers | {
-        "runtime-supervisor-1"
-    }
+    realizers = {f"workspace-realizer-{i}" for i in (1, 2, 3, 4)}
+    supervisors = {"runtime-supervisor-1", "runtime-supervisor-2"}
+    assert ids == {f"{s}-{i}" for s in replicated for i in (1, 2)} | realizers | supervisors
     parts = {r.instance_id: r.env.get("CLIPYARD_REALIZER_PART") for r in replicas}
-    # The host part is started first, alone; the company-wide part runs twice.
-    assert [parts[f"workspace-realizer-{i}"] for i in (1, 2, 3)] == ["host", "company", "company"]
+    # The first node's host part is started first, alone; the company-wide part runs twice; the
+    # second node has a host part of its own.
+    assert [parts[f"workspace-realizer-{i}"] for i in (1, 2, 3, 4)] == [
+        "host",
+        "company",
+        "company",
+        "host",
+    ]
     assert {parts[i] for i in ids - realizers} == {None}
+    second = tmp_path.with_name(f"{tmp_path.name}-nodeb")
+    by_id = {r.instance_id: r for r in replicas}
+    for name in ("workspace-realizer-4", "runtime-supervisor-2"):  # the second worker node
+        env = by_id[name].env
+        assert (env["CLIPYARD_NODE_ID"], env["CLIPYARD_HOME"]) == ("nodeb", str(second))
+        assert by_id[name].hidden == (tmp_path,)
+    assert by_id["runtime-supervisor-2"].env["CLIPYARD_PORT_RANGE"] == "43000-43999"
+    for name in ("workspace-realizer-1", "runtime-supervisor-1"):
+        assert by_id[name].env["CLIPYARD_NODE_ID"] == "local"
+        assert by_id[name].hidden == (second,)
+    hiding = sorted(r.instance_id for r in replicas if r.hidden)  # worker nodes only
+    assert hiding == [
+        "runtime-supervisor-1",
+        "runtime-supervisor-2",
+        "workspace-realizer-1",
+        "workspace-realizer-4",
+    ]
     for replica in replicas:
         env, token = replica.env, replica.launch.token
         assert env["CLIPYARD_INSTANCE_ID"] == replica.instance_id
@@ -97,7 +121,8 @@ def test_replicas_get_their_own_identity_login_dsn_and_only_their_secrets(tmp_pa
         assert env["CLIPYARD_NATS_URL"] == ",".join(_settings(tmp_path).nats_urls)
         assert env["CLIPYARD_POSTGRES_DSN"].startswith(f"postgresql://clipyard_{token}:")
         assert (env["CLIPYARD_STORE"], env["CLIPYARD_EVENT_REPLICAS"]) == ("postgres", "3")
-        assert env["CLIPYARD_HOME"] == str(tmp_path)
+        if replica.home is None:
+            assert env["CLIPYARD_HOME"] == str(tmp_path)
         assert ("CLIPYARD_ADMIN_KEY" in env) == (token == "gateway")
         assert ("CLIPYARD_SECRET_KEY" in env) == (token == "credentials")
         assert not [k for k in env if k.startswith("CLIPYARD_POSTGRES_DSN_")]
@@ -143,3 +168,15 @@ def test_each_node_includes_nats_conf_and_routes_log_in_from_the_environment(
     assert "CLIPYARD_ADMIN_KEY" not in env
     with pytest.raises(KeyError):
         cluster.node(4)
+
+
+def test_a_worker_node_runs_with_the_other_homes_hidden_under_the_same_pid(tmp_path: Path) -> None:
+    argv = hidden_homes_argv(["python", "-m", "x"], [tmp_path / "a", tmp_path / "b"])
+    assert argv[1:5] == ["--mount", "--propagation", "private", "/bin/sh"]  # no --fork
+    assert argv[-6:] == [str(tmp_path / "a"), str(tmp_path / "b"), "--", "python", "-m", "x"]
+    assert hidden_homes_argv(["python"], []) == ["python"]
+
+
+def test_the_second_node_id_is_refused_as_the_first() -> None:
+    with pytest.raises(ValueError, match="nodeb"):
+        worker_nodes(Path("/h"), {"CLIPYARD_NODE_ID": "nodeb"})

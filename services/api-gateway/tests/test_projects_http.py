@@ -172,7 +172,7 @@ def test_project_workspace_clone_is_host_bound_and_may_answer_202(
     response = client.post(url, json=repo, headers=board)
     assert response.status_code == 202
     assert response.json() == {"operationId": wire.OP, "status": "running"}
-    created = bus.sent[0].message
+    created = bus.sent[-1].message
     assert isinstance(created, CreateProjectWorkspace)
     assert (created.project_id, created.repo_url, created.cwd) == (
         wire.PROJECT,

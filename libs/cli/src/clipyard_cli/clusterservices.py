@@ -1,18 +1,19 @@
-"""The service replicas of ``clipyard cluster up``: how many of each, their environments, their
-start and how to tell they answer.
+"""The service replicas of ``clipyard cluster up``: how many of each, their environments, their start
+and how to tell they answer.
 
-Two replicas of api-gateway, heartbeat-controller and git-credentials; three workspace-realizers,
-``workspace-realizer-1`` serving the host part (``CLIPYARD_REALIZER_PART=host``: it acts on this
-host's files under one node token, ``CLIPYARD_NODE_ID``) and the two others the company-wide part
-(``company``: projects, project workspaces, issues); one runtime-supervisor, host-bound (this
-host's processes). Each replica is ``python -m <module>``, like
-``clipyard up`` starts a service, with :func:`clipyard_cli.stack.service_env`'s environment (its
-own NATS user and password, its own PostgreSQL role's DSN, the admin key for gateways only, the
-vault key for git-credentials only) plus: ``CLIPYARD_INSTANCE_ID=<service>-<i>``,
-``CLIPYARD_STORE=postgres``, ``CLIPYARD_EVENT_REPLICAS=3``, the three NATS URLs in
-``CLIPYARD_NATS_URL``, and for gateway ``i`` its own ``CLIPYARD_HTTP_PORT``. Every other service
-is given the first gateway's address (``CLIPYARD_HTTP_HOST``/``_PORT``: what agents are told
-as ``CLIPYARD_API_URL``). Replica ``i`` logs to ``logs/<service>-<i>.log``.
+Two replicas of api-gateway, heartbeat-controller and git-credentials; four workspace-realizers:
+``-2`` and ``-3`` serve the company-wide part (``company``: projects, project workspaces, issues),
+``-1`` and ``-4`` the host part (``CLIPYARD_REALIZER_PART=host``) of the two worker nodes; two
+runtime-supervisors, one per worker node (``-1`` on the first, ``-2`` on ``nodeb``;
+:mod:`clipyard_cli.clusternodes`: their node id, home, port range and hidden homes). Each replica
+is ``python -m <module>``, like ``clipyard up`` starts a service, with
+:func:`clipyard_cli.stack.service_env`'s environment (its own NATS user and password, its own
+PostgreSQL role's DSN, the admin key for gateways only, the vault key for git-credentials only)
+plus: ``CLIPYARD_INSTANCE_ID=<service>-<i>``, ``CLIPYARD_STORE=postgres``,
+``CLIPYARD_EVENT_REPLICAS=3``, the three NATS URLs in ``CLIPYARD_NATS_URL``, and for gateway ``i``
+its own ``CLIPYARD_HTTP_PORT``. Every other service is given the first gateway's address
+(``CLIPYARD_HTTP_HOST``/``_PORT``: what agents are told as ``CLIPYARD_API_URL``). Replica ``i``
+logs to ``logs/<service>-<i>.log``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Final
 import nats.errors
 from nats.aio.client import Client
 
+from clipyard_cli.clusternodes import HOST_REPLICAS, WorkerNode, hidden_homes_argv
 from clipyard_cli.clusterprocs import spawn_child
 from clipyard_cli.probes import http_get
 from clipyard_cli.stack import (
@@ -53,19 +55,21 @@ __all__ = [
     "wait_replicas",
 ]
 
-REALIZER_PARTS: Final = ("host", "company", "company")
-"""``CLIPYARD_REALIZER_PART`` of workspace-realizer ``i`` (``[i - 1]``): the host part first (it
-is started alone, and creates the store's tables), then the company-wide part's replicas."""
+REALIZER_PARTS: Final = ("host", "company", "company", "host")
+"""``CLIPYARD_REALIZER_PART`` of workspace-realizer ``i`` (``[i - 1]``): the first node's host
+part first (it is started alone, and creates the store's tables), the company-wide part's
+replicas, then the second node's host part."""
 REPLICAS: Final[Mapping[ServiceToken, int]] = {
     "gateway": 2,
     "controller": 2,
     "credentials": 2,
     "realizer": len(REALIZER_PARTS),
-    "supervisor": 1,
+    "supervisor": 2,
 }
 """Replicas per service token."""
 HOST_BOUND: Final = ("the workspace-realizer's host part", "runtime-supervisor")
-"""What runs once: it owns this host's worktrees and processes (one node token)."""
+"""What runs once per worker node: it owns that host's worktrees and processes (its node
+token, :mod:`clipyard_cli.clusternodes`)."""
 _DROPPED: Final = ("CLIPYARD_POSTGRES_DSN", "CLIPYARD_INSTANCE_ID", "CLIPYARD_API_URL")
 """Settings of the caller's environment the cluster sets itself (prefixes)."""
 
@@ -79,6 +83,10 @@ class Replica:
     """1-based, as in its instance id."""
     env: dict[str, str] = field(repr=False)
     process: ManagedProcess | None = None
+    home: Path | None = None
+    """Its worker node's home (its logs are there; None: the stack's home)."""
+    hidden: tuple[Path, ...] = ()
+    """The other worker nodes' homes, hidden from it (:func:`hidden_homes_argv`)."""
 
     @property
     def service(self) -> str:
@@ -96,9 +104,11 @@ class Replica:
         return int(self.env["CLIPYARD_HTTP_PORT"]) if self.launch.token == "gateway" else None
 
     def spawn(self, home: Path) -> ManagedProcess:
-        """Start ``python -m <module>`` with the replica's environment (a new process each call)."""
-        argv = [sys.executable, "-m", self.launch.module]
-        self.process = spawn_child(self.instance_id, argv, self.env, home)
+        """Start ``python -m <module>`` with the replica's environment (a new process each
+        call); a worker node's replica in its node's home, the other nodes' homes hidden."""
+        argv = hidden_homes_argv([sys.executable, "-m", self.launch.module], self.hidden)
+        own = self.home or home
+        self.process = spawn_child(self.instance_id, argv, self.env, own, cwd=own)
         return self.process
 
 
@@ -117,6 +127,9 @@ class ReplicaSettings:
     """Each service's own PostgreSQL DSN."""
     http_ports: tuple[int, ...]
     event_replicas: int = 3
+    nodes: tuple[WorkerNode, ...] = ()
+    """The worker nodes (:func:`clipyard_cli.clusternodes.worker_nodes`); none: every
+    host-bound replica on the stack's home and node."""
 
 
 def build_replicas(base: Mapping[str, str], settings: ReplicaSettings) -> list[Replica]:
@@ -154,7 +167,14 @@ def build_replicas(base: Mapping[str, str], settings: ReplicaSettings) -> list[R
                 own["CLIPYARD_HTTP_PORT"] = str(settings.http_ports[index - 1])
             if launch.token == "realizer":
                 own["CLIPYARD_REALIZER_PART"] = REALIZER_PARTS[index - 1]
-            replicas.append(Replica(launch=launch, index=index, env=own))
+            replica = Replica(launch=launch, index=index, env=own)
+            node = HOST_REPLICAS.get((launch.token, index))
+            if node is not None and node < len(settings.nodes):
+                worker = settings.nodes[node]
+                replica.env = worker.env(own)
+                replica.home = worker.home
+                replica.hidden = tuple(n.home for n in settings.nodes if n is not worker)
+            replicas.append(replica)
     return replicas
 
 

@@ -3,8 +3,9 @@
 A three-node NATS cluster with JetStream and route authorization (:mod:`clipyard_cli.clusternats`),
 one PostgreSQL with a role and schema per service (:mod:`clipyard_cli.clusterpg`), and the service
 replicas of :mod:`clipyard_cli.clusterservices` (two of api-gateway, heartbeat-controller and
-git-credentials; one workspace-realizer and one runtime-supervisor, host-bound), all under one
-``home`` (logs in ``home/logs``). ``clipyard cluster up`` runs one in the foreground; tests use it
+git-credentials; two company-wide workspace-realizers; and two worker nodes, each a
+workspace-realizer host part and a runtime-supervisor, :mod:`clipyard_cli.clusternodes`), under
+one ``home`` (logs in ``home/logs``) and the second node's ``<home>-nodeb``. ``clipyard cluster up`` runs one in the foreground; tests use it
 as a fixture and take it apart on purpose::
 
     async with ClusterStack(tmp_path / "home", ports=ClusterPorts.free()) as cluster:
@@ -38,8 +39,9 @@ from typing import TextIO
 
 from nats.aio.client import Client
 
-from clipyard_cli.bus import BusLogin, connect_cli, stop_all_runtime
+from clipyard_cli.bus import BusLogin, connect_cli
 from clipyard_cli.clusternats import NatsCluster, NatsNode, nats_nodes
+from clipyard_cli.clusternodes import WorkerNode, stop_runtime, worker_nodes
 from clipyard_cli.clusterpg import ClusterPostgres
 from clipyard_cli.clusterprocs import ClusterPorts, all_or_none, stop_child
 from clipyard_cli.clusterservices import (
@@ -51,7 +53,6 @@ from clipyard_cli.clusterservices import (
 )
 from clipyard_cli.clusterservices import wait_replicas as _wait_replicas
 from clipyard_cli.home import CLI_USER, ensure_admin_key, ensure_passwords
-from clipyard_cli.leftovers import stop_leftover_services
 from clipyard_cli.runstate import RunLock
 from clipyard_cli.stack import (
     ManagedProcess,
@@ -96,6 +97,8 @@ class ClusterStack:
         self.admin_key = ""
         self.nats_passwords: dict[str, str] = {}
         self.replicas: list[Replica] = []
+        self.nodes: tuple[WorkerNode, ...] = ()
+        """The worker nodes (:mod:`clipyard_cli.clusternodes`), once started."""
         self.nats: NatsCluster | None = None
         self.postgres = ClusterPostgres(self.home, self.env)
         self.nc: Client | None = None
@@ -160,6 +163,12 @@ class ClusterStack:
         except SettingsError as exc:
             raise StackError(str(exc)) from None
         self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.nodes = worker_nodes(self.home, self.env)
+        except ValueError as exc:
+            raise StackError(str(exc)) from None
+        for node in self.nodes:  # each hides the other's: both must exist first
+            private_dir(node.home)
         self.nats_passwords = ensure_passwords(self.home)
         self.admin_key = ensure_admin_key(self.home, self.env)
         self.nats = NatsCluster(
@@ -184,6 +193,7 @@ class ClusterStack:
             secret_key=secret_key,
             dsns=self.postgres_dsns,
             http_ports=self.ports.http,
+            nodes=self.nodes,
         )
         self.replicas = build_replicas(self.env, settings)
         by_service: dict[str, list[Replica]] = {}
@@ -218,16 +228,8 @@ class ClusterStack:
             lock.release()
 
     async def _stop_runtime(self) -> None:
-        supervisors = [r.process for r in self.replicas if r.launch.token == "supervisor"]
-        alive = any(process is not None and process.alive() for process in supervisors)
-        if alive and self.nc is not None and self.nc.is_connected:
-            node = self.env.get("CLIPYARD_NODE_ID") or "local"
-            with contextlib.suppress(Exception):
-                self.say(await stop_all_runtime(self.nc, node, timeout=30.0))
         if self.replicas:
-            left = await asyncio.to_thread(stop_leftover_services, self.home)
-            if left:
-                self.say(f"stopped {len(left)} runtime service(s) the supervisor left running")
+            await stop_runtime(self.nc, self.replicas, self.nodes, self.say)
 
     def replica(self, service: str, index: int) -> Replica:
         """Replica ``index`` (1-based) of ``service`` (name or token).

@@ -149,7 +149,9 @@ class World:
 
     # -- supervisor ------------------------------------------------------------------------
 
-    async def ensure_run_services(self, command: EnsureRunServices) -> RunServices:
+    async def ensure_run_services(
+        self, command: EnsureRunServices, node: str | None = None
+    ) -> RunServices:
         self.calls.append(("ensure_services", command.run_id, command))
         if self.script.services_error is not None:
             raise self.script.services_error
@@ -157,7 +159,7 @@ class World:
             raise self.script.services_refusals.pop(0)
         return RunServices()
 
-    async def acquire_slot(self, command: AcquireSlot) -> SlotGrant:
+    async def acquire_slot(self, command: AcquireSlot, node: str | None = None) -> SlotGrant:
         self.calls.append(("acquire_slot", command.run_id, command))
         if self.script.slot_gate is not None:
             await self.script.slot_gate.wait()
@@ -168,7 +170,9 @@ class World:
         return SlotGrant(slot_id=f"slot-{command.run_id}", type="local_stdio", index=0,
                          contained=not command.trusted, sandbox="none")  # fmt: skip
 
-    async def launch_adapter(self, command: LaunchAdapter) -> AdapterLaunched:
+    async def launch_adapter(
+        self, command: LaunchAdapter, node: str | None = None
+    ) -> AdapterLaunched:
         self.calls.append(("launch", command.run_id, command))
         self.launch_env[command.run_id] = dict(command.env)
         if self.script.launch_error is not None:
@@ -185,7 +189,7 @@ class World:
                                pgid=4242, started_at=now,
                                deadline=now + timedelta(seconds=command.timeout_sec))  # fmt: skip
 
-    async def kill_adapter(self, command: KillAdapter) -> RunSlot:
+    async def kill_adapter(self, command: KillAdapter, node: str | None = None) -> RunSlot:
         self.calls.append(("kill", command.run_id, command))
         if not self.script.kill_answers:
             raise PortError("timeout", "runtime-supervisor did not answer", 504)
@@ -198,7 +202,7 @@ class World:
                        stdout_excerpt="working...\n", stderr_excerpt="stopping\n",
                        log_bytes=20)  # fmt: skip
 
-    async def release_slot(self, command: ReleaseSlot) -> None:
+    async def release_slot(self, command: ReleaseSlot, node: str | None = None) -> None:
         self.calls.append(("release_slot", command.run_id, command))
         self.running.pop(command.run_id, None)
 

@@ -19,7 +19,6 @@ from runtime_supervisor.endpoints import (
 from runtime_supervisor.endpoints.nodes import NodeEndpoints
 from runtime_supervisor.inbox import (
     RunFinishedHandOver,
-    RunFinishedHook,
     controller_inbox,
     gateway_inbox,
     realizer_inbox,
@@ -28,7 +27,7 @@ from runtime_supervisor.orchestration.adoption import adopt_all
 from runtime_supervisor.orchestration.context import Supervisor, as_system
 from runtime_supervisor.orchestration.egress import watch_egress
 from runtime_supervisor.orchestration.nodes import NodeDirectory, hold_node
-from runtime_supervisor.orchestration.runs import run_finished_hook
+from runtime_supervisor.orchestration.run_end import RunEnd
 from runtime_supervisor.orchestration.slots.runtime import SlotRuntime
 from runtime_supervisor.publishing import to_contract
 from runtime_supervisor.settings import (
@@ -40,7 +39,6 @@ from servicekit import ServiceSpec, run_service
 from servicekit.routes import mount
 
 if TYPE_CHECKING:
-    from runtime_supervisor.usecases.services import Release
     from servicekit import ServiceRuntime
 
 __all__ = ["build_spec", "main", "make_register"]
@@ -66,6 +64,7 @@ def make_register(
         app: RuntimeSupervisorApplication = runtime.app  # type: ignore[assignment]
         # One supervisor per node: its lease first, before anything of the node is touched.
         await hold_node(runtime)
+        app.node_id = runtime.settings.node_id  # its sweeps and reservations: this node's only
         sup = Supervisor(
             app=app, store=runtime.store, settings=settings, node_id=runtime.settings.node_id
         )
@@ -80,7 +79,8 @@ def make_register(
         sup.adopted.clear()  # before an inbox message can act
         # First: an inbox message may already be waiting for the hook on the store thread.
         loop = asyncio.get_running_loop()
-        run_finished.set(_with_slots(sup, run_finished_hook(sup, loop), loop))
+        run_end = RunEnd(sup, runtime.bus)  # on this node, or told to the node holding it
+        run_finished.set(run_end.hook(loop))
 
         async def close() -> None:
             await sup.close(_CLOSE_SHARE)
@@ -107,27 +107,13 @@ def make_register(
             runtime.service,
             SlotEndpoints(runtime, sup),
             RuntimeEndpoints(runtime, sup),
-            StopEndpoints(runtime, sup),
+            StopEndpoints(runtime, sup, run_end),
             AuditEndpoints(runtime, sup),
             ContainedEndpoints(runtime, sup),
             NodeEndpoints(runtime, sup, nodes),
         )
 
     return register
-
-
-def _with_slots(
-    sup: Supervisor, hook: RunFinishedHook, loop: asyncio.AbstractEventLoop
-) -> RunFinishedHook:
-    """The run-finished hook plus the run's slot: freed (its adapter killed if it still runs)."""
-
-    def both(run_id: str, releases: list[Release]) -> None:
-        hook(run_id, releases)
-        slots = sup.slots
-        if slots is not None:
-            loop.call_soon_threadsafe(slots.run_finished, run_id)
-
-    return both
 
 
 def build_spec(settings: SupervisorSettings | None = None) -> ServiceSpec:

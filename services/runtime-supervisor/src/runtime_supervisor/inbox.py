@@ -159,6 +159,7 @@ def _catalog_note(e: Any) -> Note | None:
                 **_project_workspace(e),
                 "runtime_config": _plain(e.runtime_config),
                 "managed_checkout": _plain(e.managed_checkout),
+                "node_id": e.node_id,
             }
             return "project_workspace", fields, ()
         case we.ProjectWorkspaceUpdated():

@@ -74,9 +74,17 @@ class SupervisorReadModels(ServiceApplication):
     """How many copy events were applied (it moves whenever a copy does)."""
     nodes: dict[str, WorkerNode]
     """Node id -> the worker node as its supervisor last registered it."""
+    node_id: str | None = None
+    """The worker node this supervisor serves (set at wiring): the sweeps, port reservations,
+    reuse and slot positions cover its records only. None (a replay, the audit tools): all."""
     _objects: dict[UUID, Any]
     _leases: dict[str, frozenset[str]]
     _issue_workspace: dict[str, str]
+
+    def is_mine(self, node_id: str | None) -> bool:
+        """A record of ``node_id`` belongs to this supervisor's node (None: recorded before
+        worker nodes, on the only one)."""
+        return self.node_id is None or node_id is None or node_id == self.node_id
 
     def init_read_models(self) -> None:
         """Empty read models (before every rebuild)."""

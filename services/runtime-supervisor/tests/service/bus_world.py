@@ -104,6 +104,8 @@ class Upstream:
     versions: dict[str, int] = field(default_factory=dict)
     company: str = ACME
     """The company of what it publishes (``dataclasses.replace`` shares the positions)."""
+    node: str = "local"
+    """The worker node the workspaces it realizes are on (the supervisor's own, by default)."""
 
     def envelope(
         self, aggregate: str, aggregate_id: str, actor: Actor = REALIZER
@@ -161,7 +163,7 @@ class Upstream:
             source_issue_id=issue, mode=mode, strategy_type="git_worktree",  # type: ignore[arg-type]
             provider_type="git_worktree", provider_ref=cwd, name="ACME-1", status="active",
             cwd=cwd, repo_url=None, base_ref="origin/main", branch_name=branch,
-            node_id="local", created_worktree=True, config=config))  # fmt: skip
+            node_id=self.node, created_worktree=True, config=config))  # fmt: skip
         return ws
 
     async def ws_config(self, ws: str, config: ExecutionWorkspaceConfig) -> None:

@@ -49,7 +49,7 @@ async def test_a_node_that_stops_answering_is_unreachable_after_the_lapse(
         here = _directory(nc, tmp_path, "nodea", "sup-a")
         now = datetime.now(UTC)
         nodes = [_registered("nodea", now), _registered("nodeb", now)]
-        views = {view.id: view for view in await here.views(nodes)}
+        views = {view.id: view for view in await here.views(nodes, {})}
         # Its own node answers; nodeb's supervisor never has (nothing serves its subject).
         assert views["nodea"].state == "ready"
         assert views["nodea"].parts == ["supervisor"]
@@ -58,8 +58,8 @@ async def test_a_node_that_stops_answering_is_unreachable_after_the_lapse(
         assert views["nodeb"].version == "1.0"  # as it registered
         # Seen a moment ago: still ready within the lapse, unreachable after it.
         here.last_seen["nodeb"] = datetime.now(UTC) - LAPSE + timedelta(seconds=5)
-        assert {v.id: v.state for v in await here.views(nodes)}["nodeb"] == "ready"
+        assert {v.id: v.state for v in await here.views(nodes, {})}["nodeb"] == "ready"
         here.last_seen["nodeb"] = datetime.now(UTC) - LAPSE - timedelta(seconds=1)
-        assert {v.id: v.state for v in await here.views(nodes)}["nodeb"] == "unreachable"
+        assert {v.id: v.state for v in await here.views(nodes, {})}["nodeb"] == "unreachable"
     finally:
         await nc.drain()

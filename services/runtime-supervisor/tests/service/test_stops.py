@@ -120,7 +120,7 @@ async def test_stop_all_stops_every_service_of_the_node(
     start_supervisor: Any, upstream: Upstream, sup: Sup, tmp_path: Path
 ) -> None:
     await start_supervisor(CLIPYARD_NODE_ID="node-a")
-    sup.node = "node-a"
+    sup.node = upstream.node = "node-a"
     pids = []
     for name in ("one", "two"):
         directory = tmp_path / name
@@ -196,7 +196,7 @@ async def test_stop_all_drains_the_node_cancels_starts_in_flight_and_stops_in_pa
     start_supervisor: Any, upstream: Upstream, sup: Sup, tmp_path: Path
 ) -> None:
     await start_supervisor(CLIPYARD_NODE_ID="node-a", CLIPYARD_RUNTIME_STOP_GRACE="4")
-    sup.node = "node-a"
+    sup.node = upstream.node = "node-a"
     stubborn = [http_service(n, command=STUBBORN, port=None, readiness=None) for n in "ab"]
     never_ready = http_service("slow", command="exec sleep 300", port=PortSpec(type="auto"),
                                readiness=TcpReadiness(timeout_sec=120))  # fmt: skip

@@ -21,6 +21,7 @@ from workspace_realizer.adapters.supervisor_bus import supervisor_stopper
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.endpoints.host.audit import AuditEndpoints
 from workspace_realizer.endpoints.host.project_sources import ProjectSourceEndpoints
+from workspace_realizer.endpoints.host.workspace_reads import WorkspaceReadEndpoints
 from workspace_realizer.endpoints.host.workspaces import WorkspaceEndpoints
 from workspace_realizer.endpoints.issues import IssueEndpoints
 from workspace_realizer.endpoints.project_workspaces import ProjectWorkspaceEndpoints
@@ -97,6 +98,7 @@ def host_endpoints(runtime: ServiceRuntime, realizer: Realizer) -> list[BusEndpo
     return [
         ProjectSourceEndpoints(runtime, InProcessCheckouts(realizer)),
         WorkspaceEndpoints(runtime, realizer),
+        WorkspaceReadEndpoints(runtime, realizer),
         AuditEndpoints(runtime),
     ]
 

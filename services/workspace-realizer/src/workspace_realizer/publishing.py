@@ -89,6 +89,7 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         setup_command=e.setup_command,
         cleanup_command=e.cleanup_command,
         runtime_config=_conv(e.runtime_config, RuntimeConfig),
+        node_id=getattr(e, "node_id", None),
     ),
     PW.Revised: lambda e: we.ProjectWorkspaceUpdated(
         **_env(e, "project_workspace"),

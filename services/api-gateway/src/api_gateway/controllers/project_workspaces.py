@@ -10,6 +10,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody
 
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
+from api_gateway.controllers.placement import place_project_workspace
 from api_gateway.controllers.realizer import (
     ACCEPTED,
     fetch,
@@ -64,7 +65,9 @@ class ProjectWorkspaceController(Controller):
         operation_id="createProjectWorkspace",
         opt=access(Resource.PROJECT_WORKSPACE, Action.WRITE),
         responses={
-            **error_responses(*_ERRORS, "workspace_path_required", "managed_checkout_failed"),
+            **error_responses(
+                *_ERRORS, "workspace_path_required", "managed_checkout_failed", "node_unreachable"
+            ),
             **ACCEPTED,
         },
     )
@@ -79,15 +82,21 @@ class ProjectWorkspaceController(Controller):
         now under ``$CLIPYARD_HOME``: 202 with an operation if it outlasts the request deadline,
         110 s).
 
-        Errors: 400; 401; 403 (not a board key); 404; 422 ``workspace_path_required`` (neither
-        ``cwd`` nor ``repoUrl``), ``managed_checkout_failed``.
+        It is placed on a worker node for life (``nodeId``; default the only ready node; with
+        several, required for a ``cwd``, else the least loaded: docs/scale-out.md, "Worker
+        nodes").
+
+        Errors: 400 (an unknown ``nodeId``, or none with several nodes and a ``cwd``); 401; 403
+        (not a board key); 404; 422 ``workspace_path_required`` (neither ``cwd`` nor
+        ``repoUrl``), ``managed_checkout_failed``; 503 ``node_unreachable``.
         """
         if not data.cwd and not data.repo_url:
             raise _path_required()
-        command = CreateProjectWorkspace(
-            principal=principal, project_id=project_id, **msgspec.structs.asdict(data)
-        )
-        subject = subjects.create_project_workspace(node_of(gateway))
+        fields = msgspec.structs.asdict(data)
+        requested = fields.pop("node_id")
+        command = CreateProjectWorkspace(principal=principal, project_id=project_id, **fields)
+        node = await place_project_workspace(gateway, requested, has_cwd=bool(data.cwd))
+        subject = subjects.create_project_workspace(node)
         return await perform(gateway, subject, command, ProjectWorkspace, status_code=201)
 
     @get(

@@ -21,6 +21,7 @@ from litestar.di import NamedDependency
 from litestar.handlers.base import BaseRouteHandler
 from litestar.params import HeaderParameter
 
+from api_gateway.controllers.placement import node_unanswered
 from api_gateway.controllers.realizer import (
     InvalidRequestError,
     accepted,
@@ -244,7 +245,10 @@ async def control_execution_workspace(
     facts = await _execution_facts(gateway, principal, workspace)
     command = _command(principal, action, body, facts, workspace_id=workspace_id)
     subject = runtime_control(workspace.node_id)
-    result = await request_result(gateway, subject, command, RuntimeControlResult)
+    try:
+        result = await request_result(gateway, subject, command, RuntimeControlResult)
+    except BusReplyError as exc:
+        raise node_unanswered(exc, subject, workspace.node_id) from None
     if isinstance(result, Accepted):
         return accepted(result)
     try:
@@ -292,8 +296,12 @@ async def control_project_workspace(
         )
     facts = RealizerFacts(project_runtime_config=whole.runtime_config)
     command = _command(principal, action, body, facts, project_workspace_id=workspace_id)
-    subject = runtime_control(node_of(gateway))
-    result = await request_result(gateway, subject, command, RuntimeControlResult)
+    node = whole.node_id or node_of(gateway)
+    subject = runtime_control(node)
+    try:
+        result = await request_result(gateway, subject, command, RuntimeControlResult)
+    except BusReplyError as exc:
+        raise node_unanswered(exc, subject, node) from None
     if isinstance(result, Accepted):
         return accepted(result)
     warning = None

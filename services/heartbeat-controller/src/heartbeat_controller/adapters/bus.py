@@ -140,18 +140,21 @@ class BusRealizer:
 
 
 class BusSupervisor:
-    """The supervisor of ``node`` over the bus."""
+    """The supervisors over the bus: each call goes to the node it names, else to ``node``
+    (this controller's own)."""
 
     def __init__(self, bus: BusClient, node: str, *, poll: float = 0.25) -> None:
         self._bus = bus
         self._node = node
         self._poll = poll
 
-    async def ensure_run_services(self, command: EnsureRunServices) -> RunServices:
+    async def ensure_run_services(
+        self, command: EnsureRunServices, node: str | None = None
+    ) -> RunServices:
         """See :meth:`SupervisorPort.ensure_run_services`."""
         return await _call(
             self._bus,
-            ensure_run_services(self._node),
+            ensure_run_services(node or self._node),
             command,
             RunServices,
             timeout=REQUEST_TIMEOUT,
@@ -159,24 +162,27 @@ class BusSupervisor:
             poll=self._poll,
         )
 
-    async def acquire_slot(self, command: AcquireSlot) -> SlotGrant:
+    async def acquire_slot(self, command: AcquireSlot, node: str | None = None) -> SlotGrant:
         """See :meth:`SupervisorPort.acquire_slot`."""
-        subject = hs.acquire_slot(self._node)
+        subject = hs.acquire_slot(node or self._node)
         return await _call(self._bus, subject, command, SlotGrant, timeout=SHORT_TIMEOUT)
 
-    async def launch_adapter(self, command: LaunchAdapter) -> AdapterLaunched:
+    async def launch_adapter(
+        self, command: LaunchAdapter, node: str | None = None
+    ) -> AdapterLaunched:
         """See :meth:`SupervisorPort.launch_adapter`."""
-        subject = hs.launch_adapter(self._node)
+        subject = hs.launch_adapter(node or self._node)
         return await _call(self._bus, subject, command, AdapterLaunched, timeout=60.0)
 
-    async def kill_adapter(self, command: KillAdapter) -> RunSlot:
+    async def kill_adapter(self, command: KillAdapter, node: str | None = None) -> RunSlot:
         """See :meth:`SupervisorPort.kill_adapter`."""
-        subject = hs.kill_adapter(self._node)
+        subject = hs.kill_adapter(node or self._node)
         return await _call(self._bus, subject, command, RunSlot, timeout=60.0)
 
-    async def release_slot(self, command: ReleaseSlot) -> None:
+    async def release_slot(self, command: ReleaseSlot, node: str | None = None) -> None:
         """See :meth:`SupervisorPort.release_slot`."""
-        reply = await self._bus.request(hs.release_slot(self._node), command, timeout=60.0)
+        subject = hs.release_slot(node or self._node)
+        reply = await self._bus.request(subject, command, timeout=60.0)
         if isinstance(reply, ErrorReply):
             raise _error(reply)
         if isinstance(reply, Accepted):

@@ -75,7 +75,7 @@ async def _release_slot(orch: Orchestration, work: RunWork) -> None:
     command = ReleaseSlot(principal=work.principal, run_id=work.run_id)
     for attempt in range(3):
         try:
-            await orch.ports.supervisor.release_slot(command)
+            await orch.ports.supervisor.release_slot(command, work.node)
             return
         except PortError as failed:
             if failed.code == "not_found":

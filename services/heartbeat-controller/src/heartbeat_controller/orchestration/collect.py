@@ -85,7 +85,7 @@ async def _kill(orch: Orchestration, work: RunWork, *, timed_out: bool) -> RunSl
         principal=work.principal, run_id=work.run_id, timed_out=timed_out, reason=reason
     )
     try:
-        return await orch.ports.supervisor.kill_adapter(command)
+        return await orch.ports.supervisor.kill_adapter(command, work.node)
     except PortError as failed:
         log.warning("run %s: kill refused: %s (%s)", work.run_id, failed.code, failed.message)
     except Exception:

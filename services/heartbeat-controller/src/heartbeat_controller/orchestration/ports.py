@@ -71,25 +71,32 @@ class RealizerPort(Protocol):
 
 
 class SupervisorPort(Protocol):
-    """The runtime-supervisor of this node: run services and adapter slots."""
+    """The runtime-supervisors: run services and adapter slots. ``node`` is the worker node of
+    the run's workspace (docs/scale-out.md, "Worker nodes"), where its services and adapter
+    run; None: this controller's own (a run without a workspace, or one recovered before it
+    knew; that supervisor sends the request on to the node of the run's slot)."""
 
-    async def ensure_run_services(self, command: EnsureRunServices) -> RunServices:
+    async def ensure_run_services(
+        self, command: EnsureRunServices, node: str | None = None
+    ) -> RunServices:
         """Start or reuse the workspace's ``running`` services, leased to the run."""
         ...
 
-    async def acquire_slot(self, command: AcquireSlot) -> SlotGrant:
+    async def acquire_slot(self, command: AcquireSlot, node: str | None = None) -> SlotGrant:
         """A slot for the run (``PortError`` ``slot_unavailable`` while the pool is full)."""
         ...
 
-    async def launch_adapter(self, command: LaunchAdapter) -> AdapterLaunched:
+    async def launch_adapter(
+        self, command: LaunchAdapter, node: str | None = None
+    ) -> AdapterLaunched:
         """Start the run's adapter in its slot."""
         ...
 
-    async def kill_adapter(self, command: KillAdapter) -> RunSlot:
+    async def kill_adapter(self, command: KillAdapter, node: str | None = None) -> RunSlot:
         """Kill the run's adapter's process group."""
         ...
 
-    async def release_slot(self, command: ReleaseSlot) -> None:
+    async def release_slot(self, command: ReleaseSlot, node: str | None = None) -> None:
         """Free the run's slot."""
         ...
 

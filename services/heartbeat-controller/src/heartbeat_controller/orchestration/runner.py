@@ -196,10 +196,11 @@ class _Runner:
                 orch.ports.realizer.realize(command), "the workspace", "workspace_validation_failed"
             )
         except PortError as refused:
-            if refused.code == "low_trust_violation":
-                raise _fail("low_trust_violation", refused.message) from None
+            if refused.code in ("low_trust_violation", "node_unreachable"):
+                raise _fail(refused.code, refused.message) from None
             raise _fail("workspace_validation_failed", refused.message) from None
         workspace_id = realized.workspace.id
+        w.node = realized.workspace.node_id
         self._boundary()
         # Listen before asking: the lease may be handed over as soon as the store answers.
         held = await orch.store(orch.app.lease_workspace, self.run_id, workspace_id)
@@ -235,12 +236,14 @@ class _Runner:
         """Ask the supervisor for the run's services; a ``service_unavailable`` (restarting, or
         its copies still behind the realizer) is asked again, twice, a second apart."""
         for attempt in range(_ENSURE_ATTEMPTS):
-            ensure = self.orch.ports.supervisor.ensure_run_services(command)
+            ensure = self.orch.ports.supervisor.ensure_run_services(command, self.work.node)
             try:
                 return await self._guarded(
                     ensure, "the workspace's runtime services", "runtime_services_failed"
                 )
             except PortError as failed:
+                if failed.code == "node_unreachable":
+                    raise _fail("node_unreachable", failed.message) from None
                 if failed.code != "service_unavailable" or attempt + 1 == _ENSURE_ATTEMPTS:
                     raise _fail("runtime_services_failed", failed.message) from None
             if await wait_event(self.work.channel.cancel, 1.0):
@@ -263,7 +266,7 @@ class _Runner:
             self._boundary()
             try:
                 grant = await self._guarded(
-                    orch.ports.supervisor.acquire_slot(command),
+                    orch.ports.supervisor.acquire_slot(command, w.node),
                     "an adapter slot",
                     "slot_unavailable",
                 )
@@ -309,7 +312,7 @@ class _Runner:
         finally:
             del issued
         try:
-            return await orch.ports.supervisor.launch_adapter(command)
+            return await orch.ports.supervisor.launch_adapter(command, w.node)
         except PortError as refused:
             raise _fail("adapter_launch_failed", refused.message) from None
         except Exception as error:  # never let the command (and its token) reach a traceback

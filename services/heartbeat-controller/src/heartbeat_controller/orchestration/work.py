@@ -51,6 +51,9 @@ class RunWork:
     launched: bool = False
     services: list[str] = field(default_factory=list)
     realized_detail: WorkspaceDetail | None = None
+    node: str | None = None
+    """The worker node of its workspace, where its services, slot and adapter are (None: this
+    controller's own node; a recovered run's supervisor sends on to its slot's node)."""
 
     @property
     def principal(self) -> Principal:

@@ -60,7 +60,7 @@ class CopyFields(TypedDict, total=False):
     repo_url: str | None
     base_ref: str | None
     branch_name: str | None
-    node_id: str
+    node_id: str | None
     config: Any
     """The workspace's ``ExecutionWorkspaceConfig`` in its plain (camelCase) form, or None."""
     lifecycle_generation: int

@@ -79,8 +79,11 @@ class SupervisorOperation(RefIdentified, CompanyScoped):
     its status, exit code and output excerpts.
 
     ``heartbeat_run_id`` is the run it was done for; ``operation_id`` the long operation
-    (``GET /api/operations/{id}``) it belongs to.
+    (``GET /api/operations/{id}``) it belongs to. ``node_id`` is the worker node it ran on,
+    which holds its output files (None: recorded before worker nodes).
     """
+
+    node_id: str | None = None
 
     @event("Began")
     def __init__(
@@ -99,8 +102,10 @@ class SupervisorOperation(RefIdentified, CompanyScoped):
         cwd: str,
         started_at: datetime,
         metadata: OperationMetadata,
+        node_id: str | None = None,
     ) -> None:
         self.company_id = company_id
+        self.node_id = node_id
         self.target_key = target_key
         self.execution_workspace_id = execution_workspace_id
         self.project_workspace_id = project_workspace_id

@@ -96,6 +96,8 @@ class ServiceRecord:
     exit_signal: int | None
     last_error: str | None
     last_output: str | None
+    node_id: str | None = None
+    """The worker node whose supervisor started it (None: before worker nodes)."""
 
     @property
     def live(self) -> bool:

@@ -31,6 +31,9 @@ __all__ = ["RuntimeService"]
 class RuntimeService(AboutStamped):
     """One started instance of a runtime service (see the module's docstring)."""
 
+    node_id: str | None = None
+    """The worker node whose supervisor started it (None: before worker nodes)."""
+
     @staticmethod
     def create_id(service_id: str) -> UUID:
         """The id is chosen before the start, so the run directory can be named after it."""
@@ -62,8 +65,10 @@ class RuntimeService(AboutStamped):
         owner_agent_id: str | None,
         lease_run_ids: list[str],
         at: datetime,
+        node_id: str | None = None,
     ) -> None:
         self.company_id = company_id
+        self.node_id = node_id
         self.target_key = target_key
         self.execution_workspace_id = execution_workspace_id
         self.project_workspace_id = project_workspace_id

@@ -97,6 +97,9 @@ class AdapterSlot(CompanyScoped):
         """The id is chosen by the grant (a fresh UUID)."""
         return UUID(slot_id)
 
+    node_id: str | None = None
+    """The worker node whose pool it holds a position of (None: before worker nodes)."""
+
     @event("Granted")
     def __init__(
         self,
@@ -112,8 +115,10 @@ class AdapterSlot(CompanyScoped):
         sandbox: str,
         granted_at: datetime,
         expires_at: datetime,
+        node_id: str | None = None,
     ) -> None:
         self.company_id = company_id
+        self.node_id = node_id
         self.run_id = for_run
         self.agent_id = agent_id
         self.slot_type = slot_type

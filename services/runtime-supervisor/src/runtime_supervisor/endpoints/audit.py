@@ -20,6 +20,7 @@ from contracts.execution_commands import (
     ListWorkspaceOperations,
 )
 from contracts.execution_views import WorkspaceEventRow, WorkspaceOperationOutput
+from contracts.subjects import on_node
 from contracts.workspace_views import Page
 from runtime_supervisor.adapters.outputs import MAX_OUTPUT_RANGE, read_output
 from runtime_supervisor.domain import InvalidInputError
@@ -33,7 +34,7 @@ from servicekit.routes import Route
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from contracts.base import Principal
+    from contracts.base import Accepted, ErrorReply, Ok, Principal
     from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
     from natsbus import RequestContext
 
@@ -69,6 +70,12 @@ class AuditEndpoints(SupervisorEndpoints):
             Route(
                 "workspace_operation_output",
                 subjects.workspace_operation_output("supervisor"),
+                self.output,
+                GetWorkspaceOperationOutput,
+            ),
+            Route(
+                "workspace_operation_output_here",
+                self._output_on(self.node),
                 self.output,
                 GetWorkspaceOperationOutput,
             ),
@@ -112,15 +119,25 @@ class AuditEndpoints(SupervisorEndpoints):
             access, ctx, lambda a: operation_detail(self.app.operation_of(a, q.operation_id))
         )
 
+    @staticmethod
+    def _output_on(node: str) -> str:
+        return on_node(subjects.workspace_operation_output("supervisor"), node)
+
     async def output(
         self, q: GetWorkspaceOperationOutput, ctx: RequestContext
-    ) -> WorkspaceOperationOutput:
+    ) -> WorkspaceOperationOutput | Ok | Accepted | ErrorReply:
         access = _reader(q.principal)
         if q.offset < 0 or not 0 < q.length <= MAX_OUTPUT_RANGE:
             raise InvalidInputError(
                 f"offset must be 0 or more and length 1-{MAX_OUTPUT_RANGE}.", field="length"
             )
-        await self._readable(access, ctx, lambda a: self.app.operation_of(a, q.operation_id))
+        node = await self._readable(
+            access, ctx, lambda a: self.app.operation_of(a, q.operation_id).node_id
+        )
+        what = f"operation {q.operation_id}"
+        moved = await self.on_its_node(node, self._output_on, q, ctx, what)
+        if moved is not None:  # its output files are on the node it ran on
+            return moved
         data, total = await asyncio.to_thread(
             read_output, self.sup.settings.home, q.operation_id, q.stream, q.offset, q.length
         )

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from eventstore import Cause, acting
+from servicekit.node_routing import NodeRouter
 from servicekit.routes import BusEndpoints
 
 if TYPE_CHECKING:
-    from contracts.base import Principal
+    from contracts.base import Accepted, ErrorReply, Ok, Principal
+    from natsbus import RequestContext
     from runtime_supervisor.orchestration.context import Supervisor
     from servicekit import ServiceRuntime
 
@@ -35,9 +38,26 @@ class SupervisorEndpoints(BusEndpoints):
         self.sup = sup
         self.app = sup.app
         self.node = runtime.settings.node_id
+        self.router = NodeRouter(runtime.bus, self.node)
 
     def acting(
         self, principal: Principal, reason: str, run_id: str | None = None
     ) -> AbstractContextManager[Cause]:
         """Stamp ``principal`` and ``reason`` on what the block saves."""
         return acting(cause_of(principal, reason, run_id))
+
+    async def on_its_node(
+        self,
+        node: str | None,
+        subject_of: Callable[[str], str],
+        message: Any,
+        ctx: RequestContext,
+        what: str,
+    ) -> Ok | Accepted | ErrorReply | None:
+        """The answer of ``node``'s supervisor when the record is not this node's
+        (:mod:`servicekit.node_routing`: its processes and files are there); None: serve it
+        here."""
+        if self.router.is_here(node):
+            return None
+        assert node is not None
+        return await self.router.forward(node, subject_of, message, ctx, what=what)

@@ -41,8 +41,10 @@ class NodeEndpoints(SupervisorEndpoints):
         Access.of(q.principal).reach(Resource.NODE, Action.READ)
         await self.runtime.follow()  # a node registered through another supervisor a moment ago
         # Copies taken on the store thread: projection changes the read model's own objects.
-        known = await self.runtime.store(lambda: [copy.copy(n) for n in self.app.nodes.values()])
-        return await self.nodes.views(known)
+        known, placed = await self.runtime.store(
+            lambda: ([copy.copy(n) for n in self.app.nodes.values()], self.app.placed_workspaces())
+        )
+        return await self.nodes.views(known, placed, parts=q.parts)
 
     async def info(self, q: GetNodeInfo, ctx: RequestContext) -> NodeInfo:
         """``ws.qry.node.info.<node>``: this node as its supervisor tells it now."""

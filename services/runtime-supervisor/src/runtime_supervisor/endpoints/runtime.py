@@ -15,9 +15,11 @@ hold the workspace; a run they have not heard of yet is waited for."""
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from contracts.errors import DetailedError
 from contracts.runtime_commands import (
     ControlRuntime,
     EnsureRunServices,
@@ -38,6 +40,7 @@ from contracts.runtime_subjects import (
     ensure_run_services,
     runtime_control,
 )
+from contracts.subjects import on_node
 from runtime_supervisor.adapters.health import probe_running
 from runtime_supervisor.adapters.process import LogSlice, read_range, tail_bytes, tail_lines
 from runtime_supervisor.adapters.process.logs import MAX_READ
@@ -52,12 +55,13 @@ from runtime_supervisor.orchestration.control import (
 from runtime_supervisor.orchestration.freshness import OWN_WAIT, fresh_target, owned, wait_for
 from runtime_supervisor.orchestration.runs import ensure_run_services as ensure_for_run
 from servicekit.access import Access, Action, Resource
+from servicekit.node_routing import NodeUnreachableError
 from servicekit.routes import Route
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from contracts.base import Accepted
+    from contracts.base import Accepted, ErrorReply, Ok
     from natsbus import RequestContext
     from runtime_supervisor.application import RuntimeSupervisorApplication
 
@@ -93,6 +97,26 @@ def _service_of(
     )
 
 
+def _target_node(
+    app: RuntimeSupervisorApplication,
+    scope: str | None,
+    workspace_id: str | None,
+    project_workspace_id: str | None,
+) -> str | None:
+    """On the store's thread: the node of the target named (None: not known here; the checks
+    that follow answer that)."""
+    try:
+        return app.target(scope, workspace_id, project_workspace_id).node_id
+    except DetailedError:
+        return None
+
+
+def _label(workspace_id: str | None, project_workspace_id: str | None) -> str:
+    if workspace_id is not None:
+        return f"execution workspace {workspace_id}"
+    return f"project workspace {project_workspace_id}"
+
+
 class RuntimeEndpoints(SupervisorEndpoints):
     """The runtime control and read endpoints."""
 
@@ -104,13 +128,15 @@ class RuntimeEndpoints(SupervisorEndpoints):
                 "runtime_ensure_for_run", ensure_run_services(node), self.ensure, EnsureRunServices
             ),
             Route("runtime_state", RUNTIME_STATE, self.state, GetRuntimeState),
+            Route("runtime_state_here", on_node(RUNTIME_STATE, node), self.state, GetRuntimeState),
             Route("runtime_summaries", RUNTIME_SUMMARIES, self.summaries, ListRuntimeSummaries),
             Route("runtime_log", RUNTIME_LOG, self.log, GetRuntimeServiceLog),
+            Route("runtime_log_here", on_node(RUNTIME_LOG, node), self.log, GetRuntimeServiceLog),
         )
 
     async def control(
         self, c: ControlRuntime, ctx: RequestContext
-    ) -> RuntimeControlResult | Accepted:
+    ) -> RuntimeControlResult | Accepted | Ok | ErrorReply:
         sup, app = self.sup, self.app
         access = Access.of(c.principal)
         access.reach(Resource.RUNTIME_SERVICE, Action.CONTROL)
@@ -132,6 +158,10 @@ class RuntimeEndpoints(SupervisorEndpoints):
                     lambda: holding_run(app, c.principal, **where),
                     wait=wait_for(ctx, OWN_WAIT),
                 )
+            node = await sup.store(_target_node, app, scope, **where)
+            moved = await self.on_its_node(node, runtime_control, c, ctx, _label(**where))
+            if moved is not None:  # its processes run on another node: nothing is recorded here
+                return moved
             plan = await prepare(sup, c)  # every refusal before any long work is recorded
             return await self.runtime.operations.run(
                 f"runtime_{plan.selection.action}",
@@ -142,7 +172,9 @@ class RuntimeEndpoints(SupervisorEndpoints):
                 subject_id=plan.target.id,
             )
 
-    async def ensure(self, c: EnsureRunServices, ctx: RequestContext) -> RunServices | Accepted:
+    async def ensure(
+        self, c: EnsureRunServices, ctx: RequestContext
+    ) -> RunServices | Accepted | Ok | ErrorReply:
         access = Access.of(c.principal)
         access.reach(Resource.RUNTIME_SERVICE, Action.CONTROL)
         with self.acting(c.principal, "run services", run_id=c.run_id):
@@ -154,6 +186,11 @@ class RuntimeEndpoints(SupervisorEndpoints):
                 facts=c.realizer_facts,
                 wait=wait_for(ctx),
             )
+            moved = await self.on_its_node(
+                target.node_id, ensure_run_services, c, ctx, target.label
+            )
+            if moved is not None:
+                return moved
             return await self.runtime.operations.run(
                 "ensure_run_services",
                 lambda operation_id: ensure_for_run(self.sup, c, operation_id),
@@ -184,9 +221,19 @@ class RuntimeEndpoints(SupervisorEndpoints):
             return found
         return await owned(self.sup, look, wait=wait_for(ctx, OWN_WAIT))
 
-    async def state(self, q: GetRuntimeState, ctx: RequestContext) -> RuntimeState:
+    async def state(
+        self, q: GetRuntimeState, ctx: RequestContext
+    ) -> RuntimeState | Ok | Accepted | ErrorReply:
         target = await self._readable(q, ctx, "read")
-        if q.probe_health:
+        if q.probe_health:  # probed where its processes run; as recorded when it does not answer
+            here = partial(on_node, RUNTIME_STATE)
+            try:
+                moved = await self.on_its_node(target.node_id, here, q, ctx, target.label)
+            except NodeUnreachableError:
+                recorded: RuntimeState = await self.sup.store(self.app.runtime_state, target)
+                return recorded
+            if moved is not None:
+                return moved
             records = await self.sup.store(self.app.services_of, target)
             with self.acting(q.principal, "health probe"):
                 await probe_running(self.sup, records)
@@ -206,8 +253,14 @@ class RuntimeEndpoints(SupervisorEndpoints):
         found: RuntimeSummaries = await self.sup.store(own)
         return found
 
-    async def log(self, q: GetRuntimeServiceLog, ctx: RequestContext) -> RuntimeServiceLog:
+    async def log(
+        self, q: GetRuntimeServiceLog, ctx: RequestContext
+    ) -> RuntimeServiceLog | Ok | Accepted | ErrorReply:
         target = await self._readable(q, ctx, "read the logs of")
+        here = partial(on_node, RUNTIME_LOG)
+        moved = await self.on_its_node(target.node_id, here, q, ctx, target.label)
+        if moved is not None:  # its log file is on that node
+            return moved
         record: ServiceRecord = await self.sup.store(_service_of, self.app, target, q.service_id)
         if not record.run_dir:
             return RuntimeServiceLog(text="", offset=0, length=0, size=0)

@@ -11,7 +11,9 @@ adapter only."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from contracts import heartbeat_subjects as hs
 from contracts.slots import (
@@ -28,6 +30,7 @@ from contracts.slots import (
     SlotGrant,
     SlotHealth,
 )
+from contracts.subjects import on_node
 from runtime_supervisor.adapters.process import read_range
 from runtime_supervisor.domain import InvalidInputError
 from runtime_supervisor.endpoints.common import SupervisorEndpoints
@@ -37,6 +40,7 @@ from servicekit.routes import Route
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from contracts.base import Accepted, ErrorReply, Ok
     from natsbus import RequestContext
     from runtime_supervisor.orchestration.context import Supervisor
     from runtime_supervisor.orchestration.slots.runtime import SlotRuntime
@@ -62,6 +66,9 @@ class SlotEndpoints(SupervisorEndpoints):
             Route("slot_release", hs.release_slot(self.node), self.release, ReleaseSlot),
             Route("slot_of_run", hs.SLOT_OF_RUN, self.of_run, GetRunSlot),
             Route("slot_run_log", hs.SLOT_RUN_LOG, self.run_log, GetRunLog),
+            Route(
+                "slot_run_log_here", on_node(hs.SLOT_RUN_LOG, self.node), self.run_log, GetRunLog
+            ),
             Route("slot_health", hs.SLOT_HEALTH, self.health, GetSlotHealth),
         )
 
@@ -69,20 +76,49 @@ class SlotEndpoints(SupervisorEndpoints):
         with self.acting(c.principal, "slot acquired", run_id=c.run_id):
             return await self.slots.acquire(c, Access.of(c.principal).scope())
 
-    async def launch(self, c: LaunchAdapter, ctx: RequestContext) -> AdapterLaunched:
+    async def launch(
+        self, c: LaunchAdapter, ctx: RequestContext
+    ) -> AdapterLaunched | Ok | Accepted | ErrorReply:
+        moved = await self._on_slot_node(c.run_id, hs.launch_adapter, c, ctx)
+        if moved is not None:
+            return moved
         with self.acting(c.principal, "adapter launched", run_id=c.run_id):
             return await self.slots.launch(c, Access.of(c.principal).scope())
 
-    async def kill(self, c: KillAdapter, ctx: RequestContext) -> RunSlot:
+    async def kill(
+        self, c: KillAdapter, ctx: RequestContext
+    ) -> RunSlot | Ok | Accepted | ErrorReply:
+        moved = await self._on_slot_node(c.run_id, hs.kill_adapter, c, ctx)
+        if moved is not None:
+            return moved
         reason = c.reason or ("run timed out" if c.timed_out else "adapter killed")
         with self.acting(c.principal, reason, run_id=c.run_id):
             scope = Access.of(c.principal).scope()
             return await self.slots.kill(c.run_id, scope, timed_out=c.timed_out)
 
-    async def release(self, c: ReleaseSlot, ctx: RequestContext) -> None:
+    async def release(
+        self, c: ReleaseSlot, ctx: RequestContext
+    ) -> Ok | Accepted | ErrorReply | None:
+        moved = await self._on_slot_node(c.run_id, hs.release_slot, c, ctx)
+        if moved is not None:
+            return moved
         with self.acting(c.principal, "slot released", run_id=c.run_id):
             scope = Access.of(c.principal).scope()
             await self.slots.release(c.run_id, scope, "released by its run")
+        return None
+
+    async def _on_slot_node(
+        self, run_id: str, subject_of: Callable[[str], str], message: Any, ctx: RequestContext
+    ) -> Ok | Accepted | ErrorReply | None:
+        """The answer of the node whose pool holds the run's slot, when that is not this one
+        (None: serve here, also when the run has no slot yet)."""
+        await self.runtime.follow()  # a slot granted by another node's supervisor a moment ago
+        node = await self.sup.store(self._slot_node, run_id)
+        return await self.on_its_node(node, subject_of, message, ctx, f"the slot of run {run_id}")
+
+    def _slot_node(self, run_id: str) -> str | None:
+        key = self.app.slots_by_run.get(run_id)
+        return None if key is None else self.app.slots[key].node_id
 
     def _own_run(self, q: GetRunSlot | GetRunLog, action: str) -> str | None:
         """On the store's thread: refuse the kinds that may not read runs (403), another
@@ -99,8 +135,14 @@ class SlotEndpoints(SupervisorEndpoints):
         found: RunSlot = await self.sup.store(self.app.run_slot_view, scope, q.run_id)
         return found
 
-    async def run_log(self, q: GetRunLog, ctx: RequestContext) -> RunLogSlice:
+    async def run_log(
+        self, q: GetRunLog, ctx: RequestContext
+    ) -> RunLogSlice | Ok | Accepted | ErrorReply:
         await self.sup.store(self._own_run, q, "read the log of")
+        here = partial(on_node, hs.SLOT_RUN_LOG)
+        moved = await self._on_slot_node(q.run_id, here, q, ctx)
+        if moved is not None:  # the run's log is on the node its adapter ran on
+            return moved
         path = self.sup.settings.slot_run_dir(q.run_id) / "run.log"
         try:
             found = await asyncio.to_thread(read_range, path, q.offset, q.length)

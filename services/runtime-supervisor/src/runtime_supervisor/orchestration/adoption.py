@@ -130,9 +130,14 @@ async def adopt_all(sup: Supervisor) -> Adoption:
 
 
 def fail_interrupted(app: RuntimeSupervisorApplication) -> int:
-    """On the store's thread, before any new work: fail the operations and provisionings left
-    ``running``; return how many operations were."""
-    running = [key for key, op in app.operations.items() if op.status == "running"]
+    """On the store's thread, before any new work: fail this node's operations and
+    provisionings left ``running`` (another node's are its own supervisor's); return how many
+    operations were."""
+    running = [
+        key
+        for key, op in app.operations.items()
+        if op.status == "running" and app.is_mine(op.node_id)
+    ]
     for key in running:
         app.finish_operation(key, status="failed", stderr=f"{_CUT}\n".encode())
     for runtime in list(app.runtimes.values()):
@@ -144,6 +149,8 @@ def fail_interrupted(app: RuntimeSupervisorApplication) -> int:
         try:
             target = app.target(None, workspace_id, project_workspace_id)
         except NotFoundError:
+            continue
+        if not app.is_mine(target.node_id):
             continue
         app.provisioning_failed(target, operation_id=provisioning.operation_id, error=_CUT)
     return len(running)

@@ -119,10 +119,13 @@ class NodeDirectory:
             capacity=measure_capacity(self.settings, self.runtime.settings.home),
         )
 
-    async def views(self, nodes: list[WorkerNode]) -> list[NodeView]:
-        """Every registered node's state now, by id."""
+    async def views(
+        self, nodes: list[WorkerNode], placed: dict[str, int], *, parts: bool = True
+    ) -> list[NodeView]:
+        """Every registered node's state now, by id, with what is placed on it; ``parts``:
+        ping the realizers for their host parts too."""
         asks = asyncio.gather(*(self._ask(node.node_id) for node in nodes))
-        answers, realizers = await asyncio.gather(asks, self._host_parts())
+        answers, realizers = await asyncio.gather(asks, self._host_parts() if parts else _nothing())
         now = datetime.now(UTC)
         views = []
         for node, answer in zip(nodes, answers, strict=True):
@@ -130,10 +133,12 @@ class NodeDirectory:
                 self.last_seen[node.node_id] = now
             seen = self.last_seen.get(node.node_id)
             ready = answer is not None or (seen is not None and now - seen < LAPSE)
-            parts = (["supervisor"] if answer is not None else []) + (
+            answered = (["supervisor"] if answer is not None else []) + (
                 ["realizer"] if node.node_id in realizers else []
             )
-            views.append(_view(node, answer, seen, "ready" if ready else "unreachable", parts))
+            state = "ready" if ready else "unreachable"
+            view = _view(node, answer, seen, state, answered)
+            views.append(msgspec.structs.replace(view, workspaces=placed.get(node.node_id, 0)))
         return sorted(views, key=lambda view: view.id)
 
     async def _ask(self, node: str) -> NodeInfo | None:
@@ -160,6 +165,10 @@ class NodeDirectory:
             for ping in pings
             if ping.metadata.get("part", "both") in ("both", "host")
         }
+
+
+async def _nothing() -> set[str]:
+    return set()
 
 
 def _view(

@@ -134,7 +134,7 @@ class Lookups(SupervisorReadModels):
             status=None,
             closing=False,
             cwd=cwd,
-            node_id=None,
+            node_id=pw.get("node_id"),
             repo_url=pw.get("repo_url"),
             base_ref=pw.get("repo_ref"),
             branch_name=None,

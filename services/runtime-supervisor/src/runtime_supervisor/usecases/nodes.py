@@ -8,6 +8,7 @@ import msgspec
 from eventsourcing.application import AggregateNotFoundError
 
 from runtime_supervisor.domain.nodes import WorkerNode, node_uuid
+from runtime_supervisor.domain.targets import OPEN_WORKSPACE_STATUSES
 from runtime_supervisor.readmodels import SupervisorReadModels
 
 if TYPE_CHECKING:
@@ -17,7 +18,21 @@ __all__ = ["NodeUseCases"]
 
 
 class NodeUseCases(SupervisorReadModels):
-    """Register a node's start."""
+    """Register a node's start; count what is placed on each node."""
+
+    def placed_workspaces(self) -> dict[str, int]:
+        """Node id -> the open execution workspaces and live project workspaces on it, as the
+        copies say (the placement rule's load, docs/scale-out.md, "Worker nodes")."""
+        counts: dict[str, int] = {}
+        for ws in self.copies["workspace"].values():
+            node = ws.get("node_id")
+            if node and ws.get("status") in OPEN_WORKSPACE_STATUSES:
+                counts[node] = counts.get(node, 0) + 1
+        for pw in self.copies["project_workspace"].values():
+            node = pw.get("node_id")
+            if node and not pw.get("deleted", False):
+                counts[node] = counts.get(node, 0) + 1
+        return counts
 
     def register_node(
         self, node_id: str, *, instance: str, version: str, capacity: NodeCapacity

@@ -64,6 +64,7 @@ class OperationUseCases(Queries):
             cwd=cwd,
             started_at=self.now(),
             metadata=metadata.copy() if metadata is not None else {},
+            node_id=self.node_id,
         )
         self.save(operation)
         return str(operation.id)

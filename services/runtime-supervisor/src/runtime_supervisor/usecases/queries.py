@@ -91,12 +91,17 @@ class Queries(Lookups):
         return ws is not None and ws.get("mode") == "shared_workspace"
 
     def live_services(self) -> list[ServiceRecord]:
-        """Every ``starting`` or ``running`` instance (adoption at start, stop-all)."""
-        return [s.record() for s in self.services.values() if s.live]
+        """Every ``starting`` or ``running`` instance of this node (adoption at start,
+        stop-all)."""
+        return [s.record() for s in self.services.values() if s.live and self.is_mine(s.node_id)]
 
     def port_owners(self) -> dict[int, ServiceRecord]:
-        """Port → the live instance that reserved it."""
-        return {s.port: s.record() for s in self.services.values() if s.live and s.port}
+        """Port → the live instance of this node that reserved it."""
+        return {
+            s.port: s.record()
+            for s in self.services.values()
+            if s.live and s.port and self.is_mine(s.node_id)
+        }
 
     def reserved_ports(self) -> dict[int, str]:
         """Port → who holds it, named for an error (``execution workspace <id> (service web)``)."""
@@ -110,7 +115,10 @@ class Queries(Lookups):
         found = [
             s
             for s in self.services.values()
-            if s.reuse_key == reuse_key and s.status == "running" and s.health_status == "healthy"
+            if s.reuse_key == reuse_key
+            and s.status == "running"
+            and s.health_status == "healthy"
+            and self.is_mine(s.node_id)
         ]
         return max(found, key=lambda s: s.created_at).record() if found else None
 

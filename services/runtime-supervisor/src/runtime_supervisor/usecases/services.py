@@ -106,6 +106,7 @@ class ServiceUseCases(ServiceLeaseUseCases):
             owner_agent_id=owner_agent_id,
             lease_run_ids=list(dict.fromkeys(lease_run_ids)),
             at=self.now(),
+            node_id=self.node_id,
         )
         self.save(service)
         return str(service.id)

@@ -45,6 +45,7 @@ class SlotInfo:
     log_path: str | None
     end: str | None
     workspace_id: str | None = None
+    node_id: str | None = None
 
     @property
     def held(self) -> bool:
@@ -81,6 +82,7 @@ def _info(slot: AdapterSlot) -> SlotInfo:
         log_path=slot.log_path,
         end=slot.end,
         workspace_id=slot.workspace_id,
+        node_id=slot.node_id,
     )
 
 
@@ -156,7 +158,11 @@ class SlotUseCases(Lookups):
             raise SandboxUnavailableError(sandbox_detail, runId=run_id, agentId=agent_id)
         index: int | None = None
         if slot_type == "local_stdio":
-            held = (s.index for s in self.slots.values() if s.held and s.slot_type == "local_stdio")
+            held = (
+                s.index
+                for s in self.slots.values()
+                if s.held and s.slot_type == "local_stdio" and self.is_mine(s.node_id)
+            )
             index = free_index(capacity, held)
             if index is None:
                 raise SlotUnavailableError(
@@ -176,6 +182,7 @@ class SlotUseCases(Lookups):
             sandbox=(sandbox or "none") if contained else "none",
             granted_at=now,
             expires_at=now + timedelta(seconds=ttl),
+            node_id=self.node_id,
         )
         self.save(slot)
         return _info(self.slots[str(slot.id)])
@@ -212,13 +219,13 @@ class SlotUseCases(Lookups):
         return True
 
     def held_slots(self) -> list[SlotInfo]:
-        """Every slot still holding its position."""
-        return [_info(s) for s in self.slots.values() if s.held]
+        """Every slot of this node still holding its position."""
+        return [_info(s) for s in self.slots.values() if s.held and self.is_mine(s.node_id)]
 
     def slots_in_use(self) -> dict[str, int]:
-        """Held slots by type."""
+        """Held slots of this node by type."""
         counts = {"local_stdio": 0, "remote_http": 0}
         for slot in self.slots.values():
-            if slot.held:
+            if slot.held and self.is_mine(slot.node_id):
                 counts[slot.slot_type] = counts.get(slot.slot_type, 0) + 1
         return counts

@@ -94,6 +94,9 @@ def _check_no_credentials(repo_url: str) -> None:
 class ProjectWorkspace(CompanyScoped):
     """A project's codebase root: a local checkout, or a repository cloned under CLIPYARD_HOME."""
 
+    node_id: str | None = None
+    """The worker node whose host holds its checkout (None: recorded before worker nodes)."""
+
     @classmethod
     def create(
         cls,
@@ -102,6 +105,7 @@ class ProjectWorkspace(CompanyScoped):
         project_id: str,
         fields: ProjectWorkspaceFields,
         runtime_config: RuntimeConfigDocument | None,
+        node_id: str | None = None,
     ) -> ProjectWorkspace:
         """A new project workspace; its runtime config is validated and given command ids.
 
@@ -111,6 +115,8 @@ class ProjectWorkspace(CompanyScoped):
             fields: ``name``, ``cwd``, ``repo_url``, ``repo_ref``, ``is_primary``,
                 ``setup_command``, ``cleanup_command``.
             runtime_config: The stored (camelCase) runtime config, or None.
+            node_id: The worker node whose host holds its checkout (docs/scale-out.md, "Worker
+                nodes"); None in records from before nodes, which belong to the only one.
 
         Raises:
             PathRequiredError: Neither cwd nor repoUrl.
@@ -129,6 +135,7 @@ class ProjectWorkspace(CompanyScoped):
             cleanup_command=fields.get("cleanup_command"),
             runtime_config=runtime_config,
             commands=normalize_runtime_config(runtime_config),
+            node_id=node_id,
         )
 
     @event("Created")
@@ -146,8 +153,10 @@ class ProjectWorkspace(CompanyScoped):
         cleanup_command: str | None,
         runtime_config: RuntimeConfigDocument | None,
         commands: list[RuntimeCommand],
+        node_id: str | None = None,
     ) -> None:
         self.company_id = company_id
+        self.node_id = node_id
         self.project_id = project_id
         self.name = name
         self.cwd = cwd

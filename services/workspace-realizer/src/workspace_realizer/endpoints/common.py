@@ -14,10 +14,12 @@ import msgspec
 
 from eventstore import Cause, acting
 from servicekit.access import Access, Action, Resource
+from servicekit.node_routing import NodeRouter
 from servicekit.routes import BusEndpoints
+from workspace_realizer.usecases.host.planning import workspace_node
 
 if TYPE_CHECKING:
-    from contracts.base import Accepted, Principal
+    from contracts.base import Accepted, ErrorReply, Ok, Principal
     from natsbus import RequestContext
     from servicekit import ServiceRuntime
     from workspace_realizer.application import WorkspaceRealizerApplication
@@ -50,6 +52,7 @@ class Endpoints(BusEndpoints):
         self.runtime = runtime
         self.app: WorkspaceRealizerApplication = runtime.app  # type: ignore[assignment]
         self.node: str = runtime.settings.node_id
+        self.router = NodeRouter(runtime.bus, self.node)
 
     @staticmethod
     def allow(principal: Principal, resource: Resource, action: Action) -> Access:
@@ -82,6 +85,46 @@ class Endpoints(BusEndpoints):
         access = self.allow(principal, resource, Action.WRITE)
         await self.runtime.follow()
         return await self.run(access, fn, cause_of(principal, reason))
+
+    async def elsewhere(
+        self,
+        locate: Callable[[], str | None],
+        subject_of: Callable[[str], str],
+        message: Any,
+        ctx: RequestContext,
+        what: str,
+    ) -> Ok | Accepted | ErrorReply | None:
+        """The answer of the node that holds the record, when that is not this one
+        (:mod:`servicekit.node_routing`); None when it is this node's, to be served here.
+
+        ``locate`` runs on the store's thread once this replica read what every other one
+        saved (a workspace realized on another node a moment ago is found on that node, never
+        served here); it returns the record's node, or None to serve here (no such record:
+        the handler answers that).
+        """
+        await self.runtime.follow()
+        node = await self.runtime.store(locate)
+        if self.router.is_here(node):
+            return None
+        assert node is not None
+        return await self.router.forward(node, subject_of, message, ctx, what=what)
+
+    async def on_workspace_node(
+        self,
+        workspace_id: str,
+        subject_of: Callable[[str], str],
+        message: Any,
+        ctx: RequestContext,
+    ) -> Ok | Accepted | ErrorReply | None:
+        """:meth:`elsewhere` for an execution workspace: the answer of its node when that is
+        not this one (None: serve here)."""
+        return await self.elsewhere(
+            lambda: workspace_node(self.app, workspace_id),
+            subject_of,
+            message,
+            ctx,
+            f"execution workspace {workspace_id}",
+        )
 
     async def long(
         self,

@@ -112,8 +112,10 @@ class CatalogUseCases(Queries):
         project_id: str,
         fields: ProjectWorkspaceFields,
         runtime_config: RuntimeConfigDocument | None,
+        node_id: str | None = None,
     ) -> ProjectWorkspace:
-        """Add a project workspace (its runtime config validated); a primary one clears siblings."""
+        """Add a project workspace (its runtime config validated) on ``node_id``, the node whose
+        host part checked its source; a primary one clears siblings."""
         project = self.project_of(access, project_id)
         access.check_board("add project workspaces")
         self.host_paths.check_source(
@@ -125,6 +127,7 @@ class CatalogUseCases(Queries):
             project_id=project_id,
             fields=fields,
             runtime_config=runtime_config,
+            node_id=node_id,
         )
         siblings = self._clear_primary(project_id, str(workspace.id), workspace.is_primary)
         self.save(workspace, *siblings)

@@ -105,6 +105,7 @@ def project_workspace_view(
         managed_checkout=checkout,
         created_at=workspace.created_on,
         updated_at=workspace.modified_on,
+        node_id=workspace.node_id,
     )
 
 

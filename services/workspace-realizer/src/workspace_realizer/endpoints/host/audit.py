@@ -22,6 +22,7 @@ from contracts.execution_views import (
     WorkspaceHistory,
     WorkspaceOperationOutput,
 )
+from contracts.subjects import on_node
 from contracts.workspace_views import Page
 from servicekit.access import Resource
 from servicekit.routes import Route
@@ -35,12 +36,14 @@ from workspace_realizer.usecases.host.views import operation_detail, operation_r
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from contracts.base import Accepted, ErrorReply, Ok
     from contracts.execution_views import WorkspaceOperation, WorkspaceOperationDetail
     from natsbus import RequestContext
     from servicekit import ServiceRuntime
     from servicekit.access import Access
+    from workspace_realizer.application import WorkspaceRealizerApplication
 
-__all__ = ["MAX_OUTPUT_RANGE", "AuditEndpoints", "event_row"]
+__all__ = ["MAX_OUTPUT_RANGE", "AuditEndpoints", "event_row", "operation_node"]
 
 MAX_OUTPUT_RANGE = 256 * 1024
 WORKSPACE = Resource.EXECUTION_WORKSPACE
@@ -49,6 +52,19 @@ WORKSPACE = Resource.EXECUTION_WORKSPACE
 def event_row(domain_event: Any) -> WorkspaceEventRow:
     """One stored event of the realizer as a row of a workspace's audit trail."""
     return audit_row(domain_event, to_contract, "realizer")
+
+
+def operation_node(app: WorkspaceRealizerApplication, operation_id: str) -> str | None:
+    """The node a workspace operation ran on: its execution workspace's, else its project
+    workspace's (None: recorded before worker nodes)."""
+    operation = app.operations.get(operation_id)
+    if operation is None:
+        return None
+    if operation.execution_workspace_id:
+        found = app.workspaces.get(operation.execution_workspace_id)
+        return None if found is None else found.node_id
+    project = app.project_workspaces.get(operation.project_workspace_id or "")
+    return None if project is None else project.node_id
 
 
 class AuditEndpoints(Endpoints):
@@ -76,6 +92,12 @@ class AuditEndpoints(Endpoints):
             Route(
                 "workspace_operation_output",
                 subjects.workspace_operation_output("realizer"),
+                self.output,
+                GetWorkspaceOperationOutput,
+            ),
+            Route(
+                "workspace_operation_output_here",
+                self._output_on(self.node),
                 self.output,
                 GetWorkspaceOperationOutput,
             ),
@@ -111,15 +133,29 @@ class AuditEndpoints(Endpoints):
             lambda a: operation_detail(self.app.operation_of(a, q.operation_id)),
         )
 
+    @staticmethod
+    def _output_on(node: str) -> str:
+        return on_node(subjects.workspace_operation_output("realizer"), node)
+
     async def output(
         self, q: GetWorkspaceOperationOutput, ctx: RequestContext
-    ) -> WorkspaceOperationOutput:
-        """A byte range of an operation's output (at most :data:`MAX_OUTPUT_RANGE`)."""
+    ) -> WorkspaceOperationOutput | Ok | Accepted | ErrorReply:
+        """A byte range of an operation's output (at most :data:`MAX_OUTPUT_RANGE`), read on
+        the node it ran on (its files are there)."""
         if q.offset < 0 or not 0 < q.length <= MAX_OUTPUT_RANGE:
             raise InvalidInputError(
                 f"offset must be 0 or more and length 1-{MAX_OUTPUT_RANGE}.", field="length"
             )
         await self.read(q.principal, WORKSPACE, lambda a: self.app.operation_of(a, q.operation_id))
+        moved = await self.elsewhere(
+            lambda: operation_node(self.app, q.operation_id),
+            self._output_on,
+            q,
+            ctx,
+            f"workspace operation {q.operation_id}",
+        )
+        if moved is not None:
+            return moved
         data, total = await asyncio.to_thread(
             read_output, self.home, q.operation_id, q.stream, q.offset, q.length
         )

@@ -16,7 +16,7 @@ import msgspec
 import contracts.workspace_subjects as subjects
 from contracts.workspace_commands import CreateProjectWorkspace, UpdateProjectWorkspace
 from eventstore import acting
-from servicekit.access import Resource
+from servicekit.access import Action, Resource
 from servicekit.routes import Route
 from workspace_realizer.domain.errors import CheckoutFailedError
 from workspace_realizer.endpoints.common import Endpoints, builtins, cause_of
@@ -25,14 +25,15 @@ from workspace_realizer.usecases.views import project_workspace_view
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from contracts.base import Accepted, Principal
+    from contracts.base import Accepted, ErrorReply, Ok, Principal
     from contracts.workspace_views import ProjectWorkspace
     from natsbus import RequestContext
     from servicekit import ServiceRuntime
+    from workspace_realizer.application import WorkspaceRealizerApplication
     from workspace_realizer.domain.documents import ProjectWorkspaceFields
     from workspace_realizer.usecases.ports import ManagedCheckouts
 
-__all__ = ["ProjectSourceEndpoints", "project_workspace_changes"]
+__all__ = ["ProjectSourceEndpoints", "project_workspace_changes", "project_workspace_node"]
 
 PW = Resource.PROJECT_WORKSPACE
 
@@ -55,6 +56,13 @@ def project_workspace_changes(c: UpdateProjectWorkspace) -> ProjectWorkspaceFiel
     if c.cleanup_command is not msgspec.UNSET:
         patch["cleanup_command"] = c.cleanup_command
     return patch
+
+
+def project_workspace_node(app: WorkspaceRealizerApplication, workspace_id: str) -> str | None:
+    """The node that holds a project workspace's checkout (None: recorded before nodes, or no
+    such workspace here; either is served where it was asked)."""
+    found = app.project_workspaces.get(workspace_id)
+    return None if found is None else found.node_id
 
 
 class ProjectSourceEndpoints(Endpoints):
@@ -99,14 +107,27 @@ class ProjectSourceEndpoints(Endpoints):
             c.principal,
             PW,
             "add project workspace",
-            lambda a: self.app.create_project_workspace(a, c.project_id, fields, config),
+            lambda a: self.app.create_project_workspace(
+                a, c.project_id, fields, config, node_id=self.node
+            ),
         )
         return await self._checkout(c.principal, str(created.id), created.repo_only, ctx)
 
     async def update(
         self, c: UpdateProjectWorkspace, ctx: RequestContext
-    ) -> ProjectWorkspace | Accepted:
-        """``ws.cmd.project_workspace.update.<node>``: cloned again when the source changed."""
+    ) -> ProjectWorkspace | Accepted | Ok | ErrorReply:
+        """``ws.cmd.project_workspace.update.<node>``: cloned again when the source changed, on
+        the node that holds it (sent on there from any other)."""
+        self.allow(c.principal, PW, Action.WRITE)
+        moved = await self.elsewhere(
+            lambda: project_workspace_node(self.app, c.workspace_id),
+            subjects.update_project_workspace,
+            c,
+            ctx,
+            f"project workspace {c.workspace_id}",
+        )
+        if moved is not None:
+            return moved
         patch = project_workspace_changes(c)
         config = None if c.runtime_config is msgspec.UNSET else (builtins(c.runtime_config),)
         updated = await self.write(

@@ -15,43 +15,32 @@ import msgspec
 import contracts.workspace_subjects as subjects
 from contracts.execution_commands import (
     ArchiveWorkspace,
-    GetCloseReadiness,
-    GetExecutionWorkspace,
-    ListExecutionWorkspaces,
-    ListExecutionWorkspaceSummaries,
     RealizeWorkspace,
     ReconcileBranch,
     ReopenWorkspace,
     UpdateExecutionWorkspace,
 )
 from contracts.execution_views import BranchInspection, RealizeResult, ReconcileResult
-from contracts.workspace_views import Page
 from servicekit.access import Access, Action, Resource
 from servicekit.routes import Route
 from workspace_realizer.domain.host.lifecycle import status_request
 from workspace_realizer.endpoints.common import Endpoints, builtins, cause_of
 from workspace_realizer.orchestration.archive import archive
-from workspace_realizer.orchestration.facts import assess, gather, inspect
 from workspace_realizer.orchestration.realize import RealizeRequest, realize, refuse_unisolated
 from workspace_realizer.orchestration.reconcile import reconcile_branch
 from workspace_realizer.orchestration.reopen import reopen
+from workspace_realizer.usecases.host.planning import realize_node
 from workspace_realizer.usecases.host.views import (
-    readiness_view,
     rescue_view,
-    summary_view,
-    workspace_row,
     workspace_view,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from contracts.base import Accepted, Principal
+    from contracts.base import Accepted, ErrorReply, Ok, Principal
     from contracts.execution_views import (
-        CloseReadiness,
         ExecutionWorkspace,
-        ExecutionWorkspaceRow,
-        ExecutionWorkspaceSummary,
     )
     from natsbus import RequestContext
     from servicekit import ServiceRuntime
@@ -80,16 +69,17 @@ WORKSPACE = Resource.EXECUTION_WORKSPACE
 
 
 class WorkspaceEndpoints(Endpoints):
-    """Realize, change (archive, reopen and branch reconcile included), read and list execution
-    workspaces. Changing a workspace is the board's: the table gives agents no write of
-    execution workspaces, so ``allow`` refuses them first."""
+    """Realize and change execution workspaces (archive, reopen and branch reconcile included),
+    on the node that holds each (sent on there from any other). Changing a workspace is the
+    board's: the table gives agents no write of execution workspaces, so ``allow`` refuses them
+    first. Reads are :mod:`workspace_realizer.endpoints.host.workspace_reads`."""
 
     def __init__(self, runtime: ServiceRuntime, realizer: Realizer) -> None:
         super().__init__(runtime)
         self.realizer = realizer
 
     def routes(self) -> Sequence[Route]:
-        """The execution-workspace endpoints (the changes carry the node: they run git)."""
+        """The execution-workspace commands (they carry the node: they run git)."""
         node = self.node
         return (
             Route(
@@ -119,27 +109,25 @@ class WorkspaceEndpoints(Endpoints):
                 self.reconcile_branch,
                 ReconcileBranch,
             ),
-            Route("workspace_get", subjects.WORKSPACE_GET, self.get, GetExecutionWorkspace),
-            Route("workspace_list", subjects.WORKSPACE_LIST, self.list, ListExecutionWorkspaces),
-            Route(
-                "workspace_list_summaries",
-                subjects.WORKSPACE_LIST_SUMMARIES,
-                self.list_summaries,
-                ListExecutionWorkspaceSummaries,
-            ),
-            Route(
-                "workspace_close_readiness",
-                subjects.WORKSPACE_CLOSE_READINESS,
-                self.close_readiness,
-                GetCloseReadiness,
-            ),
         )
 
     # -- commands ----------------------------------------------------------------------------
 
-    async def realize(self, c: RealizeWorkspace, ctx: RequestContext) -> RealizeResult | Accepted:
-        """``ws.cmd.workspace.realize.<node>``: a long operation."""
+    async def realize(
+        self, c: RealizeWorkspace, ctx: RequestContext
+    ) -> RealizeResult | Accepted | Ok | ErrorReply:
+        """``ws.cmd.workspace.realize.<node>``: a long operation, on the node of the workspace
+        it reuses or of the project workspace it branches from (sent on there from any other)."""
         access = self.allow(c.principal, Resource.ISSUE, Action.CONTROL)
+        moved = await self.elsewhere(
+            lambda: realize_node(self.app, access, c.issue_id, c.mode, c.execution_workspace_id),
+            subjects.realize_workspace,
+            c,
+            ctx,
+            f"the execution workspace of issue {c.issue_id}",
+        )
+        if moved is not None:
+            return moved
         request = RealizeRequest(
             c.issue_id, c.mode, c.execution_workspace_id, c.agent_id, c.require_isolation
         )
@@ -155,9 +143,12 @@ class WorkspaceEndpoints(Endpoints):
 
     async def archive(
         self, c: ArchiveWorkspace, ctx: RequestContext
-    ) -> ExecutionWorkspace | Accepted:
+    ) -> ExecutionWorkspace | Accepted | Ok | ErrorReply:
         """``ws.cmd.workspace.archive.<node>``: the archive saga, a long operation."""
         access = self.allow(c.principal, WORKSPACE, Action.WRITE)
+        moved = await self.on_workspace_node(c.workspace_id, subjects.archive_workspace, c, ctx)
+        if moved is not None:
+            return moved
         return await self._archive_as(
             access,
             c.principal,
@@ -169,9 +160,12 @@ class WorkspaceEndpoints(Endpoints):
 
     async def reopen(
         self, c: ReopenWorkspace, ctx: RequestContext
-    ) -> ExecutionWorkspace | Accepted:
+    ) -> ExecutionWorkspace | Accepted | Ok | ErrorReply:
         """``ws.cmd.workspace.reopen.<node>``: a long operation."""
         access = self.allow(c.principal, WORKSPACE, Action.WRITE)
+        moved = await self.on_workspace_node(c.workspace_id, subjects.reopen_workspace, c, ctx)
+        if moved is not None:
+            return moved
         return await self._reopen_as(
             access,
             c.principal,
@@ -183,9 +177,12 @@ class WorkspaceEndpoints(Endpoints):
 
     async def reconcile_branch(
         self, c: ReconcileBranch, ctx: RequestContext
-    ) -> ReconcileResult | Accepted:
+    ) -> ReconcileResult | Accepted | Ok | ErrorReply:
         """``ws.cmd.workspace.reconcile_branch.<node>``: a long operation."""
         access = self.allow(c.principal, WORKSPACE, Action.WRITE)
+        moved = await self.on_workspace_node(c.workspace_id, subjects.reconcile_branch, c, ctx)
+        if moved is not None:
+            return moved
         return await self.long(
             access,
             c.principal,
@@ -198,10 +195,15 @@ class WorkspaceEndpoints(Endpoints):
 
     async def update(
         self, c: UpdateExecutionWorkspace, ctx: RequestContext
-    ) -> ExecutionWorkspace | Accepted:
+    ) -> ExecutionWorkspace | Accepted | Ok | ErrorReply:
         """``ws.cmd.workspace.update.<node>``: an update to ``archived`` archives, one of a
         closed workspace to ``active`` reopens (:func:`status_request`)."""
         access = self.allow(c.principal, WORKSPACE, Action.WRITE)
+        moved = await self.on_workspace_node(
+            c.workspace_id, subjects.update_execution_workspace, c, ctx
+        )
+        if moved is not None:
+            return moved
         patch = workspace_changes(c)
         current = await self.run(access, lambda a: self.app.workspace_of(a, c.workspace_id).status)
         asked = status_request(current, None if c.status is msgspec.UNSET else c.status)
@@ -219,46 +221,6 @@ class WorkspaceEndpoints(Endpoints):
         if asked.then == "reopen":
             return await self._reopen_as(access, c.principal, c.workspace_id, None, ctx, None)
         return await self._view(c.workspace_id)
-
-    # -- reads -------------------------------------------------------------------------------
-
-    async def get(self, q: GetExecutionWorkspace, ctx: RequestContext) -> ExecutionWorkspace:
-        """``ws.qry.workspace.get``: the detail, with delivery state (runs git)."""
-        app = self.app
-        facts = await self.read(q.principal, WORKSPACE, lambda a: gather(app, a, q.workspace_id))
-        delivery = await inspect(self.realizer, facts)
-        return await self.runtime.store(
-            lambda: workspace_view(app, app.workspaces[q.workspace_id], delivery)
-        )
-
-    async def close_readiness(self, q: GetCloseReadiness, ctx: RequestContext) -> CloseReadiness:
-        """``ws.qry.workspace.close_readiness`` (runs git)."""
-        app = self.app
-        facts = await self.read(q.principal, WORKSPACE, lambda a: gather(app, a, q.workspace_id))
-        verdict, delivery, _ = await assess(self.realizer, facts)
-        return readiness_view(facts, verdict, delivery)
-
-    async def list(
-        self, q: ListExecutionWorkspaces, ctx: RequestContext
-    ) -> Page[ExecutionWorkspaceRow]:
-        """``ws.qry.workspace.list``: rows, no git."""
-
-        def page(a: Access) -> Page[ExecutionWorkspaceRow]:
-            rows, total = self.app.list_filtered(a, q.company_id, q.filters, q.limit, q.offset)
-            return Page(items=[workspace_row(self.app, w) for w in rows], total=total)
-
-        return await self.read(q.principal, WORKSPACE, page)
-
-    async def list_summaries(
-        self, q: ListExecutionWorkspaceSummaries, ctx: RequestContext
-    ) -> Page[ExecutionWorkspaceSummary]:
-        """``ws.qry.workspace.list_summaries``: summaries, no git."""
-
-        def page(a: Access) -> Page[ExecutionWorkspaceSummary]:
-            rows, total = self.app.list_filtered(a, q.company_id, q.filters, q.limit, q.offset)
-            return Page(items=[summary_view(w) for w in rows], total=total)
-
-        return await self.read(q.principal, WORKSPACE, page)
 
     # -- helpers -----------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from contracts.errors import DetailedError
 from servicekit.access import AccessDeniedError
 from workspace_realizer.domain.errors import (
     NotFoundError,
@@ -29,7 +30,9 @@ __all__ = [
     "base_checkout",
     "plan_realization",
     "protected_paths",
+    "realize_node",
     "snapshot",
+    "workspace_node",
 ]
 
 
@@ -191,6 +194,35 @@ def plan_realization(
         agent_id=agent_id,
         protected=protected_paths(app, issue.project_id),
     )
+
+
+def realize_node(
+    app: WorkspaceRealizerApplication,
+    access: Access,
+    issue_id: str,
+    mode: str | None,
+    workspace_id: str | None,
+) -> str | None:
+    """The worker node a realization of the issue runs on (docs/scale-out.md, "Worker
+    nodes"): the reused workspace's, else the one holding the project workspace it branches
+    from. None when neither names one (recorded before nodes, or an adapter-managed workspace
+    without a base), or when the plan is refused: the node asked answers that refusal itself."""
+    try:
+        plan = plan_realization(app, access, issue_id, mode, workspace_id, None)
+    except DetailedError:
+        return None
+    if plan.reuse is not None:
+        return workspace_node(app, plan.reuse.id)
+    if plan.base is not None:
+        return app.project_workspaces[plan.base.id].node_id
+    return None
+
+
+def workspace_node(app: WorkspaceRealizerApplication, workspace_id: str) -> str | None:
+    """The node of an execution workspace (None: no such workspace here; the node asked
+    answers ``not_found`` itself)."""
+    found = app.workspaces.get(workspace_id)
+    return None if found is None else found.node_id
 
 
 def _reusable(
