@@ -73,7 +73,12 @@ async def test_no_responders_names_the_service_and_what_to_do(nc: Client) -> Non
         "workspace-realizer is not answering; check `clipyard status` and retry."
     )
     assert subject not in reply.message
-    assert reply.details == {"subject": subject, "service": "workspace-realizer"}
+    # Nothing handled it: safe to send elsewhere or again.
+    assert reply.details == {
+        "subject": subject,
+        "service": "workspace-realizer",
+        "notDelivered": True,
+    }
 
 
 async def test_a_timeout_names_the_service(nc: Client, token: str) -> None:
@@ -98,7 +103,11 @@ async def test_a_closed_connection_is_service_unavailable(nats_server: Any) -> N
     assert isinstance(reply, ErrorReply)
     assert (reply.code, reply.status) == ("service_unavailable", 503)
     assert reply.message.startswith("runtime-supervisor cannot be reached")
-    assert reply.details == {"subject": subject, "service": "runtime-supervisor"}
+    assert reply.details == {
+        "subject": subject,
+        "service": "runtime-supervisor",
+        "notDelivered": True,
+    }
 
 
 async def _ignore(msg: Any) -> None:

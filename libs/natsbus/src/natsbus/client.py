@@ -209,7 +209,9 @@ class BusClient:
         self, subject: str, data: bytes, headers: dict[str, str], timeout: float
     ) -> bytes | ErrorReply:
         if not self._nc.is_connected:  # a request would wait in the reconnect buffer
-            return unavailable(subject, "cannot be reached (the bus connection is down)")
+            return unavailable(
+                subject, "cannot be reached (the bus connection is down)", delivered=False
+            )
         pending = asyncio.ensure_future(
             self._nc.request(subject, data, timeout=timeout, headers=headers)
         )
@@ -225,7 +227,7 @@ class BusClient:
         try:
             msg = pending.result()
         except nats.errors.NoRespondersError:
-            return unavailable(subject, "is not answering")
+            return unavailable(subject, "is not answering", delivered=False)
         except TimeoutError:
             return timed_out(subject, timeout)
         except nats.errors.Error as exc:

@@ -9,13 +9,14 @@ which goes in ``details``.
 from __future__ import annotations
 
 import logging
+from typing import Final
 
 from contracts.base import ErrorReply
 from contracts.errors import ErrorCode
 from contracts.subjects import AGGREGATE_OWNERS, SERVICE_NAMES, SERVICES
 from natsbus.errors import error_reply
 
-__all__ = ["bad_reply", "service_of", "timed_out", "unavailable"]
+__all__ = ["NOT_DELIVERED", "bad_reply", "service_of", "timed_out", "unavailable"]
 
 logger = logging.getLogger("natsbus.client")  # the client logs it, as before the split
 
@@ -46,14 +47,25 @@ def _details(subject: str, service: str | None) -> dict[str, str]:
     return details
 
 
-def unavailable(subject: str, what: str) -> ErrorReply:
-    """``service_unavailable`` (503): the service that owns ``subject`` ``what``."""
+NOT_DELIVERED: Final = "notDelivered"
+"""``details`` key of a 503 whose request reached no handler (nothing serves the subject, or the
+connection was down before it was sent): nothing was done, so sending it elsewhere or again is
+safe."""
+
+
+def unavailable(subject: str, what: str, *, delivered: bool | None = None) -> ErrorReply:
+    """``service_unavailable`` (503): the service that owns ``subject`` ``what``;
+    ``delivered=False`` when the request certainly reached no handler
+    (:data:`NOT_DELIVERED` in its details)."""
     service = service_of(subject)
     who = service or "The service that handles this request"
+    details: dict[str, object] = dict(_details(subject, service))
+    if delivered is False:
+        details[NOT_DELIVERED] = True
     return error_reply(
         ErrorCode.SERVICE_UNAVAILABLE,
         f"{who} {what}; check `clipyard status` and retry.",
-        details=_details(subject, service),
+        details=details,
     )
 
 

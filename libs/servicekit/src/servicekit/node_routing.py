@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from contracts.base import Accepted, ErrorReply, Ok
 from contracts.errors import DetailedError, ErrorCode
 from natsbus.context import DEADLINE_HEADER
+from natsbus.unanswered import NOT_DELIVERED
 
 if TYPE_CHECKING:
     from natsbus import BusClient, RequestContext
@@ -38,6 +39,8 @@ FORWARDED_HEADER: Final = "Clipyard-Forwarded-By"
 _NOT_COPIED: Final = frozenset({DEADLINE_HEADER.lower(), "traceparent", "tracestate"})
 """Headers the forwarded request gets afresh (its deadline, its own span)."""
 _MIN_WAIT: Final = 0.5
+RELAY_MARGIN: Final = 1.0
+"""Seconds of the asker's time kept for the hop back."""
 
 
 class WrongNodeError(DetailedError):
@@ -97,7 +100,9 @@ class NodeRouter:
             key: value for key, value in ctx.headers.items() if key.lower() not in _NOT_COPIED
         }
         headers[FORWARDED_HEADER] = self.node
-        timeout = max(ctx.deadline - time.time(), _MIN_WAIT)
+        # The node's answer must reach this node before the asker stops waiting: its reply
+        # (an ``accepted`` one included) is due a margin before the asker's deadline.
+        timeout = max(ctx.deadline - time.time() - RELAY_MARGIN, _MIN_WAIT)
         subject = subject_of(node)
         reply = await self.bus.request(subject, message, timeout=timeout, headers=headers)
         if _unanswered(reply, subject):
@@ -110,12 +115,15 @@ class NodeRouter:
 
 
 def _unanswered(reply: Ok | Accepted | ErrorReply, subject: str) -> bool:
-    """No one on the node serves ``subject`` (the bus's own 503, which names the subject; a
-    handler's own 503, such as a store that is down, is that node's answer)."""
+    """The request reached no handler on the node: the bus's own 503 for ``subject``, marked
+    not delivered (nothing serves it). A 503 after it was delivered (a restart or a cut
+    connection mid-request: it may have been done) and a handler's own 503 (its store is down)
+    are that node's answer, passed on as they are."""
     return (
         isinstance(reply, ErrorReply)
         and reply.code == ErrorCode.SERVICE_UNAVAILABLE
         and (reply.details or {}).get("subject") == subject
+        and (reply.details or {}).get(NOT_DELIVERED) is True
     )
 
 

@@ -42,6 +42,7 @@ def test_a_key_is_32_bytes_of_base64_in_either_alphabet_with_or_without_padding(
         base64.urlsafe_b64encode(os.urandom(33)).decode(),  # too long
         "hunter2-hunter2-hunter2-hunter2-hunter2-hun*",  # a character outside base64
     ],
+    ids=["empty", "not-base64", "too-short", "too-long", "bad-character"],
 )
 def test_an_invalid_key_says_how_to_generate_one_and_never_shows_itself(bad: str) -> None:
     with pytest.raises(MasterKeyError) as caught:

@@ -79,7 +79,7 @@ def make_register(
         sup.adopted.clear()  # before an inbox message can act
         # First: an inbox message may already be waiting for the hook on the store thread.
         loop = asyncio.get_running_loop()
-        run_end = RunEnd(sup, runtime.bus)  # on this node, or told to the node holding it
+        run_end = RunEnd(sup, runtime)  # on this node, or told to the node holding it
         run_finished.set(run_end.hook(loop))
 
         async def close() -> None:

@@ -81,10 +81,18 @@ class SupervisorReadModels(ServiceApplication):
     _leases: dict[str, frozenset[str]]
     _issue_workspace: dict[str, str]
 
+    first_node: str | None
+    """The node registered first: records from before worker nodes (no node) are its own."""
+
     def is_mine(self, node_id: str | None) -> bool:
-        """A record of ``node_id`` belongs to this supervisor's node (None: recorded before
-        worker nodes, on the only one)."""
-        return self.node_id is None or node_id is None or node_id == self.node_id
+        """A record of ``node_id`` belongs to this supervisor's node. A record without one was
+        made before worker nodes, on the only node there was: the first registered (any node,
+        while none is)."""
+        if self.node_id is None:
+            return True
+        if node_id is None:
+            return self.first_node in (None, self.node_id)
+        return node_id == self.node_id
 
     def init_read_models(self) -> None:
         """Empty read models (before every rebuild)."""
@@ -104,6 +112,7 @@ class SupervisorReadModels(ServiceApplication):
         self.egress_by_target = {}
         self.copies_seen = 0
         self.nodes = {}
+        self.first_node = None
         self._objects = {}
         self._leases = {}
         self._issue_workspace = {}
@@ -146,6 +155,8 @@ class SupervisorReadModels(ServiceApplication):
             self.slots_by_run[aggregate.run_id] = key
         elif isinstance(aggregate, WorkerNode):
             self.nodes[aggregate.node_id] = aggregate
+            if self.first_node is None:  # projected in the order the store holds them
+                self.first_node = aggregate.node_id
         elif isinstance(aggregate, EgressSeen):
             self.egress[key] = aggregate
             if created and aggregate.target_key:

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from state_world import ACME, World
 
+from contracts.nodes import NodeCapacity
 from runtime_supervisor.application import RuntimeSupervisorApplication
 from runtime_supervisor.orchestration.adoption import fail_interrupted
+
+CAPACITY = NodeCapacity(slots=1, port_range="1-2", disk_free_bytes=1, cpus=1, memory_bytes=1)
 
 
 def _as(app: RuntimeSupervisorApplication, node: str | None) -> RuntimeSupervisorApplication:
@@ -42,7 +45,7 @@ def test_each_node_sees_and_reserves_only_its_own_records(
     # Node b took port 41000 too: a port is reserved on its own host only.
     assert app.service_record(ACME, on_b).node_id == "b"
     assert [s.id for s in _as(app, "a").live_services()] == [on_a]
-    assert set(app.port_owners()) == {41000}
+    assert app.port_owners()[41000].id == on_a  # node b's holder of it is not node a's
     assert app.find_shared("shared-web").id == on_a  # never a service on another host
     assert [s.id for s in _as(app, "b").live_services()] == [on_b]
     assert app.find_shared("shared-web").id == on_b
@@ -72,11 +75,15 @@ def test_a_restarted_supervisor_fails_only_its_own_nodes_interrupted_operations(
     assert (app.operations[mine].node_id, app.operations[theirs].node_id) == ("a", "b")
 
 
-def test_records_from_before_worker_nodes_belong_to_whichever_node_serves_them(
+def test_records_from_before_worker_nodes_are_the_first_registered_nodes(
     app: RuntimeSupervisorApplication, world: World
 ) -> None:
     app.node_id = None
     legacy = world.start(world.target(ws=world.workspace(None)), port=41001)
     assert app.service_record(ACME, legacy).node_id is None
-    assert [s.id for s in _as(app, "a").live_services()] == [legacy]
+    # No node registered yet: whichever node serves them (the only one there was).
     assert [s.id for s in _as(app, "b").live_services()] == [legacy]
+    _as(app, "a").register_node("a", instance="sup-a", version="1", capacity=CAPACITY)
+    _as(app, "b").register_node("b", instance="sup-b", version="1", capacity=CAPACITY)
+    assert [s.id for s in _as(app, "a").live_services()] == [legacy]
+    assert _as(app, "b").live_services() == []  # a node that joined later never takes them

@@ -26,6 +26,7 @@ from contracts.base import Actor, Principal
 from contracts.errors import ErrorCode
 from contracts.nodes import NODE_LIST, ListNodes, NodeView
 from natsbus.errors import error_reply
+from natsbus.unanswered import NOT_DELIVERED
 
 __all__ = ["choose_node", "node_unanswered", "place_project_workspace"]
 
@@ -109,11 +110,13 @@ def _none_ready(listed: str) -> BusReplyError:
 
 
 def node_unanswered(exc: BusReplyError, subject: str, node: str) -> BusReplyError:
-    """``exc`` as ``node_unreachable`` when it is the bus's own 503 for ``subject`` (nothing on
-    ``node`` serves it: its host part or supervisor is down); else ``exc`` itself."""
+    """``exc`` as ``node_unreachable`` when it is the bus's own 503 for ``subject``, not
+    delivered (nothing on ``node`` serves it: its host part or supervisor is down); else ``exc``
+    itself."""
     reply = exc.reply
-    if reply.code != ErrorCode.SERVICE_UNAVAILABLE or reply.details.get("subject") != subject:
-        return exc
+    unanswered = reply.code == ErrorCode.SERVICE_UNAVAILABLE and reply.details.get("subject")
+    if unanswered != subject or reply.details.get(NOT_DELIVERED) is not True:
+        return exc  # delivered (it may have been done), or the handler's own answer
     message = (
         f"Worker node {node}, which holds this, does not answer: nothing was done. Retry when "
         "it is back (clipyard nodes shows its state), or drain it."

@@ -94,8 +94,8 @@ class AuditEndpoints(SupervisorEndpoints):
         own (``Queries.operation_of``) is asked again while the copies catch up
         (``freshness.owned``)."""
         access.scope()  # a key of no company: 403 at once
-        if not access.is_agent:
-            found: T = await self.sup.store(view, access)
+        if not access.is_agent:  # a record another node's supervisor made a moment ago
+            found: T = await self.runtime.store_fresh(view, access)
             return found
         return await owned(self.sup, lambda: view(access), wait=wait_for(ctx, OWN_WAIT))
 

@@ -216,8 +216,8 @@ class RuntimeEndpoints(SupervisorEndpoints):
             app.check_target(access, target, action)
             return target
 
-        if not access.is_agent:
-            found: RuntimeTarget = await self.sup.store(look)
+        if not access.is_agent:  # a workspace another node's realizer made a moment ago
+            found: RuntimeTarget = await self.runtime.store_fresh(look)
             return found
         return await owned(self.sup, look, wait=wait_for(ctx, OWN_WAIT))
 

@@ -22,11 +22,11 @@ from runtime_supervisor.domain import NotFoundError
 from runtime_supervisor.orchestration.runs import after_release
 
 if TYPE_CHECKING:
-    from natsbus import BusClient
     from runtime_supervisor.domain import ServiceRecord
     from runtime_supervisor.inbox import RunFinishedHook
     from runtime_supervisor.orchestration.context import Supervisor
     from runtime_supervisor.usecases.services import Release
+    from servicekit import ServiceRuntime
 
 __all__ = ["RunEnd"]
 
@@ -38,9 +38,9 @@ _SYSTEM = Principal(company_id=None, actor=Actor(type="system", id="runtime-supe
 class RunEnd:
     """Where a finished run's slot and released services are acted on."""
 
-    def __init__(self, sup: Supervisor, bus: BusClient) -> None:
+    def __init__(self, sup: Supervisor, runtime: ServiceRuntime) -> None:
         self.sup = sup
-        self.bus = bus
+        self.runtime = runtime
 
     def hook(self, loop: asyncio.AbstractEventLoop) -> RunFinishedHook:
         """The inbox's ``on_run_finished``: called on the store's thread, it hands the releases
@@ -55,8 +55,10 @@ class RunEnd:
         return finished
 
     async def here(self, run_id: str, service_ids: list[str]) -> None:
-        """This node's part: its released services acted on, its slot of the run freed."""
+        """This node's part: its released services acted on, its slot of the run freed (on
+        read models that first had what the node that heard of the run saved)."""
         await self.sup.adopted.wait()  # a service left running is adopted before it is stopped
+        await self.runtime.follow()
         for service_id in service_ids:
             try:
                 record: ServiceRecord = await self.sup.store(
@@ -66,34 +68,35 @@ class RunEnd:
                 continue
             if self.sup.app.is_mine(record.node_id):
                 after_release(self.sup, record)
-        slot_node = await self.sup.store(self._slot_node, run_id)
-        if self.sup.slots is not None and self.sup.app.is_mine(slot_node):
+        slot = await self.sup.store(self._slot_of, run_id)
+        if self.sup.slots is not None and slot is not None and self.sup.app.is_mine(slot[0]):
             self.sup.slots.run_finished(run_id)
 
     async def _split(self, run_id: str, freed: list[ServiceRecord]) -> None:
         app = self.sup.app
+        await self.runtime.follow()  # a slot another node granted a moment ago
         others: dict[str, list[str]] = {}
         for record in freed:
             if not app.is_mine(record.node_id):
-                assert record.node_id is not None
-                others.setdefault(record.node_id, []).append(record.id)
-        slot_node = await self.sup.store(self._slot_node, run_id)
-        if slot_node is not None and not app.is_mine(slot_node):
-            others.setdefault(slot_node, [])
+                others.setdefault(record.node_id or "", []).append(record.id)
+        slot = await self.sup.store(self._slot_of, run_id)
+        if slot is not None and not app.is_mine(slot[0]):
+            others.setdefault(slot[0] or "", [])
         mine = [record.id for record in freed if app.is_mine(record.node_id)]
         await asyncio.gather(
             self.here(run_id, mine),
-            *(self._tell(node, run_id, ids) for node, ids in others.items()),
+            *(self._tell(node, run_id, ids) for node, ids in others.items() if node),
         )
 
-    def _slot_node(self, run_id: str) -> str | None:
+    def _slot_of(self, run_id: str) -> tuple[str | None] | None:
+        """The node of the run's slot, as a 1-tuple (None: the run has no slot)."""
         key = self.sup.app.slots_by_run.get(run_id)
-        return None if key is None else self.sup.app.slots[key].node_id
+        return None if key is None else (self.sup.app.slots[key].node_id,)
 
     async def _tell(self, node: str, run_id: str, service_ids: list[str]) -> None:
         command = RunEndedHere(principal=_SYSTEM, run_id=run_id, released_service_ids=service_ids)
         try:
-            reply = await self.bus.request(run_ended(node), command, timeout=_TELL_TIMEOUT)
+            reply = await self.runtime.bus.request(run_ended(node), command, timeout=_TELL_TIMEOUT)
         except Exception:
             log.warning("run %s ended: node %s not told (it catches up at its start)", run_id, node)
             return

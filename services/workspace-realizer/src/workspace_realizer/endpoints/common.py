@@ -111,15 +111,17 @@ class Endpoints(BusEndpoints):
 
     async def on_workspace_node(
         self,
+        access: Access,
         workspace_id: str,
         subject_of: Callable[[str], str],
         message: Any,
         ctx: RequestContext,
     ) -> Ok | Accepted | ErrorReply | None:
-        """:meth:`elsewhere` for an execution workspace: the answer of its node when that is
-        not this one (None: serve here)."""
+        """:meth:`elsewhere` for an execution workspace ``access`` may see: the answer of its
+        node when that is not this one (None: serve here, also what the principal may not see,
+        which is answered here as such)."""
         return await self.elsewhere(
-            lambda: workspace_node(self.app, workspace_id),
+            lambda: workspace_node(self.app, workspace_id, access),
             subject_of,
             message,
             ctx,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 import contracts.workspace_subjects as subjects
+from contracts.errors import DetailedError
 from contracts.workspace_commands import CreateProjectWorkspace, UpdateProjectWorkspace
 from eventstore import acting
 from servicekit.access import Action, Resource
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from contracts.workspace_views import ProjectWorkspace
     from natsbus import RequestContext
     from servicekit import ServiceRuntime
+    from servicekit.access import Access
     from workspace_realizer.application import WorkspaceRealizerApplication
     from workspace_realizer.domain.documents import ProjectWorkspaceFields
     from workspace_realizer.usecases.ports import ManagedCheckouts
@@ -58,11 +60,16 @@ def project_workspace_changes(c: UpdateProjectWorkspace) -> ProjectWorkspaceFiel
     return patch
 
 
-def project_workspace_node(app: WorkspaceRealizerApplication, workspace_id: str) -> str | None:
-    """The node that holds a project workspace's checkout (None: recorded before nodes, or no
-    such workspace here; either is served where it was asked)."""
-    found = app.project_workspaces.get(workspace_id)
-    return None if found is None else found.node_id
+def project_workspace_node(
+    app: WorkspaceRealizerApplication, access: Access, project_id: str, workspace_id: str
+) -> str | None:
+    """The node that holds the checkout of a project workspace ``access`` may see (None:
+    recorded before nodes, or not found or not the principal's: served where it was asked,
+    which answers that)."""
+    try:
+        return app.project_workspace_of(access, project_id, workspace_id).node_id
+    except DetailedError:
+        return None
 
 
 class ProjectSourceEndpoints(Endpoints):
@@ -118,9 +125,9 @@ class ProjectSourceEndpoints(Endpoints):
     ) -> ProjectWorkspace | Accepted | Ok | ErrorReply:
         """``ws.cmd.project_workspace.update.<node>``: cloned again when the source changed, on
         the node that holds it (sent on there from any other)."""
-        self.allow(c.principal, PW, Action.WRITE)
+        access = self.allow(c.principal, PW, Action.WRITE)
         moved = await self.elsewhere(
-            lambda: project_workspace_node(self.app, c.workspace_id),
+            lambda: project_workspace_node(self.app, access, c.project_id, c.workspace_id),
             subjects.update_project_workspace,
             c,
             ctx,

@@ -20,7 +20,7 @@ from contracts.execution_commands import (
 )
 from contracts.subjects import on_node
 from contracts.workspace_views import Page
-from servicekit.access import Resource
+from servicekit.access import Action, Resource
 from servicekit.node_routing import NodeUnreachableError
 from servicekit.routes import Route
 from workspace_realizer.endpoints.common import Endpoints
@@ -100,9 +100,10 @@ class WorkspaceReadEndpoints(Endpoints):
     ) -> ExecutionWorkspace | Ok | Accepted | ErrorReply:
         """``ws.qry.workspace.get``: the detail, with delivery state (runs git on its node); as
         recorded, ``nodeState`` ``unreachable``, when its node does not answer."""
+        access = self.allow(q.principal, WORKSPACE, Action.READ)
         try:
             moved = await self.on_workspace_node(
-                q.workspace_id, _here(subjects.WORKSPACE_GET), q, ctx
+                access, q.workspace_id, _here(subjects.WORKSPACE_GET), q, ctx
             )
         except NodeUnreachableError:
             app = self.app
@@ -125,8 +126,9 @@ class WorkspaceReadEndpoints(Endpoints):
         self, q: GetCloseReadiness, ctx: RequestContext
     ) -> CloseReadiness | Ok | Accepted | ErrorReply:
         """``ws.qry.workspace.close_readiness`` (runs git on its node)."""
+        access = self.allow(q.principal, WORKSPACE, Action.READ)
         subject_of = _here(subjects.WORKSPACE_CLOSE_READINESS)
-        moved = await self.on_workspace_node(q.workspace_id, subject_of, q, ctx)
+        moved = await self.on_workspace_node(access, q.workspace_id, subject_of, q, ctx)
         if moved is not None:
             return moved
         app = self.app

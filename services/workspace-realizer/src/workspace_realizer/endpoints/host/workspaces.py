@@ -146,7 +146,9 @@ class WorkspaceEndpoints(Endpoints):
     ) -> ExecutionWorkspace | Accepted | Ok | ErrorReply:
         """``ws.cmd.workspace.archive.<node>``: the archive saga, a long operation."""
         access = self.allow(c.principal, WORKSPACE, Action.WRITE)
-        moved = await self.on_workspace_node(c.workspace_id, subjects.archive_workspace, c, ctx)
+        moved = await self.on_workspace_node(
+            access, c.workspace_id, subjects.archive_workspace, c, ctx
+        )
         if moved is not None:
             return moved
         return await self._archive_as(
@@ -163,7 +165,9 @@ class WorkspaceEndpoints(Endpoints):
     ) -> ExecutionWorkspace | Accepted | Ok | ErrorReply:
         """``ws.cmd.workspace.reopen.<node>``: a long operation."""
         access = self.allow(c.principal, WORKSPACE, Action.WRITE)
-        moved = await self.on_workspace_node(c.workspace_id, subjects.reopen_workspace, c, ctx)
+        moved = await self.on_workspace_node(
+            access, c.workspace_id, subjects.reopen_workspace, c, ctx
+        )
         if moved is not None:
             return moved
         return await self._reopen_as(
@@ -180,7 +184,9 @@ class WorkspaceEndpoints(Endpoints):
     ) -> ReconcileResult | Accepted | Ok | ErrorReply:
         """``ws.cmd.workspace.reconcile_branch.<node>``: a long operation."""
         access = self.allow(c.principal, WORKSPACE, Action.WRITE)
-        moved = await self.on_workspace_node(c.workspace_id, subjects.reconcile_branch, c, ctx)
+        moved = await self.on_workspace_node(
+            access, c.workspace_id, subjects.reconcile_branch, c, ctx
+        )
         if moved is not None:
             return moved
         return await self.long(
@@ -200,7 +206,7 @@ class WorkspaceEndpoints(Endpoints):
         closed workspace to ``active`` reopens (:func:`status_request`)."""
         access = self.allow(c.principal, WORKSPACE, Action.WRITE)
         moved = await self.on_workspace_node(
-            c.workspace_id, subjects.update_execution_workspace, c, ctx
+            access, c.workspace_id, subjects.update_execution_workspace, c, ctx
         )
         if moved is not None:
             return moved

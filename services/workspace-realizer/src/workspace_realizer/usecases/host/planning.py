@@ -212,16 +212,24 @@ def realize_node(
     except DetailedError:
         return None
     if plan.reuse is not None:
-        return workspace_node(app, plan.reuse.id)
+        return workspace_node(app, plan.reuse.id, access)
     if plan.base is not None:
         return app.project_workspaces[plan.base.id].node_id
     return None
 
 
-def workspace_node(app: WorkspaceRealizerApplication, workspace_id: str) -> str | None:
-    """The node of an execution workspace (None: no such workspace here; the node asked
-    answers ``not_found`` itself)."""
-    found = app.workspaces.get(workspace_id)
+def workspace_node(
+    app: WorkspaceRealizerApplication, workspace_id: str, access: Access | None = None
+) -> str | None:
+    """The node of an execution workspace ``access`` may see (None: no such workspace here, or
+    not the principal's: the node asked answers that itself, never another node)."""
+    if access is None:
+        found = app.workspaces.get(workspace_id)
+    else:
+        try:
+            found = app.workspace_of(access, workspace_id)
+        except DetailedError:
+            return None
     return None if found is None else found.node_id
 
 
