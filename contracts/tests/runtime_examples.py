@@ -19,6 +19,7 @@ from contracts.runtime_commands import (
     GetRuntimeServiceLog,
     GetRuntimeState,
     ListRuntimeSummaries,
+    RunEndedHere,
 )
 from contracts.runtime_events import (
     RuntimeProvisioningFailed,
@@ -58,6 +59,7 @@ def build(envelope: Callable[..., dict[str, Any]], principal: Principal) -> list
         ListRuntimeSummaries(principal=p, workspace_ids=[WS]),
         GetRuntimeServiceLog(principal=p, workspace_id=WS, service_id=SERVICE, tail=100),
         EnsureRunServices(principal=p, workspace_id=WS, run_id=RUN, agent_id=AGENT, issue_id=ISSUE),
+        RunEndedHere(principal=p, run_id=RUN, released_service_ids=[SERVICE]),
         RunStarted(**envelope("run"), agent_id=AGENT, issue_id=ISSUE, workspace_id=WS),
         RunFinished(
             **envelope("run", 2),

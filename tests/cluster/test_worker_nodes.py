@@ -215,6 +215,18 @@ async def test_a_workspace_on_node_b_is_served_through_gateway_a_on_node_b_alone
     shown = await _ok(await a.get(f"/api/execution-workspaces/{ws['id']}", headers=board))
     (still,) = [r for r in shown["runtimeServices"] if r["id"] == row["id"]]
     assert still["status"] == "running", still  # node A marked nothing of node B's
+    assert shown["nodeState"] == "unreachable", shown  # shown as recorded, no git run
+    assert shown["deliveryState"] == "unknown", shown
+    context = await _ok(await a.get(f"/api/issues/{issue['id']}/heartbeat-context", headers=board))
+    assert context["currentExecutionWorkspace"]["nodeState"] == "unreachable", context
+
+    async def listed_unreachable() -> bool:  # once node A's registry has seen it silent
+        rows = await _ok(
+            await a.get(f"/api/companies/{company}/execution-workspaces", headers=board)
+        )
+        return [r["nodeState"] for r in rows if r["id"] == ws["id"]] == ["unreachable"]
+
+    await until(listed_unreachable, 20.0, "the list shows node B's workspace unreachable")
     down = await a.post(
         f"/api/execution-workspaces/{ws['id']}/runtime-services/stop",
         json={"workspaceCommandId": WEB},
@@ -233,6 +245,7 @@ async def test_a_workspace_on_node_b_is_served_through_gateway_a_on_node_b_alone
     assert adopted["status"] == "running", adopted
     assert adopted["pid"] == row["pid"], adopted
     assert find_server_pid(row["port"]) == server
+    assert back["nodeState"] == "ready", back
 
     # A second supervisor claiming node B is refused at start, naming the holder.
     twin = dict(stack.replica(SUPERVISOR, 2).env, CLIPYARD_INSTANCE_ID="runtime-supervisor-9")

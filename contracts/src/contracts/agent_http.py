@@ -9,7 +9,7 @@ the controller checks it and answers 400 ``validation_failed`` naming the field.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -71,6 +71,10 @@ class HeartbeatWorkspace(Struct, frozen=True, kw_only=True):
     base_ref: str | None
     status: str
     runtime_services: list[RuntimeServiceBrief] = msgspec.field(default_factory=list)
+    node_id: str | None = None
+    """The worker node it lives on."""
+    node_state: Literal["ready", "unreachable"] = "ready"
+    """``unreachable`` while that node does not answer: nothing in the workspace can be done."""
 
 
 class HeartbeatContext(Struct, frozen=True, kw_only=True):

@@ -71,9 +71,9 @@ class ErrorCode(StrEnum):
     SLOT_UNAVAILABLE = "slot_unavailable"
     RUN_FINISHED = "run_finished"
     WRONG_NODE = "wrong_node"
-    NODE_UNREACHABLE = "node_unreachable"
     INTERNAL = "internal"
     SERVICE_UNAVAILABLE = "service_unavailable"
+    NODE_UNREACHABLE = "node_unreachable"
     TIMEOUT = "timeout"
 
 

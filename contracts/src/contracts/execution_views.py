@@ -154,6 +154,10 @@ class ExecutionWorkspaceRow(Struct, frozen=True, kw_only=True):
     unconfined: bool = False
     """Its company is ``hostTrusted``: its services, jobs and commands run unconfined on the host
     (docs/design/isolation.md)."""
+    node_state: Literal["ready", "unreachable"] = "ready"
+    """Whether its worker node (``nodeId``) answers: ``unreachable`` while it is down (the
+    detail is then shown as recorded: ``deliveryState`` ``unknown``, services as last known),
+    and nothing on it can be changed until it is back."""
 
 
 class ExecutionWorkspace(ExecutionWorkspaceRow, frozen=True, kw_only=True):
@@ -163,10 +167,6 @@ class ExecutionWorkspace(ExecutionWorkspaceRow, frozen=True, kw_only=True):
     commits_ahead: int | None = None
     runtime_provisioning: RuntimeProvisioning = msgspec.field(default_factory=RuntimeProvisioning)
     runtime_services: list[RuntimeServiceBrief] = msgspec.field(default_factory=list)
-    node_state: Literal["ready", "unreachable"] = "ready"
-    """Whether its worker node answered this read (``nodeId``). ``unreachable``: shown as
-    recorded (``deliveryState`` ``unknown``, services as last known); nothing on it can be
-    changed until it is back."""
 
 
 class ExecutionWorkspaceSummary(Struct, frozen=True, kw_only=True):

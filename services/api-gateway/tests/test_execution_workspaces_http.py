@@ -11,7 +11,7 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
-from contracts.base import Accepted, ErrorReply
+from contracts.base import Accepted, ErrorReply, Ok
 from contracts.execution_commands import (
     GetCloseReadiness,
     GetWorkspaceHistory,
@@ -291,3 +291,40 @@ def test_another_company_workspace_is_404_from_the_realizer(
     response = client.get(WS_URL, headers=board)
     assert response.status_code == 404
     assert bus.sent[0].message.principal.company_id is not None
+
+
+def test_rows_of_a_node_that_does_not_answer_say_unreachable(
+    client: Client, bus: Any, company: str, board: dict[str, str]
+) -> None:
+    rows = [wire.workspace(company, nodeId="local"), wire.workspace(company, nodeId="nodeb")]
+    bus.replies["ws.qry.workspace.list"] = wire.page(*rows, total=2)
+    node = {
+        "instance": "runtime-supervisor-1",
+        "version": "1",
+        "startedAt": "2026-12-06T10:00:00Z",
+        "lastSeenAt": None,
+        "capacity": {
+            "slots": 4,
+            "portRange": "41000-41999",
+            "diskFreeBytes": 1,
+            "cpus": 2,
+            "memoryBytes": 1,
+        },
+        "parts": [],
+    }
+    bus.replies["ws.qry.node.list"] = Ok(
+        result=[
+            {**node, "id": "local", "state": "ready"},
+            {**node, "id": "nodeb", "state": "unreachable"},
+        ]
+    )
+    response = client.get(f"/api/companies/{company}/execution-workspaces", headers=board)
+    assert response.status_code == 200, response.text
+    assert [(r["nodeId"], r["nodeState"]) for r in response.json()] == [
+        ("local", "ready"),
+        ("nodeb", "unreachable"),
+    ]
+    # Without the registry's answer, the rows are shown as they are.
+    del bus.replies["ws.qry.node.list"]
+    response = client.get(f"/api/companies/{company}/execution-workspaces", headers=board)
+    assert [r["nodeState"] for r in response.json()] == ["ready", "ready"]

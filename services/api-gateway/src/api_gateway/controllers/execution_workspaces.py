@@ -14,10 +14,18 @@ from litestar import Controller, Response, get, patch, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
+from api_gateway.controllers.common import (
+    TOTAL_COUNT,
+    Page,
+    error_responses,
+    listing,
+    provide_page,
+)
+from api_gateway.controllers.node_states import mark_unreachable
 from api_gateway.controllers.realizer import (
     ACCEPTED,
     InvalidRequestError,
+    fetch,
     fetch_page,
     node_of,
     parse_choices,
@@ -49,6 +57,7 @@ from contracts.execution_views import (
     ReconcileResult,
 )
 from contracts.workspace_http import ReconcileBranchBody, UpdateExecutionWorkspaceBody
+from contracts.workspace_views import Page as Rows
 from servicekit.access import Action, Resource
 
 __all__ = ["ExecutionWorkspaceController"]
@@ -125,7 +134,14 @@ class ExecutionWorkspaceController(Controller):
             limit=page.limit,
             offset=page.offset,
         )
-        return await fetch_page(gateway, subjects.WORKSPACE_LIST, query, ExecutionWorkspaceRow)
+        found = await fetch(
+            gateway,
+            subjects.WORKSPACE_LIST,
+            query,
+            Rows[ExecutionWorkspaceRow],
+            timeout=gateway.settings.query_timeout,
+        )
+        return listing(await mark_unreachable(gateway, found.items), found.total)
 
     @get(
         "/execution-workspaces/{workspace_id:str}",

@@ -50,6 +50,8 @@ async def _workspace(
         base_ref=detail.base_ref,
         status=detail.status,
         runtime_services=detail.runtime_services,
+        node_id=detail.node_id,
+        node_state=detail.node_state,
     )
     return workspace, warning
 

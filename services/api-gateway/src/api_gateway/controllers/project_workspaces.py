@@ -10,7 +10,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody
 
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
-from api_gateway.controllers.placement import place_project_workspace
+from api_gateway.controllers.placement import node_unanswered, place_project_workspace
 from api_gateway.controllers.realizer import (
     ACCEPTED,
     fetch,
@@ -20,6 +20,7 @@ from api_gateway.controllers.realizer import (
 )
 from api_gateway.domain import GatewayError
 from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
 from api_gateway.http.security import access
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
@@ -97,7 +98,10 @@ class ProjectWorkspaceController(Controller):
         command = CreateProjectWorkspace(principal=principal, project_id=project_id, **fields)
         node = await place_project_workspace(gateway, requested, has_cwd=bool(data.cwd))
         subject = subjects.create_project_workspace(node)
-        return await perform(gateway, subject, command, ProjectWorkspace, status_code=201)
+        try:
+            return await perform(gateway, subject, command, ProjectWorkspace, status_code=201)
+        except BusReplyError as exc:  # placed on a node whose host part is down
+            raise node_unanswered(exc, subject, node) from None
 
     @get(
         "/",

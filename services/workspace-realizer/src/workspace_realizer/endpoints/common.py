@@ -16,7 +16,7 @@ from eventstore import Cause, acting
 from servicekit.access import Access, Action, Resource
 from servicekit.node_routing import NodeRouter
 from servicekit.routes import BusEndpoints
-from workspace_realizer.usecases.host.planning import workspace_node
+from workspace_realizer.usecases.placement import workspace_node
 
 if TYPE_CHECKING:
     from contracts.base import Accepted, ErrorReply, Ok, Principal

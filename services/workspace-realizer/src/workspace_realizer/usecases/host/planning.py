@@ -14,6 +14,7 @@ from workspace_realizer.domain.errors import (
     StateConflictError,
 )
 from workspace_realizer.domain.policy import Resolution, parse_policy, resolve_mode
+from workspace_realizer.usecases.placement import workspace_node
 
 if TYPE_CHECKING:
     from servicekit.access import Access
@@ -32,7 +33,6 @@ __all__ = [
     "protected_paths",
     "realize_node",
     "snapshot",
-    "workspace_node",
 ]
 
 
@@ -216,21 +216,6 @@ def realize_node(
     if plan.base is not None:
         return app.project_workspaces[plan.base.id].node_id
     return None
-
-
-def workspace_node(
-    app: WorkspaceRealizerApplication, workspace_id: str, access: Access | None = None
-) -> str | None:
-    """The node of an execution workspace ``access`` may see (None: no such workspace here, or
-    not the principal's: the node asked answers that itself, never another node)."""
-    if access is None:
-        found = app.workspaces.get(workspace_id)
-    else:
-        try:
-            found = app.workspace_of(access, workspace_id)
-        except DetailedError:
-            return None
-    return None if found is None else found.node_id
 
 
 def _reusable(
