@@ -1,4 +1,5 @@
-"""Endpoints of execution workspaces: realize, change (archive and reopen included), reads.
+"""Endpoints that change execution workspaces: realize, change (archive and reopen included),
+branch reconcile; reads are :mod:`workspace_realizer.endpoints.host.workspace_reads`.
 
 Realize, archive and reopen run through the service's operation runner: they answer with their
 result when they end before the request's deadline, else ``accepted {operationId}``.
