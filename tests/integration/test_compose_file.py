@@ -153,6 +153,10 @@ def routes(node: str) -> list[SplitResult]:
     return [urlsplit(u.strip()) for u in value[1:-1].split(",")]
 
 
+SECOND_NODE = ("workspace-realizer-nodeb", "runtime-supervisor-nodeb")
+"""The second worker node's services (``--profile second-node``)."""
+
+
 def test_every_part_of_the_stack_is_a_compose_service() -> None:
     nats_nodes = {"nats-1", "nats-2", "nats-3"}  # the three nodes of one NATS cluster
     expected = {
@@ -162,6 +166,7 @@ def test_every_part_of_the_stack_is_a_compose_service() -> None:
         "jaeger",
         *SERVICE_NAMES.values(),
         COMPANY_REALIZER,
+        *SECOND_NODE,
     }
     assert set(SERVICES_BLOCK) == expected
     assert set(NATS_NODES) == nats_nodes
@@ -256,6 +261,26 @@ def test_the_realizers_company_wide_part_is_the_realizer_image_user_and_store() 
     # The company-wide part touches no host folder: not the worktrees.
     worktrees = str(host["volumes"][0]).split(":")[0]
     assert all(not str(v).startswith(f"{worktrees}:") for v in company["volumes"])
+
+
+def test_a_second_worker_node_joins_with_its_own_node_id_worktrees_and_ports() -> None:
+    first = {n: SERVICES_BLOCK[n] for n in ("workspace-realizer", "runtime-supervisor")}
+    second = {n: SERVICES_BLOCK[n] for n in SECOND_NODE}
+    for block in second.values():
+        assert block["profiles"] == ["second-node"]  # only when asked for
+        assert block["environment"]["CLIPYARD_NODE_ID"] == "nodeb"
+    realizer, supervisor = (second[n] for n in SECOND_NODE)
+    assert realizer["build"] == first["workspace-realizer"]["build"]
+    assert supervisor["build"] == first["runtime-supervisor"]["build"]
+    assert realizer["environment"]["CLIPYARD_REALIZER_PART"] == "host"
+    own = {str(b["volumes"][0]).split(":")[0] for b in second.values()}
+    theirs = {str(b["volumes"][0]).split(":")[0] for b in first.values()}
+    assert len(own) == 1  # its realizer and supervisor share its worktrees
+    assert own.isdisjoint(theirs)  # and never the first node's
+    assert supervisor["environment"]["CLIPYARD_PORT_RANGE"] == "43000-43999"
+    for block in second.values():
+        env = {k: substitute(str(v), generated_secrets()) for k, v in block["environment"].items()}
+        assert ServiceSettings.from_env("x", env).node_id == "nodeb"
 
 
 def test_realizer_and_supervisor_share_the_worktrees_and_credentials_keep_their_own() -> None:
