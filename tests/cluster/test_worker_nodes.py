@@ -86,7 +86,7 @@ async def test_a_workspace_on_node_b_is_served_through_gateway_a_on_node_b_alone
         json={"name": "x", "cwd": str(source)},
         headers=board,
     )
-    assert refused.status_code == 400, refused.text
+    assert refused.status_code == 422, refused.text
     assert "local, nodeb" in refused.text, refused.text
     assert "nodeId" in refused.text, refused.text
 

@@ -76,8 +76,11 @@ COMPANIES = 4
 KINDS = ("project", "issue", "secret", "agent") * 2 + ("company", "key")
 """The mix, in turn: 20 % each of projects, issues, secrets and agents, 10 % companies and keys."""
 REPLICATED = ("api-gateway", "heartbeat-controller", "git-credentials")
-REALIZERS = 3
-"""workspace-realizer-1 serves the host part, -2 and -3 the company-wide part."""
+REALIZERS = 4
+"""workspace-realizer-1 and -4 serve the two worker nodes' host parts, -2 and -3 the company-wide
+part."""
+SUPERVISORS = 2
+"""runtime-supervisor-1 and -2: one per worker node."""
 
 STORES: dict[str, tuple[type[Any], Callable[[Any], Any]]] = {
     "gateway": (GatewayApplication, gateway_events),
@@ -299,6 +302,8 @@ def _indexes(service: str) -> tuple[int, ...]:
     """The replica indexes of ``service`` in the cluster."""
     if service == "workspace-realizer":
         return tuple(range(1, REALIZERS + 1))
+    if service == "runtime-supervisor":
+        return tuple(range(1, SUPERVISORS + 1))
     return (1, 2) if service in REPLICATED else (1,)
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from api_gateway.controllers.placement import choose_node
-from api_gateway.controllers.realizer import InvalidRequestError
+from api_gateway.domain import InvalidInputError, NotFoundError
 from api_gateway.http.errors import BusReplyError
 from contracts.nodes import NodeCapacity, NodeView
 
@@ -41,8 +41,9 @@ def test_no_registered_node_is_the_gateways_own() -> None:
 
 
 def test_a_cwd_with_several_ready_nodes_is_refused_naming_them() -> None:
-    with pytest.raises(InvalidRequestError) as refused:
+    with pytest.raises(InvalidInputError) as refused:
         choose_node([node("a"), node("b")], None, has_cwd=True, default="a")
+    assert (refused.value.code, refused.value.status) == ("unprocessable", 422)
     assert "a, b" in str(refused.value)
     assert "nodeId" in str(refused.value)
 
@@ -61,8 +62,9 @@ def test_a_named_node_is_kept_when_ready_and_refused_otherwise() -> None:
         choose_node(nodes, "b", has_cwd=True, default="gw")
     assert down.value.reply.code == "node_unreachable"
     assert down.value.reply.details == {"nodeId": "b"}
-    with pytest.raises(InvalidRequestError) as unknown:
+    with pytest.raises(NotFoundError) as unknown:
         choose_node(nodes, "zz", has_cwd=False, default="gw")
+    assert (unknown.value.status, unknown.value.details) == (404, {"nodeId": "zz"})
     assert "'zz'" in str(unknown.value)
     assert "a, b" in str(unknown.value)
 

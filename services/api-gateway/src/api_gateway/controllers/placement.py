@@ -4,13 +4,13 @@ A project workspace belongs to the worker node whose host holds its checkout, fo
 worktrees, services, jobs and agents run there. The request names it (``nodeId``), or:
 
 - one node is ready (or none is registered: a stack from before worker nodes): that one;
-- several are, and the workspace has a local ``cwd``: refused, naming them (a path means
+- several are, and the workspace has a local ``cwd``: refused (422), naming them (a path means
   something on one host only, and the gateway cannot tell which);
 - several are, and it is repo-only: the ready node with the fewest workspaces placed on it
   (then by id), where it is cloned.
 
-A node named that is not registered is refused with the list; one that is registered but does
-not answer is ``node_unreachable``. Everything later about the workspace (its execution
+A node named that is not registered is 404, naming the registered ones; a node named that is
+registered but does not answer is 503 ``node_unreachable``. Everything later about the workspace (its execution
 workspaces, their services and files) goes to that node: the services send a request on to the
 node of its record (:mod:`servicekit.node_routing`).
 """
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from api_gateway.controllers.realizer import InvalidRequestError, fetch, node_of
+from api_gateway.controllers.realizer import fetch, node_of
+from api_gateway.domain import InvalidInputError, NotFoundError
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
 from contracts.base import Actor, Principal
@@ -37,8 +38,8 @@ def choose_node(nodes: list[NodeView], requested: str | None, has_cwd: bool, def
     """The rule of the module's docstring over the registered ``nodes``.
 
     Raises:
-        InvalidRequestError: ``requested`` is not registered, or several nodes could hold a
-            ``cwd`` and none was named.
+        NotFoundError: ``requested`` is not registered (404, naming the registered ones).
+        InvalidInputError: Several nodes could hold a ``cwd`` and none was named (422).
         BusReplyError: ``requested`` is registered but unreachable (``node_unreachable``).
     """
     ready = [node for node in nodes if node.state == "ready"]
@@ -46,10 +47,10 @@ def choose_node(nodes: list[NodeView], requested: str | None, has_cwd: bool, def
     if requested is not None:
         found = next((node for node in nodes if node.id == requested), None)
         if found is None:
-            raise InvalidRequestError(
+            raise NotFoundError(
                 f"There is no worker node {requested!r}; the registered ones are: {listed} "
                 "(clipyard nodes lists them).",
-                fields=[{"field": "nodeId", "message": "unknown node", "source": "body"}],
+                nodeId=requested,
             )
         if found is not None and found.state != "ready":
             raise _unreachable(found)
@@ -62,12 +63,11 @@ def choose_node(nodes: list[NodeView], requested: str | None, has_cwd: bool, def
         raise _unreachable(nodes[0]) if len(nodes) == 1 else _none_ready(listed)
     if has_cwd:
         names = ", ".join(node.id for node in ready)
-        raise InvalidRequestError(
+        raise InvalidInputError(
             f"Several worker nodes are ready ({names}) and cwd is a path on one host: give "
             "nodeId, the node whose host has that checkout.",
-            fields=[
-                {"field": "nodeId", "message": "required with several nodes", "source": "body"}
-            ],
+            field="nodeId",
+            nodes=[node.id for node in ready],
         )
     return min(ready, key=lambda node: (node.workspaces, node.id)).id
 

@@ -67,7 +67,11 @@ class ProjectWorkspaceController(Controller):
         opt=access(Resource.PROJECT_WORKSPACE, Action.WRITE),
         responses={
             **error_responses(
-                *_ERRORS, "workspace_path_required", "managed_checkout_failed", "node_unreachable"
+                *_ERRORS,
+                "workspace_path_required",
+                "unprocessable",
+                "managed_checkout_failed",
+                "node_unreachable",
             ),
             **ACCEPTED,
         },
@@ -87,9 +91,10 @@ class ProjectWorkspaceController(Controller):
         several, required for a ``cwd``, else the least loaded: docs/scale-out.md, "Worker
         nodes").
 
-        Errors: 400 (an unknown ``nodeId``, or none with several nodes and a ``cwd``); 401; 403
-        (not a board key); 404; 422 ``workspace_path_required`` (neither ``cwd`` nor
-        ``repoUrl``), ``managed_checkout_failed``; 503 ``node_unreachable``.
+        Errors: 400; 401; 403 (not a board key); 404 (also an unknown ``nodeId``); 422
+        ``workspace_path_required`` (neither ``cwd`` nor ``repoUrl``), ``unprocessable`` (a
+        ``cwd`` without ``nodeId`` while several nodes are ready), ``managed_checkout_failed``;
+        503 ``node_unreachable``.
         """
         if not data.cwd and not data.repo_url:
             raise _path_required()
