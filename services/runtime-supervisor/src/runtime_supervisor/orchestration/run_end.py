@@ -76,12 +76,12 @@ class RunEnd:
         app = self.sup.app
         await self.runtime.follow()  # a slot another node granted a moment ago
         others: dict[str, list[str]] = {}
-        for record in freed:
+        for record in freed:  # one from before worker nodes is the first registered node's
             if not app.is_mine(record.node_id):
-                others.setdefault(record.node_id or "", []).append(record.id)
+                others.setdefault(record.node_id or app.first_node or "", []).append(record.id)
         slot = await self.sup.store(self._slot_of, run_id)
         if slot is not None and not app.is_mine(slot[0]):
-            others.setdefault(slot[0] or "", [])
+            others.setdefault(slot[0] or app.first_node or "", [])
         mine = [record.id for record in freed if app.is_mine(record.node_id)]
         await asyncio.gather(
             self.here(run_id, mine),
