@@ -88,7 +88,7 @@ async def test_runtime_actions_answer_503_never_404_while_ws_events_elects_a_lea
 ) -> None:
     api = _Api(cluster.stack.gateway_urls[0], cluster.stack.admin_key)
     config = {"services": [http_service("web")]}
-    async with runtime_board(api, tmp_path, runtime_config=config) as board:
+    async with runtime_board(api, tmp_path, runtime_config=config, node_id="local") as board:
         assert (await _round(board, 0))[0] == 200  # before: a start right after a realize works
         leader = await _leader(cluster)
         assert leader, "WS_EVENTS has a leader"

@@ -213,10 +213,12 @@ async def runtime_board(
     policy: Mapping[str, Any] = ISOLATED,
     name: str = "Acme",
     timeout: float = 60.0,
+    node_id: str | None = None,
 ) -> AsyncIterator[Board]:
     """A company with a board key, a project with ``policy`` (:data:`ISOLATED`: a git worktree
     per issue; :data:`SHARED`: the project's checkout), and its primary project workspace on a
-    new repository under ``tmp_path`` (with ``runtimeConfig``)."""
+    new repository under ``tmp_path`` (with ``runtimeConfig``; on worker node ``node_id`` when
+    given: a stack of several nodes needs it for a ``cwd``)."""
     repo = make_repo(tmp_path / f"repo-{uuid.uuid4().hex[:8]}")
     async with stack.admin as admin:
         company = (await admin.post("/api/companies", json={"name": name})).json()
@@ -235,6 +237,8 @@ async def runtime_board(
         body: dict[str, Any] = {"name": "main checkout", "cwd": str(repo), "isPrimary": True}
         if runtime_config is not None:
             body["runtimeConfig"] = dict(runtime_config)
+        if node_id is not None:
+            body["nodeId"] = node_id
         workspace = await http.post(f"/api/projects/{project.json()['id']}/workspaces", json=body)
         assert workspace.status_code == 201, status_of(workspace)
         yield Board(
