@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contracts.base import Message, Principal
+from contracts.drains import DrainNode, MarkNodeDraining, MoveIn, MoveInWorkspaces
+from contracts.nodes import GetNodeInfo, ListNodes
 from contracts.execution_commands import (
     ArchiveWorkspace,
     GetCloseReadiness,
@@ -37,6 +39,7 @@ from contracts.execution_events import (
     WorkspaceConfigChanged,
     WorkspaceRealized,
     WorkspaceRenamed,
+    WorkspaceMoved,
     WorkspaceReopened,
     WorkspaceReopenFailed,
     WorkspaceReused,
@@ -91,6 +94,7 @@ from contracts.workspace_events import (
     ProjectWorkspaceCheckoutChanged,
     ProjectWorkspaceCreated,
     ProjectWorkspaceDeleted,
+    ProjectWorkspaceMoved,
     ProjectWorkspaceRuntimeConfigChanged,
     ProjectWorkspaceUpdated,
 )
@@ -250,6 +254,12 @@ def build(envelope: Callable[..., dict[str, Any]], principal: Principal) -> list
                 state="ready", path=f"/home/u/.clipyard/checkouts/{PROJECT}/web"
             ),
         ),
+        ProjectWorkspaceMoved(
+            **envelope("project_workspace", 4),
+            project_id=PROJECT,
+            from_node="nodeb",
+            to_node="local",
+        ),
         ProjectWorkspaceDeleted(**envelope("project_workspace", 5), project_id=PROJECT),
         IssueCreated(
             **envelope("issue"),
@@ -342,6 +352,34 @@ def build(envelope: Callable[..., dict[str, Any]], principal: Principal) -> list
             cwd=f"/home/u/.clipyard/worktrees/{PWS}/{BRANCH}",
             branch_name=BRANCH,
             restored_from=RESCUE,
+        ),
+        WorkspaceMoved(
+            **envelope("workspace", 7),
+            from_node="nodeb",
+            to_node="local",
+            cwd=f"/home/u/.clipyard/worktrees/{PWS}/{BRANCH}",
+            branch_name=BRANCH,
+            lifecycle_generation=2,
+            rescue_ref=RESCUE,
+        ),
+        DrainNode(principal=principal, node_id="nodeb", reason="host maintenance"),
+        ListNodes(principal=principal, parts=False),
+        GetNodeInfo(principal=principal),
+        MarkNodeDraining(principal=principal, node_id="nodeb", reason="host maintenance"),
+        MoveInWorkspaces(
+            principal=principal,
+            project_workspace_id=PWS,
+            from_node="nodeb",
+            workspaces=[
+                MoveIn(
+                    workspace_id="8f9a0b1c-2d3e-4f50-8a6b-7c8d9e0f1a2b",
+                    rescue_ref="refs/clipyard/moves/8f9a0b1c-2d3e-4f50-8a6b-7c8d9e0f1a2b",
+                    rescue_sha="3f786850e387550fdab836ed7e6dc881de23001b",
+                    file_count=2,
+                    home_relative=f"worktrees/{PWS}/{BRANCH}",
+                    services=["web"],
+                )
+            ],
         ),
         WorkspaceReopenFailed(
             **envelope("workspace", 7), lifecycle_generation=3, error="the base checkout is gone"

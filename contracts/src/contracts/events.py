@@ -19,6 +19,7 @@ from contracts.execution_events import (
     WorkspaceCleanupFailed,
     WorkspaceCleanupScheduled,
     WorkspaceConfigChanged,
+    WorkspaceMoved,
     WorkspaceRealized,
     WorkspaceRenamed,
     WorkspaceReopened,
@@ -83,6 +84,7 @@ from contracts.workspace_events import (
     ProjectWorkspaceCheckoutChanged,
     ProjectWorkspaceCreated,
     ProjectWorkspaceDeleted,
+    ProjectWorkspaceMoved,
     ProjectWorkspaceRuntimeConfigChanged,
     ProjectWorkspaceUpdated,
 )
@@ -105,6 +107,7 @@ AnyEvent = (
     | ProjectWorkspaceRuntimeConfigChanged
     | ProjectWorkspaceCheckoutChanged
     | ProjectWorkspaceDeleted
+    | ProjectWorkspaceMoved
     | IssueCreated
     | IssueUpdated
     | IssueAssigned
@@ -120,6 +123,7 @@ AnyEvent = (
     | WorkspaceArchived
     | WorkspaceCleanupFailed
     | WorkspaceReopened
+    | WorkspaceMoved
     | WorkspaceReopenFailed
     | WorkspaceBranchReconciled
     | WorkspaceConfigChanged

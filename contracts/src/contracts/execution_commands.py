@@ -201,6 +201,8 @@ class StopWorkspaceRuntimeServices(
 
     workspace_id: str
     lifecycle_generation: int | None = None
+    reason: str | None = None
+    """Why, as the stopped services record it (default: the workspace is archived)."""
 
 
 class StopWorkspaceRuntimeServicesResult(Struct, frozen=True, kw_only=True):
@@ -210,3 +212,5 @@ class StopWorkspaceRuntimeServicesResult(Struct, frozen=True, kw_only=True):
     workspace_id: str
     stopped: int
     failed: list[str] = msgspec.field(default_factory=list)
+    stopped_commands: list[str] = msgspec.field(default_factory=list)
+    """The workspace command ids of the services stopped (a drain starts them again)."""

@@ -27,6 +27,7 @@ __all__ = [
     "WorkspaceCleanupFailed",
     "WorkspaceCleanupScheduled",
     "WorkspaceConfigChanged",
+    "WorkspaceMoved",
     "WorkspaceRealized",
     "WorkspaceRenamed",
     "WorkspaceReopenFailed",
@@ -136,6 +137,21 @@ class WorkspaceReopened(Event, tag="workspace.reopened.v1", frozen=True, kw_only
     branch_name: str | None
     restored_from: RescueRefView | None = None
     """The rescue commit whose changes were restored as uncommitted files."""
+    operation_id: str | None = None
+
+
+class WorkspaceMoved(Event, tag="workspace.moved.v1", frozen=True, kw_only=True):
+    """A drain moved the workspace to ``toNode``: its worktree was rebuilt there at ``cwd`` on
+    the same branch and commit, with its uncommitted and untracked files (docs/scale-out.md,
+    "Draining a node")."""
+
+    from_node: str | None
+    to_node: str
+    cwd: str | None
+    branch_name: str | None
+    lifecycle_generation: int
+    rescue_ref: RescueRefView | None = None
+    """The rescue commit, pushed to the project's remote, that carried its work."""
     operation_id: str | None = None
 
 

@@ -131,6 +131,9 @@ class RealizerFacts(Struct, frozen=True, kw_only=True):
     inherits from)."""
     lifecycle_generation: int | msgspec.UnsetType = msgspec.UNSET
     """The execution workspace's ``lifecycleGeneration`` (archives and reopens)."""
+    node_id: str | msgspec.UnsetType = msgspec.UNSET
+    """The worker node the execution workspace is on (a drain moved it there): the node's
+    supervisor acts once its copy says so."""
 
 
 class ControlRuntime(Command, tag="runtime_service.control.v1", frozen=True, kw_only=True):

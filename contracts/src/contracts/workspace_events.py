@@ -34,6 +34,7 @@ __all__ = [
     "ProjectWorkspaceCheckoutChanged",
     "ProjectWorkspaceCreated",
     "ProjectWorkspaceDeleted",
+    "ProjectWorkspaceMoved",
     "ProjectWorkspaceRuntimeConfigChanged",
     "ProjectWorkspaceUpdated",
 ]
@@ -107,6 +108,15 @@ class ProjectWorkspaceCheckoutChanged(
 
     project_id: str
     managed_checkout: ManagedCheckout
+
+
+class ProjectWorkspaceMoved(Event, tag="project_workspace.moved.v1", frozen=True, kw_only=True):
+    """A drain moved the repo-only project workspace to ``toNode`` (its managed checkout is
+    cloned there; back to ``fromNode`` when the move could not be finished)."""
+
+    project_id: str
+    from_node: str | None
+    to_node: str
 
 
 class ProjectWorkspaceDeleted(Event, tag="project_workspace.deleted.v1", frozen=True, kw_only=True):

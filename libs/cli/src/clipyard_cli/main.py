@@ -14,6 +14,7 @@ from clipyard_cli.clusterprocs import DEFAULT_HTTP_PORT, DEFAULT_NATS_PORT
 from clipyard_cli.clusterup import run_cluster_up
 from clipyard_cli.compose import run_compose_env
 from clipyard_cli.down import run_down
+from clipyard_cli.drain import run_drain
 from clipyard_cli.events import run_tail
 from clipyard_cli.home import HomeError
 from clipyard_cli.nodes import run_nodes
@@ -54,6 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("status", help="ping every service; show the event stream")
     nodes = commands.add_parser("nodes", help="the worker nodes: state, parts, capacity")
     nodes.add_argument("--json", action="store_true", help="print them as JSON")
+    node_commands = nodes.add_subparsers(dest="nodes_command", metavar="ACTION")
+    drain = node_commands.add_parser(
+        "drain", help="move a node's idle repo-only workspaces to the other nodes"
+    )
+    drain.add_argument("node", metavar="NODE", help="the node id (clipyard nodes lists them)")
+    drain.add_argument("--reason", help="why, as its records carry it")
+    drain.add_argument("--json", action="store_true", help="print the report as JSON")
 
     events = commands.add_parser("events", help="read the event stream")
     event_commands = events.add_subparsers(dest="events_command", required=True, metavar="ACTION")
@@ -150,6 +158,8 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
             return run_down(env)
         case "status":
             return asyncio.run(run_status(env))
+        case "nodes" if args.nodes_command == "drain":
+            return asyncio.run(run_drain(env, args.node, reason=args.reason, as_json=args.json))
         case "nodes":
             return asyncio.run(run_nodes(env, as_json=args.json))
         case "events":

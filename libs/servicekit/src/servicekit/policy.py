@@ -120,7 +120,8 @@ POLICY: Final[dict[tuple[ActorKind, Resource, Action], Reach]] = {
             Resource.AGENT: {_R: Reach.ALL, _W: Reach.ALL},
             Resource.OPERATION: {_R: Reach.ALL},
             Resource.EVENT_STREAM: {_R: Reach.ALL},
-            Resource.NODE: {_R: Reach.ALL},
+            # Listing worker nodes, and draining one (its workspaces move to the others).
+            Resource.NODE: {_R: Reach.ALL, _C: Reach.ALL},
         },
     ),
     **_rows(ActorKind.BOARD_KEY, _BOARD),

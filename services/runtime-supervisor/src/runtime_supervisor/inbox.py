@@ -138,6 +138,9 @@ def _realizer_note(e: Any) -> Note | None:
                 "lifecycle_generation": e.lifecycle_generation,
             }
             return "workspace", fields, ("checkout_version",)
+        case ee.WorkspaceMoved():
+            fields = {"node_id": e.to_node, "cwd": e.cwd}
+            return "workspace", fields, ("checkout_version",)
         case ee.WorkspaceReopenFailed():
             return "workspace", {"lifecycle_generation": e.lifecycle_generation}, ()
         case ee.WorkspaceRenamed():
@@ -170,6 +173,8 @@ def _catalog_note(e: Any) -> Note | None:
         case we.ProjectWorkspaceCheckoutChanged():
             fields = {"project_id": e.project_id, "managed_checkout": _plain(e.managed_checkout)}
             return "project_workspace", fields, ()
+        case we.ProjectWorkspaceMoved():
+            return "project_workspace", {"project_id": e.project_id, "node_id": e.to_node}, ()
         case we.ProjectWorkspaceDeleted():
             return "project_workspace", {"project_id": e.project_id, "deleted": True}, ()
     return _issue_note(e)

@@ -17,9 +17,11 @@ from workspace_realizer.adapters.agents_bus import BusAgentDirectory
 from workspace_realizer.adapters.contained_bus import BusCommandRunner
 from workspace_realizer.adapters.credentials_bus import BusCredentials, BusPullRequests
 from workspace_realizer.adapters.host import HostPorts, default_ports
+from workspace_realizer.adapters.moves_bus import BusMoves
 from workspace_realizer.adapters.supervisor_bus import supervisor_stopper
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.endpoints.host.audit import AuditEndpoints
+from workspace_realizer.endpoints.host.drains import DrainEndpoints
 from workspace_realizer.endpoints.host.project_sources import ProjectSourceEndpoints
 from workspace_realizer.endpoints.host.workspace_reads import WorkspaceReadEndpoints
 from workspace_realizer.endpoints.host.workspaces import WorkspaceEndpoints
@@ -99,6 +101,7 @@ def host_endpoints(runtime: ServiceRuntime, realizer: Realizer) -> list[BusEndpo
         ProjectSourceEndpoints(runtime, InProcessCheckouts(realizer)),
         WorkspaceEndpoints(runtime, realizer),
         WorkspaceReadEndpoints(runtime, realizer),
+        DrainEndpoints(runtime, realizer),
         AuditEndpoints(runtime),
     ]
 
@@ -125,6 +128,7 @@ def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Regist
             ports=ports if ports is not None else bus_ports(runtime),
             home=runtime.settings.home,
             stop_services=supervisor_stopper(runtime),
+            moves=BusMoves(runtime),
             node_id=runtime.settings.node_id,
             command_timeout=settings.command_timeout,
             reaper_cooldown=settings.reaper_cooldown,

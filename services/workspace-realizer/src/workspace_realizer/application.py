@@ -14,6 +14,7 @@ from typing import ClassVar
 from workspace_realizer.adapters.host_paths import HostPathChecks
 from workspace_realizer.usecases.agents import AgentCopyUseCases
 from workspace_realizer.usecases.catalog import CatalogUseCases
+from workspace_realizer.usecases.host.moves import MoveUseCases
 from workspace_realizer.usecases.host.runs import RunLeaseUseCases
 from workspace_realizer.usecases.host.workspaces import WorkspaceUseCases
 from workspace_realizer.usecases.issues import IssueUseCases
@@ -23,7 +24,12 @@ __all__ = ["WorkspaceRealizerApplication"]
 
 
 class WorkspaceRealizerApplication(
-    CatalogUseCases, IssueUseCases, WorkspaceUseCases, RunLeaseUseCases, AgentCopyUseCases
+    CatalogUseCases,
+    IssueUseCases,
+    WorkspaceUseCases,
+    MoveUseCases,
+    RunLeaseUseCases,
+    AgentCopyUseCases,
 ):
     """Projects, project workspaces, issues, execution workspaces and their operations, which
     runs hold each workspace, and which company each agent belongs to; the only writer of the

@@ -123,6 +123,12 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         project_id=e.project_id,
         managed_checkout=_checkout("failed", e),
     ),
+    PW.Moved: lambda e: we.ProjectWorkspaceMoved(
+        **_env(e, "project_workspace"),
+        project_id=e.project_id,
+        from_node=e.from_node,
+        to_node=e.to_node,
+    ),
     PW.Deleted: lambda e: we.ProjectWorkspaceDeleted(
         **_env(e, "project_workspace"), project_id=e.project_id
     ),
@@ -237,6 +243,16 @@ _MAPPERS: dict[type[Any], Callable[[Any], Event]] = {
         cwd=e.cwd,
         branch_name=e.branch_name,
         restored_from=_rescue(e.restored_from),
+        operation_id=e.operation_id,
+    ),
+    W.Moved: lambda e: ee.WorkspaceMoved(
+        **_env(e, "workspace"),
+        from_node=e.from_node,
+        to_node=e.to_node,
+        cwd=e.cwd,
+        branch_name=e.branch_name,
+        lifecycle_generation=e.generation,
+        rescue_ref=_rescue(e.rescue_ref),
         operation_id=e.operation_id,
     ),
     L.ReopenFailed: lambda e: ee.WorkspaceReopenFailed(

@@ -1,19 +1,29 @@
-"""``/api/nodes``: the worker nodes (the admin key), as the runtime-supervisors know them."""
+"""``/api/nodes``: the worker nodes (the admin key), as the runtime-supervisors know them, and
+draining one (docs/scale-out.md, "Draining a node")."""
 
 from __future__ import annotations
 
-from litestar import Controller, get
+from litestar import Controller, get, post
 from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody
 
 from api_gateway.controllers.common import error_responses
+from api_gateway.controllers.placement import node_unanswered
 from api_gateway.controllers.realizer import fetch
+from api_gateway.domain import NotFoundError
 from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
 from api_gateway.http.security import access, admin_only
 from contracts.base import Principal
+from contracts.drains import DrainNode, DrainNodeBody, DrainReport, drain_node
 from contracts.nodes import NODE_LIST, ListNodes, NodeView
 from servicekit.access import Action, Resource
 
-__all__ = ["NodeController"]
+__all__ = ["DRAIN_TIMEOUT", "NodeController"]
+
+DRAIN_TIMEOUT = 900.0
+"""Seconds a drain request waits for its pass (each project workspace is cloned on another
+node, each worktree rebuilt there)."""
 
 
 class NodeController(Controller):
@@ -45,3 +55,54 @@ class NodeController(Controller):
         return await fetch(
             gateway, NODE_LIST, query, list[NodeView], timeout=gateway.settings.query_timeout
         )
+
+    @post(
+        "/{node_id:str}/drain",
+        operation_id="drainNode",
+        opt=access(Resource.NODE, Action.CONTROL),
+        guards=[admin_only],
+        status_code=200,
+        responses=error_responses("forbidden", "not_found", "node_unreachable"),
+    )
+    async def drain(
+        self,
+        node_id: FromPath[str],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+        data: JSONBody[DrainNodeBody | None] = None,
+    ) -> DrainReport:
+        """Drain a worker node (admin key): it takes no new project workspace (``state:
+        draining``), and its idle repo-only workspaces move to the least-loaded other ready
+        node: each worktree's work (commits, changes, untracked files) is saved in a rescue ref
+        pushed to the project's remote (``refs/clipyard/moves/<workspaceId>``), the project
+        workspace is cloned on the other node, each worktree rebuilt there on its branch with
+        its files, and its running services started there. Workspaces a run holds are listed
+        in ``waiting`` and move when their runs end. The report says what ``moved``, what did
+        not (``notMoved``, with a ``reason`` and a message saying what to do) and how many
+        workspaces are still ``remaining`` on the node. Drain again at any time: it moves what
+        it can then.
+
+        Errors: 401; 403 (not the admin key); 404 (no such node, naming the registered ones);
+        503 ``node_unreachable`` (its workspace-realizer does not answer); 504.
+        """
+        nodes = await fetch(
+            gateway,
+            NODE_LIST,
+            ListNodes(principal=principal, parts=False),
+            list[NodeView],
+            timeout=gateway.settings.query_timeout,
+        )
+        if not any(node.id == node_id for node in nodes):
+            listed = ", ".join(node.id for node in nodes) or "none"
+            raise NotFoundError(
+                f"There is no worker node {node_id!r}; the registered ones are: {listed} "
+                "(clipyard nodes lists them).",
+                nodeId=node_id,
+            )
+        reason = data.reason if data is not None else None
+        command = DrainNode(principal=principal, node_id=node_id, reason=reason)
+        subject = drain_node(node_id)
+        try:
+            return await fetch(gateway, subject, command, DrainReport, timeout=DRAIN_TIMEOUT)
+        except BusReplyError as exc:
+            raise node_unanswered(exc, subject, node_id) from None

@@ -38,6 +38,8 @@ class WorkerNode(ClipyardAggregate):
         self.started_at: datetime | None = None
         self.capacity: dict[str, object] = {}
         self.starts = 0
+        self.draining = False
+        self.drain_reason: str | None = None
 
     def start(
         self, *, instance: str, release: str, at: datetime, capacity: dict[str, object]
@@ -52,3 +54,13 @@ class WorkerNode(ClipyardAggregate):
         self.instance, self.release, self.started_at = instance, release, at
         self.capacity = capacity
         self.starts += 1
+
+    def drain(self, reason: str | None) -> None:
+        """Mark it draining: no new project workspace is placed on it (docs/scale-out.md,
+        "Draining a node"). Already draining: nothing changes."""
+        if not self.draining:
+            self._drain_started(reason=reason)
+
+    @event("DrainStarted")
+    def _drain_started(self, reason: str | None) -> None:
+        self.draining, self.drain_reason = True, reason

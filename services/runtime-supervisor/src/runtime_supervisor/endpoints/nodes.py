@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
+from contracts.drains import NODE_MARK_DRAINING, MarkNodeDraining
 from contracts.nodes import NODE_LIST, GetNodeInfo, ListNodes, NodeInfo, NodeView, node_info
 from runtime_supervisor.endpoints.common import SupervisorEndpoints
 from servicekit.access import Access, Action, Resource
@@ -34,6 +35,7 @@ class NodeEndpoints(SupervisorEndpoints):
         return (
             Route("node_list", NODE_LIST, self.list, ListNodes),
             Route("node_info", node_info(self.node), self.info, GetNodeInfo),
+            Route("node_mark_draining", NODE_MARK_DRAINING, self.mark_draining, MarkNodeDraining),
         )
 
     async def list(self, q: ListNodes, ctx: RequestContext) -> list[NodeView]:
@@ -50,3 +52,13 @@ class NodeEndpoints(SupervisorEndpoints):
         """``ws.qry.node.info.<node>``: this node as its supervisor tells it now."""
         Access.of(q.principal).reach(Resource.NODE, Action.READ)
         return self.nodes.own_info()
+
+    async def mark_draining(self, c: MarkNodeDraining, ctx: RequestContext) -> NodeView:
+        """``ws.cmd.node.mark_draining``: record the node as draining (its realizer host part
+        asks, as the drain begins); the node as the list now shows it."""
+        Access.of(c.principal).reach(Resource.NODE, Action.CONTROL)
+        reason = c.reason or f"node {c.node_id} drained"
+        with self.acting(c.principal, reason):
+            await self.runtime.store(self.app.drain_node, c.node_id, c.reason)
+        views = await self.list(ListNodes(principal=c.principal, parts=False), ctx)
+        return next(view for view in views if view.id == c.node_id)

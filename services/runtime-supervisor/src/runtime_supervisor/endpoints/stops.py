@@ -61,9 +61,10 @@ class StopEndpoints(SupervisorEndpoints):
     async def stop_workspace(
         self, c: StopWorkspaceRuntimeServices, ctx: RequestContext
     ) -> StopWorkspaceRuntimeServicesResult:
-        with self.acting(c.principal, "workspace archived"):
+        reason = c.reason or "workspace archived"
+        with self.acting(c.principal, reason):
             scope = Access.of(c.principal).scope()
-            return await stop_workspace(self.sup, c.workspace_id, scope)
+            return await stop_workspace(self.sup, c.workspace_id, scope, reason=reason)
 
     async def stop_all(
         self, c: StopAllRuntimeServices, ctx: RequestContext

@@ -127,7 +127,7 @@ def behind(target: RuntimeTarget, facts: RealizerFacts | None, seen: Seen) -> li
 
     Returns:
         The names of the facts not had yet (``workspaceConfig``, ``projectRuntimeConfig``,
-        ``lifecycleGeneration``).
+        ``lifecycleGeneration``, ``nodeId``).
     """
     if facts is None:
         return []
@@ -151,6 +151,9 @@ def behind(target: RuntimeTarget, facts: RealizerFacts | None, seen: Seen) -> li
         and target.lifecycle_generation < generation
     ):
         differ.append("lifecycleGeneration")
+    node = facts.node_id
+    if execution and not isinstance(node, msgspec.UnsetType) and target.node_id != node:
+        differ.append("nodeId")
     return differ
 
 

@@ -136,7 +136,7 @@ class NodeDirectory:
             answered = (["supervisor"] if answer is not None else []) + (
                 ["realizer"] if node.node_id in realizers else []
             )
-            state = "ready" if ready else "unreachable"
+            state = ("draining" if node.draining else "ready") if ready else "unreachable"
             view = _view(node, answer, seen, state, answered)
             views.append(msgspec.structs.replace(view, workspaces=placed.get(node.node_id, 0)))
         return sorted(views, key=lambda view: view.id)

@@ -42,12 +42,13 @@ def _failed(stopped: list[Stopped]) -> list[str]:
 
 
 async def stop_workspace(
-    sup: Supervisor, workspace_id: str, scope: str | None
+    sup: Supervisor, workspace_id: str, scope: str | None, reason: str = "workspace archived"
 ) -> StopWorkspaceRuntimeServicesResult:
-    """Stop what the archive of ``workspace_id`` stops (see the module's docstring)."""
+    """Stop what the archive of ``workspace_id`` stops (see the module's docstring); a drain
+    moving the workspace stops the same, for its own ``reason``."""
     records, target = await sup.store(archived_services, sup.app, workspace_id, scope)
     op = await _begin(sup, target, records)
-    stopped = await stop_many(sup, records, reason="workspace archived")
+    stopped = await stop_many(sup, records, reason=reason)
     failed = _failed(stopped)
     if not failed and sup.launcher is not None:  # its network namespace goes too
         try:
@@ -70,8 +71,16 @@ async def stop_workspace(
             stdout=lines.encode(),
             stderr="".join(f"still running: {f}\n" for f in failed).encode(),
         )
+    commands = [
+        s.record.workspace_command_id
+        for s in stopped
+        if not s.survivors and not s.kept and s.record.workspace_command_id
+    ]
     return StopWorkspaceRuntimeServicesResult(
-        workspace_id=workspace_id, stopped=len(stopped) - len(failed), failed=failed
+        workspace_id=workspace_id,
+        stopped=len(stopped) - len(failed),
+        failed=failed,
+        stopped_commands=list(dict.fromkeys(commands)),
     )
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from eventsourcing.application import AggregateNotFoundError
 
+from runtime_supervisor.domain.errors import NotFoundError
 from runtime_supervisor.domain.nodes import WorkerNode, node_uuid
 from runtime_supervisor.domain.targets import OPEN_WORKSPACE_STATUSES
 from runtime_supervisor.readmodels import SupervisorReadModels
@@ -48,5 +49,23 @@ class NodeUseCases(SupervisorReadModels):
             at=self.now(),
             capacity=msgspec.to_builtins(capacity),
         )
+        self.save(node)
+        return self.nodes[node_id]
+
+    def drain_node(self, node_id: str, reason: str | None) -> WorkerNode:
+        """Record that ``node_id`` is draining.
+
+        Raises:
+            NotFoundError: No such node is registered.
+        """
+        try:
+            node: WorkerNode = self.repository.get(node_uuid(node_id))
+        except AggregateNotFoundError:
+            known = ", ".join(sorted(self.nodes)) or "none"
+            raise NotFoundError(
+                f"There is no worker node {node_id!r}; the registered ones are: {known}.",
+                nodeId=node_id,
+            ) from None
+        node.drain(reason)
         self.save(node)
         return self.nodes[node_id]

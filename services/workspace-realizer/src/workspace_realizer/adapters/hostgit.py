@@ -12,6 +12,7 @@ from typing import Literal
 from workspace_realizer.adapters import (
     baseref,
     branches,
+    carry,
     clone,
     fs,
     inspection,
@@ -155,6 +156,50 @@ class HostGit:
                 branch=branch,
                 base=base,
                 rescue=rescue,
+                sink=sink,
+            )
+
+    async def push_ref(
+        self,
+        *,
+        repo_root: Path,
+        remote_url: str,
+        sha: str,
+        ref: str,
+        auth: GitInvocation | None,
+        sink: StepSink,
+    ) -> None:
+        """See :meth:`GitPort.push_ref`."""
+        async with await self.git.repo_lock(repo_root):
+            await carry.push_ref(
+                self.git,
+                repo_root=repo_root,
+                remote_url=remote_url,
+                sha=sha,
+                ref=ref,
+                auth=auth,
+                sink=sink,
+            )
+
+    async def fetch_ref(
+        self,
+        *,
+        repo_root: Path,
+        remote_url: str,
+        ref: str,
+        expected_sha: str,
+        auth: GitInvocation | None,
+        sink: StepSink,
+    ) -> None:
+        """See :meth:`GitPort.fetch_ref`."""
+        async with await self.git.repo_lock(repo_root):
+            await carry.fetch_ref(
+                self.git,
+                repo_root=repo_root,
+                remote_url=remote_url,
+                ref=ref,
+                expected_sha=expected_sha,
+                auth=auth,
                 sink=sink,
             )
 

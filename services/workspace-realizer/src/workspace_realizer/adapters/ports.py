@@ -269,6 +269,32 @@ class GitPort(Protocol):
         branch is gone), then restore the rescue commit's changes as uncommitted files."""
         ...
 
+    async def push_ref(
+        self,
+        *,
+        repo_root: Path,
+        remote_url: str,
+        sha: str,
+        ref: str,
+        auth: GitInvocation | None,
+        sink: StepSink,
+    ) -> None:
+        """Push a commit to a move ref on the project's remote (a drain carries work so)."""
+        ...
+
+    async def fetch_ref(
+        self,
+        *,
+        repo_root: Path,
+        remote_url: str,
+        ref: str,
+        expected_sha: str,
+        auth: GitInvocation | None,
+        sink: StepSink,
+    ) -> None:
+        """Fetch a move ref from the remote and check it holds ``expected_sha``."""
+        ...
+
     async def reconcile_branch(
         self,
         *,

@@ -3,9 +3,7 @@ config (the commands the supervisor runs) and, for repo-only ones, the managed c
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
 from typing import Final, Literal
-from urllib.parse import urlsplit
 
 from eventsourcing.domain import event
 
@@ -16,12 +14,12 @@ from workspace_realizer.domain.documents import (
     RuntimeConfigDocument,
 )
 from workspace_realizer.domain.errors import (
-    InvalidInputError,
     PathRequiredError,
     StateConflictError,
 )
 from workspace_realizer.domain.names import check_name
 from workspace_realizer.domain.runtime_config import normalize_runtime_config
+from workspace_realizer.domain.sources import blank_to_none, check_source
 
 __all__ = ["REVISABLE_FIELDS", "CheckoutState", "ProjectWorkspace", "check_source"]
 
@@ -45,50 +43,6 @@ _CAMEL: Final = {
     "setup_command": "setupCommand",
     "cleanup_command": "cleanupCommand",
 }
-
-
-def _blank_to_none(value: str | None) -> str | None:
-    return (value or "").strip() or None
-
-
-def check_source(cwd: str | None, repo_url: str | None) -> tuple[str | None, str | None]:
-    """The checkout path and repository URL, stripped; at least one is needed.
-
-    Raises:
-        PathRequiredError: Neither is given.
-        InvalidInputError: ``cwd`` is not an absolute path, or ``repoUrl`` carries credentials
-            or a query.
-    """
-    cwd, repo_url = _blank_to_none(cwd), _blank_to_none(repo_url)
-    if cwd is None and repo_url is None:
-        raise PathRequiredError(
-            "A project workspace needs cwd (a local checkout) or repoUrl (to clone); give one.",
-            fields=["cwd", "repoUrl"],
-        )
-    if cwd is not None and not PurePosixPath(cwd).is_absolute():
-        raise InvalidInputError(f"cwd {cwd!r} is not an absolute path.", field="cwd")
-    if repo_url is not None:
-        _check_no_credentials(repo_url)
-    return cwd, repo_url
-
-
-def _check_no_credentials(repo_url: str) -> None:
-    """Refuse a URL carrying userinfo or a query: a token there would be stored, published and
-    written to git's argv and config (DECISIONS 9)."""
-    parts = urlsplit(repo_url) if "://" in repo_url else None
-    web = parts is not None and parts.scheme.lower() in ("http", "https")
-    if parts is not None and (parts.password or (web and "@" in parts.netloc)):
-        raise InvalidInputError(
-            "repoUrl must not carry a user name or token; store the token as the company secret "
-            "GITHUB_TOKEN (or GITLAB_TOKEN) and give the plain https URL.",
-            field="repoUrl",
-        )
-    if parts is not None and web and (parts.query or parts.fragment):
-        raise InvalidInputError(
-            "repoUrl must not carry a query string; put tokens in the company secrets "
-            "(GITHUB_TOKEN, GITLAB_TOKEN) and give the plain https URL.",
-            field="repoUrl",
-        )
 
 
 class ProjectWorkspace(CompanyScoped):
@@ -129,7 +83,7 @@ class ProjectWorkspace(CompanyScoped):
             name=check_name(str(fields.get("name") or ""), what="project workspace"),
             cwd=cwd,
             repo_url=repo_url,
-            repo_ref=_blank_to_none(fields.get("repo_ref")),
+            repo_ref=blank_to_none(fields.get("repo_ref")),
             is_primary=bool(fields.get("is_primary")),
             setup_command=fields.get("setup_command"),
             cleanup_command=fields.get("cleanup_command"),
@@ -227,7 +181,7 @@ class ProjectWorkspace(CompanyScoped):
                 field=cleared,
             ) from None
         after["cwd"], after["repo_url"] = cwd, repo_url
-        after["repo_ref"] = repo_ref = _blank_to_none(after.get("repo_ref"))
+        after["repo_ref"] = repo_ref = blank_to_none(after.get("repo_ref"))
         after["name"] = name = check_name(str(after.get("name") or ""), what="project workspace")
         after["is_primary"] = is_primary = bool(after.get("is_primary"))
         changed = [_CAMEL[f] for f in REVISABLE_FIELDS if after.get(f) != getattr(self, f)]
@@ -335,6 +289,25 @@ class ProjectWorkspace(CompanyScoped):
     @event("CheckoutFailed")
     def _checkout_failed(self, project_id: str, error: str, operation_id: str | None) -> None:
         self.checkout_state, self.checkout_error = "failed", error
+
+    def move(self, to_node: str) -> None:
+        """A drain moves it to ``to_node`` (docs/scale-out.md, "Draining a node"): the managed
+        checkout is cloned there anew.
+
+        Raises:
+            StateConflictError: It has a local checkout (a path on its own host) or is deleted.
+        """
+        if not self.repo_only or self.deleted:
+            raise StateConflictError(
+                "Only a repo-only project workspace can move to another node.",
+                projectWorkspaceId=str(self.id),
+            )
+        self._moved(project_id=self.project_id, from_node=self.node_id, to_node=to_node)
+
+    @event("Moved")
+    def _moved(self, project_id: str, from_node: str | None, to_node: str) -> None:
+        self.node_id = to_node
+        self.checkout_state, self.checkout_path, self.checkout_error = "none", None, None
 
     def delete(self) -> None:
         """Delete the record (never the directory)."""

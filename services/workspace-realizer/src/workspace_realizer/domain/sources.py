@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Final
+from urllib.parse import urlsplit
 
 from servicekit.access import AccessDeniedError
-from workspace_realizer.domain.errors import InvalidInputError
+from workspace_realizer.domain.errors import InvalidInputError, PathRequiredError
 
-__all__ = ["HostGrant", "check_repo_ref", "check_repo_url_form"]
+__all__ = [
+    "HostGrant",
+    "blank_to_none",
+    "check_repo_ref",
+    "check_repo_url_form",
+    "check_source",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,4 +101,49 @@ def check_repo_ref(ref: object, field: str = "repoRef") -> None:
         raise InvalidInputError(
             f"{field} {shown!r} is not a git ref; give a branch, tag or commit such as main.",
             field=field,
+        )
+
+
+def blank_to_none(value: str | None) -> str | None:
+    """``value`` stripped, None when blank."""
+    return (value or "").strip() or None
+
+
+def check_source(cwd: str | None, repo_url: str | None) -> tuple[str | None, str | None]:
+    """The checkout path and repository URL, stripped; at least one is needed.
+
+    Raises:
+        PathRequiredError: Neither is given.
+        InvalidInputError: ``cwd`` is not an absolute path, or ``repoUrl`` carries credentials
+            or a query.
+    """
+    cwd, repo_url = blank_to_none(cwd), blank_to_none(repo_url)
+    if cwd is None and repo_url is None:
+        raise PathRequiredError(
+            "A project workspace needs cwd (a local checkout) or repoUrl (to clone); give one.",
+            fields=["cwd", "repoUrl"],
+        )
+    if cwd is not None and not PurePosixPath(cwd).is_absolute():
+        raise InvalidInputError(f"cwd {cwd!r} is not an absolute path.", field="cwd")
+    if repo_url is not None:
+        _check_no_credentials(repo_url)
+    return cwd, repo_url
+
+
+def _check_no_credentials(repo_url: str) -> None:
+    """Refuse a URL carrying userinfo or a query: a token there would be stored, published and
+    written to git's argv and config (DECISIONS 9)."""
+    parts = urlsplit(repo_url) if "://" in repo_url else None
+    web = parts is not None and parts.scheme.lower() in ("http", "https")
+    if parts is not None and (parts.password or (web and "@" in parts.netloc)):
+        raise InvalidInputError(
+            "repoUrl must not carry a user name or token; store the token as the company secret "
+            "GITHUB_TOKEN (or GITLAB_TOKEN) and give the plain https URL.",
+            field="repoUrl",
+        )
+    if parts is not None and web and (parts.query or parts.fragment):
+        raise InvalidInputError(
+            "repoUrl must not carry a query string; put tokens in the company secrets "
+            "(GITHUB_TOKEN, GITLAB_TOKEN) and give the plain https URL.",
+            field="repoUrl",
         )

@@ -135,6 +135,40 @@ class ExecutionWorkspace(WorkspaceLifecycle):
         self.last_used_at = at
         self.reopened_at = None
 
+    def move(
+        self,
+        to_node: str,
+        cwd: str | None,
+        rescue: RescueRefRecord | None,
+        operation_id: str | None,
+    ) -> None:
+        """A drain rebuilt it on ``to_node`` at ``cwd`` (docs/scale-out.md, "Draining a node")."""
+        self.check_open()
+        self._moved(
+            from_node=self.node_id,
+            to_node=to_node,
+            cwd=cwd,
+            branch_name=self.branch_name,
+            generation=self.lifecycle_generation,
+            rescue_ref=rescue,
+            operation_id=operation_id,
+        )
+
+    @event("Moved")
+    def _moved(
+        self,
+        from_node: str | None,
+        to_node: str,
+        cwd: str | None,
+        branch_name: str | None,
+        generation: int,
+        rescue_ref: RescueRefRecord | None,
+        operation_id: str | None,
+    ) -> None:
+        self.node_id, self.cwd = to_node, cwd
+        if self.provider_type == "git_worktree":
+            self.provider_ref = cwd
+
     @event("Provisioned")
     def record_provisioned(self, operation_id: str | None) -> None:
         """The provision command succeeded (or there was none to run)."""
