@@ -52,10 +52,16 @@ host-bound replicas: workspace-realizer host parts and runtime-supervisors."""
 
 _HIDE: Final = (
     'for hidden in "$@"; do [ "$hidden" = -- ] && break; '
-    'mount -t tmpfs -o mode=0700,size=1m clipyard-hidden "$hidden" || exit 97; done; '
+    'range=$(cat "$hidden/id-range" 2>/dev/null); '
+    'mount -t tmpfs -o mode=0700,size=1m clipyard-hidden "$hidden" || exit 97; '
+    '[ -n "$range" ] && echo "$range" > "$hidden/id-range"; done; '
     'while [ "$1" != -- ]; do shift; done; shift; exec "$@"'
 )
-"""The shell run by ``unshare``: an empty tmpfs over each path up to ``--``, then the command."""
+"""The shell run by ``unshare``: a tmpfs over each path up to ``--``, then the command. The
+tmpfs holds only the hidden home's ``id-range`` marker: the host's registry of uid ranges
+(``/var/lib/clipyard/id-ranges.json``) counts a range whose home has no marker as gone, and a
+supervisor that could not see the other node's marker would take that node's range, and its
+network-namespace names, as its own."""
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ class NodeController(Controller):
         )
 
     @post(
-        "/{node_id:str}/drain",
+        "/{node:str}/drain",
         operation_id="drainNode",
         opt=access(Resource.NODE, Action.CONTROL),
         guards=[admin_only],
@@ -66,7 +66,7 @@ class NodeController(Controller):
     )
     async def drain(
         self,
-        node_id: FromPath[str],
+        node: FromPath[str],
         gateway: NamedDependency[Gateway],
         principal: NamedDependency[Principal],
         data: JSONBody[DrainNodeBody | None] = None,
@@ -92,17 +92,17 @@ class NodeController(Controller):
             list[NodeView],
             timeout=gateway.settings.query_timeout,
         )
-        if not any(node.id == node_id for node in nodes):
-            listed = ", ".join(node.id for node in nodes) or "none"
+        if not any(known.id == node for known in nodes):
+            listed = ", ".join(known.id for known in nodes) or "none"
             raise NotFoundError(
-                f"There is no worker node {node_id!r}; the registered ones are: {listed} "
+                f"There is no worker node {node!r}; the registered ones are: {listed} "
                 "(clipyard nodes lists them).",
-                nodeId=node_id,
+                nodeId=node,
             )
         reason = data.reason if data is not None else None
-        command = DrainNode(principal=principal, node_id=node_id, reason=reason)
-        subject = drain_node(node_id)
+        command = DrainNode(principal=principal, node_id=node, reason=reason)
+        subject = drain_node(node)
         try:
             return await fetch(gateway, subject, command, DrainReport, timeout=DRAIN_TIMEOUT)
         except BusReplyError as exc:
-            raise node_unanswered(exc, subject, node_id) from None
+            raise node_unanswered(exc, subject, node) from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -105,9 +106,15 @@ async def _rebuild(
         with contextlib.suppress(Exception):
             await ctx.ports.git.remove_worktree(repo_root=root, path=path, sink=sink)
         raise RuntimeError(" ".join(kept))
-    record: RescueRefRecord | None = (
-        {"ref": rescue.ref, "sha": rescue.sha, "fileCount": rescue.file_count} if rescue else None
-    )
+    record: RescueRefRecord | None = None
+    if rescue is not None:
+        record = {
+            "ref": rescue.ref,
+            "sha": rescue.sha,
+            "fileCount": rescue.file_count,
+            "generation": ws.lifecycle_generation,
+            "createdAt": datetime.now(UTC).isoformat(),
+        }
     await ctx.store(
         ctx.app.record_move, move.workspace_id, ctx.node_id, str(outcome.path), record, None
     )

@@ -1,0 +1,175 @@
+"""Draining a worker node (issue 18): node B holds a repo-only project workspace with three idle
+worktrees, one with uncommitted and untracked files, one with a commit never pushed, and one
+running service. ``POST /api/nodes/nodeb/drain`` through gateway A moves them all to node A:
+the node ends empty and ``draining``, every file is in A's home, the work is where it was (same
+branch, same commit, the changes still uncommitted), the service runs again on A, nothing of
+them is left in B's home, and a new project workspace is placed on A."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.cluster.clusterutil import Cluster, bearer, board_key, new_company
+from tests.e2e.gitutil import git, make_repo
+from tests.e2e.runtimeutil import ISOLATED, http_service
+
+pytestmark = pytest.mark.cluster
+
+WEB = "service:web"
+SAFE = ("-c", "safe.directory=*")
+"""A worktree whose service ran is the company's (its uid): git reads it as root only so."""
+
+
+async def _ok(answer: httpx.Response, status: int = 200) -> Any:
+    assert answer.status_code == status, f"{answer.status_code} {answer.text[:2000]}"
+    return answer.json()
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    """Every file of a worktree but git's own, with its bytes."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+async def test_a_drained_node_ends_empty_with_every_file_on_the_other(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    home_a, home_b = (node.home for node in cluster.stack.nodes)
+    a = cluster.gateways[0]
+    company = (await new_company(a, "Drained"))["id"]
+    board = bearer((await board_key(a, company))["key"])
+    source = make_repo(tmp_path / "src")  # the project's remote, outside both homes
+    grant = {"allowedRoots": [str(tmp_path)]}
+    await _ok(await a.put(f"/api/companies/{company}/host-access", json=grant))
+    project = await _ok(
+        await a.post(
+            f"/api/companies/{company}/projects",
+            json={"name": "web", "executionWorkspacePolicy": ISOLATED},
+            headers=board,
+        ),
+        201,
+    )
+    body = {
+        "name": "main",
+        "repoUrl": str(source),
+        "isPrimary": True,
+        "nodeId": "nodeb",
+        "runtimeConfig": {"services": [http_service("web")]},
+    }
+    made = await a.post(f"/api/projects/{project['id']}/workspaces", json=body, headers=board)
+    for _ in range(50):  # the grant reaches node B's host part a moment after the answer
+        if made.status_code != 403:
+            break
+        await asyncio.sleep(0.2)
+        made = await a.post(f"/api/projects/{project['id']}/workspaces", json=body, headers=board)
+    pw = await _ok(made, 201)
+    old_checkout = Path(pw["managedCheckout"]["path"])
+    assert old_checkout.is_relative_to(home_b), pw
+
+    workspaces = []
+    for title in ("Dirty", "Ahead", "Clean"):
+        issue = await _ok(
+            await a.post(
+                f"/api/companies/{company}/issues",
+                json={"title": title, "projectId": project["id"], "status": "in_progress"},
+                headers=board,
+            ),
+            201,
+        )
+        realized = await _ok(
+            await a.post(f"/api/issues/{issue['id']}/execution-workspace", json={}, headers=board),
+            201,
+        )
+        assert realized["workspace"]["nodeId"] == "nodeb", realized["workspace"]
+        workspaces.append(realized["workspace"])
+    dirty, ahead, clean = (Path(ws["cwd"]) for ws in workspaces)
+    (dirty / "notes.txt").write_text("not committed anywhere\n")
+    (dirty / "README.md").write_text("hello, changed\n")
+    (ahead / "feature.py").write_text("print('only here')\n")
+    git(ahead, "add", "feature.py")
+    git(ahead, "commit", "-q", "-m", "never pushed")
+    heads = [git(path, "rev-parse", "HEAD") for path in (dirty, ahead, clean)]
+    trees = [_tree(path) for path in (dirty, ahead, clean)]
+    started = await _ok(
+        await a.post(
+            f"/api/execution-workspaces/{workspaces[0]['id']}/runtime-services/start",
+            json={"workspaceCommandId": WEB},
+            headers=board,
+        )
+    )
+    assert started["operation"]["status"] == "succeeded", started["operation"]
+
+    report = await _ok(
+        await a.post("/api/nodes/nodeb/drain", json={"reason": "host maintenance"}), 200
+    )
+
+    assert report["remaining"] == 0, report
+    assert report["notMoved"] == [], report
+    assert report["waiting"] == [], report
+    assert report["projectWorkspacesMoved"] == [pw["id"]], report
+    moved = {m["workspaceId"]: m for m in report["moved"]}
+    assert set(moved) == {ws["id"] for ws in workspaces}, report
+    assert moved[workspaces[0]["id"]]["fileCount"] == 2, report
+    assert moved[workspaces[0]["id"]]["servicesRestarted"] == [WEB], str(
+        moved[workspaces[0]["id"]]
+    )[-900:]
+    for ws, head, tree in zip(workspaces, heads, trees, strict=True):
+        shown = await _ok(await a.get(f"/api/execution-workspaces/{ws['id']}", headers=board))
+        assert shown["nodeId"] == "local", shown
+        path = Path(shown["cwd"])
+        assert path.is_relative_to(home_a), shown
+        assert moved[ws["id"]]["cwd"] == str(path), report
+        assert _tree(path) == tree, ws["name"]  # every file, byte for byte
+        assert git(path, *SAFE, "rev-parse", "HEAD") == head
+        assert git(path, *SAFE, "branch", "--show-current") == ws["branchName"]
+        assert not Path(ws["cwd"]).exists(), ws["cwd"]  # gone from node B
+    status = git(Path(moved[workspaces[0]["id"]]["cwd"]), *SAFE, "status", "--porcelain")
+    assert sorted(line.strip() for line in status.splitlines()) == [
+        "?? notes.txt",
+        "M README.md",
+    ], status  # still uncommitted: a change, and an untracked file
+    assert not old_checkout.exists()  # node B's clone went with it
+    # The work travelled through the project's remote, under refs/clipyard/moves/ only.
+    refs = git(source, "for-each-ref", "--format=%(refname)")
+    assert sorted(r for r in refs.splitlines() if "moves" in r) == sorted(
+        f"refs/clipyard/moves/{ws['id']}" for ws in workspaces
+    ), refs
+    assert "refs/heads/main" in refs, refs
+    assert len(refs.splitlines()) == 4, refs
+
+    # Its service runs again, on node A (A's port range).
+    shown = await _ok(
+        await a.get(f"/api/execution-workspaces/{workspaces[0]['id']}", headers=board)
+    )
+    running = [
+        r
+        for r in shown["runtimeServices"]
+        if r["workspaceCommandId"] == WEB and r["status"] == "running"
+    ]
+    assert len(running) == 1, shown["runtimeServices"]
+    assert not 43000 <= running[0]["port"] <= 43999, running
+
+    # Node B is draining and empty; a new project workspace goes to node A.
+    nodes = {n["id"]: n for n in await _ok(await a.get("/api/nodes"))}
+    assert nodes["nodeb"]["state"] == "draining", nodes
+    assert nodes["nodeb"]["workspaces"] == 0, nodes
+    moved_pw = await _ok(
+        await a.get(f"/api/projects/{project['id']}/workspaces/{pw['id']}", headers=board)
+    )
+    assert moved_pw["nodeId"] == "local", moved_pw
+    second = {**body, "name": "second", "isPrimary": False}
+    second.pop("nodeId")
+    placed = await _ok(
+        await a.post(f"/api/projects/{project['id']}/workspaces", json=second, headers=board),
+        201,
+    )
+    assert placed["nodeId"] == "local", placed
+    assert not any((home_b / "worktrees").rglob("*.txt"))
