@@ -10,8 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contracts.base import Message, Principal
-from contracts.drains import DrainNode, MarkNodeDraining, MoveIn, MoveInWorkspaces
-from contracts.nodes import GetNodeInfo, ListNodes
+from contracts.drains import DrainNode, MarkNodeDraining, MoveIn, MoveInWorkspaces, UndrainNode
 from contracts.execution_commands import (
     ArchiveWorkspace,
     GetCloseReadiness,
@@ -37,15 +36,16 @@ from contracts.execution_events import (
     WorkspaceCleanupFailed,
     WorkspaceCleanupScheduled,
     WorkspaceConfigChanged,
+    WorkspaceMoved,
     WorkspaceRealized,
     WorkspaceRenamed,
-    WorkspaceMoved,
     WorkspaceReopened,
     WorkspaceReopenFailed,
     WorkspaceReused,
     WorkspaceStatusChanged,
 )
 from contracts.execution_views import BranchInspection, RescueRefView
+from contracts.nodes import GetNodeInfo, ListNodes
 from contracts.workspace_commands import (
     AddWorkProduct,
     CreateIssue,
@@ -363,6 +363,7 @@ def build(envelope: Callable[..., dict[str, Any]], principal: Principal) -> list
             rescue_ref=RESCUE,
         ),
         DrainNode(principal=principal, node_id="nodeb", reason="host maintenance"),
+        UndrainNode(principal=principal, node_id="nodeb"),
         ListNodes(principal=principal, parts=False),
         GetNodeInfo(principal=principal),
         MarkNodeDraining(principal=principal, node_id="nodeb", reason="host maintenance"),

@@ -14,13 +14,16 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.cluster.clusterutil import Cluster, bearer, board_key, new_company
+from tests.cluster.clusterutil import Cluster, bearer, board_key, new_company, until
+from tests.e2e.agents import PYTHON
 from tests.e2e.gitutil import git, make_repo
 from tests.e2e.runtimeutil import ISOLATED, http_service
 
 pytestmark = pytest.mark.cluster
 
 WEB = "service:web"
+SLEEPER = {"command": [PYTHON, "-c", "import time; time.sleep(6)"], "timeoutSec": 60}
+"""An agent whose run holds its workspace for a few seconds."""
 SAFE = ("-c", "safe.directory=*")
 """A worktree whose service ran is the company's (its uid): git reads it as root only so."""
 
@@ -107,14 +110,60 @@ async def test_a_drained_node_ends_empty_with_every_file_on_the_other(
     )
     assert started["operation"]["status"] == "succeeded", started["operation"]
 
+    # A second project workspace on node B whose workspace an agent's run holds.
+    busy_pw = await _ok(
+        await a.post(
+            f"/api/projects/{project['id']}/workspaces",
+            json={**body, "name": "busy", "isPrimary": False, "runtimeConfig": None},
+            headers=board,
+        ),
+        201,
+    )
+    busy_issue = await _ok(
+        await a.post(
+            f"/api/companies/{company}/issues",
+            json={
+                "title": "Busy",
+                "projectId": project["id"],
+                "projectWorkspaceId": busy_pw["id"],
+                "status": "in_progress",
+            },
+            headers=board,
+        ),
+        201,
+    )
+    agent = await _ok(
+        await a.post(
+            f"/api/companies/{company}/agents",
+            json={"name": "sleeper", "adapterType": "process", "adapterConfig": SLEEPER},
+            headers=board,
+        ),
+        201,
+    )
+    woken = await _ok(
+        await a.post(
+            f"/api/agents/{agent['id']}/wakeup", json={"issueId": busy_issue["id"]}, headers=board
+        ),
+        202,
+    )
+
+    async def running() -> bool:
+        run = await _ok(await a.get(f"/api/runs/{woken['runId']}", headers=board))
+        return run["status"] == "running" and run.get("executionWorkspaceId") is not None
+
+    await until(running, 30.0, "the agent's run to hold its workspace")
+    await asyncio.sleep(1.0)  # the realizer hears of the run's lease
+
     report = await _ok(
         await a.post("/api/nodes/nodeb/drain", json={"reason": "host maintenance"}), 200
     )
 
-    assert report["remaining"] == 0, report
     assert report["notMoved"] == [], report
-    assert report["waiting"] == [], report
     assert report["projectWorkspacesMoved"] == [pw["id"]], report
+    (waiting,) = report["waiting"]
+    assert waiting["projectWorkspaceId"] == busy_pw["id"], report
+    assert waiting["runIds"] == [woken["runId"]], report
+    assert report["remaining"] == 2, report  # the busy one and its project workspace
     moved = {m["workspaceId"]: m for m in report["moved"]}
     assert set(moved) == {ws["id"] for ws in workspaces}, report
     assert moved[workspaces[0]["id"]]["fileCount"] == 2, report
@@ -157,10 +206,20 @@ async def test_a_drained_node_ends_empty_with_every_file_on_the_other(
     assert len(running) == 1, shown["runtimeServices"]
     assert not 43000 <= running[0]["port"] <= 43999, running
 
-    # Node B is draining and empty; a new project workspace goes to node A.
-    nodes = {n["id"]: n for n in await _ok(await a.get("/api/nodes"))}
-    assert nodes["nodeb"]["state"] == "draining", nodes
-    assert nodes["nodeb"]["workspaces"] == 0, nodes
+    # The busy one moves once its run ended: node B is draining and empty.
+    async def emptied() -> bool:
+        nodes = {n["id"]: n for n in await _ok(await a.get("/api/nodes"))}
+        assert nodes["nodeb"]["state"] == "draining", nodes
+        return bool(nodes["nodeb"]["workspaces"] == 0)
+
+    await until(emptied, 40.0, "node B empty once the run ended")
+    held = await _ok(
+        await a.get(f"/api/execution-workspaces/{waiting['workspaceId']}", headers=board)
+    )
+    assert held["nodeId"] == "local", held
+    assert Path(held["cwd"]).is_relative_to(home_a), held
+
+    # A new project workspace goes to node A.
     moved_pw = await _ok(
         await a.get(f"/api/projects/{project['id']}/workspaces/{pw['id']}", headers=board)
     )
@@ -172,4 +231,8 @@ async def test_a_drained_node_ends_empty_with_every_file_on_the_other(
         201,
     )
     assert placed["nodeId"] == "local", placed
-    assert not any((home_b / "worktrees").rglob("*.txt"))
+    assert not any(p.is_file() for p in (home_b / "worktrees").rglob("*"))
+
+    # Taken back, node B is ready for placements again.
+    back = await _ok(await a.post("/api/nodes/nodeb/undrain"))
+    assert back["state"] == "ready", back

@@ -23,6 +23,7 @@ from contracts.subjects import command
 
 __all__ = [
     "NODE_MARK_DRAINING",
+    "NODE_UNDRAIN",
     "DrainNode",
     "DrainNodeBody",
     "DrainReport",
@@ -31,6 +32,7 @@ __all__ = [
     "MoveInResult",
     "MoveInWorkspaces",
     "MovedWorkspace",
+    "UndrainNode",
     "UnmovedReason",
     "UnmovedWorkspace",
     "WaitingWorkspace",
@@ -40,6 +42,9 @@ __all__ = [
 
 NODE_MARK_DRAINING: Final = command("node", "mark_draining")
 """``ws.cmd.node.mark_draining``: any runtime-supervisor records the node as draining."""
+NODE_UNDRAIN: Final = command("node", "undrain")
+"""``ws.cmd.node.undrain``: any runtime-supervisor records the node as ready for placement
+again (``POST /api/nodes/{node}/undrain``, ``clipyard nodes undrain``)."""
 
 
 def drain_node(node: str) -> str:
@@ -71,6 +76,13 @@ class MarkNodeDraining(Command, tag="node.mark_draining.v1", frozen=True, kw_onl
 
     node_id: str
     reason: str | None = None
+
+
+class UndrainNode(Command, tag="node.undrain.v1", frozen=True, kw_only=True):
+    """Take ``node_id`` back for new placements → ``NodeView`` (the admin key). What moved away
+    stays where it is."""
+
+    node_id: str
 
 
 UnmovedReason = Literal[

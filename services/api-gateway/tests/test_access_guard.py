@@ -110,6 +110,8 @@ ROUTE_TABLE: dict[str, tuple[Resource, Action]] = {
     "cancelRun": (R.RUN, A.CONTROL),
     "getRuntimeHealth": (R.ADAPTER_SLOTS, A.READ),
     "listNodes": (R.NODE, A.READ),
+    "drainNode": (R.NODE, A.CONTROL),
+    "undrainNode": (R.NODE, A.CONTROL),
 }
 """The route table of ARCHITECTURE §5.1 (by operation id): what each route acts on."""
 

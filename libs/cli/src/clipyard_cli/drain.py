@@ -1,5 +1,6 @@
 """``clipyard nodes drain NODE``: drain a worker node (docs/scale-out.md, "Draining a node") and
-print what moved, what waits for its runs and what stays, with why."""
+print what moved, what waits for its runs and what stays, with why; ``clipyard nodes undrain
+NODE`` takes it back for new placements."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from typing import TextIO
 import msgspec
 
 from clipyard_cli.bus import CLI_PRINCIPAL, connect_cli, login_from_env
-from contracts.drains import DrainNode, DrainReport, drain_node
+from contracts.drains import NODE_UNDRAIN, DrainNode, DrainReport, UndrainNode, drain_node
+from contracts.nodes import NodeView
 from natsbus.client import BusClient, BusRequestError
 
-__all__ = ["format_report", "run_drain"]
+__all__ = ["format_report", "run_drain", "run_undrain"]
 
 DRAIN_TIMEOUT = 900.0
 
@@ -71,3 +73,23 @@ async def run_drain(
         await nc.close()
     print(msgspec.json.encode(report).decode() if as_json else format_report(report), file=out)
     return 0 if report.remaining == 0 else 1
+
+
+async def run_undrain(env: Mapping[str, str], node: str, out: TextIO | None = None) -> int:
+    """Take ``node`` back for new placements.
+
+    Returns:
+        0 when the registry took it back, 1 otherwise.
+    """
+    out = sys.stdout if out is None else out
+    nc = await connect_cli(login_from_env(env))
+    try:
+        command = UndrainNode(principal=CLI_PRINCIPAL, node_id=node)
+        view = await BusClient(nc).call(NODE_UNDRAIN, command, NodeView, timeout=10.0)
+    except BusRequestError as error:
+        print(f"clipyard nodes undrain: {error.reply.message}", file=sys.stderr)
+        return 1
+    finally:
+        await nc.close()
+    print(f"node {view.id}: {view.state}", file=out)
+    return 0

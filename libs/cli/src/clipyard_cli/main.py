@@ -14,7 +14,7 @@ from clipyard_cli.clusterprocs import DEFAULT_HTTP_PORT, DEFAULT_NATS_PORT
 from clipyard_cli.clusterup import run_cluster_up
 from clipyard_cli.compose import run_compose_env
 from clipyard_cli.down import run_down
-from clipyard_cli.drain import run_drain
+from clipyard_cli.drain import run_drain, run_undrain
 from clipyard_cli.events import run_tail
 from clipyard_cli.home import HomeError
 from clipyard_cli.nodes import run_nodes
@@ -62,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     drain.add_argument("node", metavar="NODE", help="the node id (clipyard nodes lists them)")
     drain.add_argument("--reason", help="why, as its records carry it")
     drain.add_argument("--json", action="store_true", help="print the report as JSON")
+    undrain = node_commands.add_parser("undrain", help="take a drained node back")
+    undrain.add_argument("node", metavar="NODE", help="the node id")
 
     events = commands.add_parser("events", help="read the event stream")
     event_commands = events.add_subparsers(dest="events_command", required=True, metavar="ACTION")
@@ -158,6 +160,8 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
             return run_down(env)
         case "status":
             return asyncio.run(run_status(env))
+        case "nodes" if args.nodes_command == "undrain":
+            return asyncio.run(run_undrain(env, args.node))
         case "nodes" if args.nodes_command == "drain":
             return asyncio.run(run_drain(env, args.node, reason=args.reason, as_json=args.json))
         case "nodes":

@@ -63,3 +63,29 @@ async def test_a_node_that_stops_answering_is_unreachable_after_the_lapse(
         assert {v.id: v.state for v in await here.views(nodes, {})}["nodeb"] == "unreachable"
     finally:
         await nc.drain()
+
+
+async def test_a_draining_node_shows_draining_while_it_answers_and_ready_once_undrained(
+    nats_server: Any, tmp_path: Path
+) -> None:
+    nc = await nats.connect(nats_server.url)
+    try:
+        here = _directory(nc, tmp_path, "nodea", "sup-a")
+        now = datetime.now(UTC)
+        drained, silent = _registered("nodea", now), _registered("nodeb", now)
+        drained.drain("host maintenance")
+        silent.drain(None)
+        views = {view.id: view for view in await here.views([drained, silent], {})}
+        assert views["nodea"].state == "draining"
+        assert views["nodeb"].state == "unreachable"  # a node that does not answer is that
+        drained.drain("again")  # already draining: no new event
+        assert drained.drain_reason == "host maintenance"
+        drained.undrain()
+        views = {view.id: view for view in await here.views([drained], {})}
+        assert views["nodea"].state == "ready"
+        assert [type(e).__name__ for e in drained.collect_events()][-2:] == [
+            "DrainStarted",
+            "DrainEnded",
+        ]
+    finally:
+        await nc.close()

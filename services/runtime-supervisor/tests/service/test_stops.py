@@ -74,7 +74,10 @@ async def test_stop_workspace_stops_its_services_and_those_inside_it_only(
         timeout=30,
     )
 
-    assert result == StopWorkspaceRuntimeServicesResult(workspace_id=archived, stopped=2)
+    # Both stopped; the one to start again elsewhere (a drain) is the workspace's own.
+    assert result == StopWorkspaceRuntimeServicesResult(
+        workspace_id=archived, stopped=2, stopped_commands=[a["workspaceCommandId"]]
+    )
     assert proc_start_time(a["pid"]) is None
     assert proc_start_time(c["pid"]) is None
     assert proc_start_time(b["pid"]) is not None
@@ -180,7 +183,9 @@ async def test_archiving_a_shared_workspace_stops_only_what_it_started_and_no_ot
         timeout=30,
     )
 
-    assert result == StopWorkspaceRuntimeServicesResult(workspace_id=first, stopped=1)
+    assert result == StopWorkspaceRuntimeServicesResult(
+        workspace_id=first, stopped=1, stopped_commands=[own_1["workspaceCommandId"]]
+    )
     assert proc_start_time(own_1["pid"]) is None
     for kept in (web, own_2, pw_own):
         assert proc_start_time(kept["pid"]) is not None, kept["serviceName"]

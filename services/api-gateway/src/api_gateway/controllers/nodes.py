@@ -15,7 +15,14 @@ from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
 from api_gateway.http.security import access, admin_only
 from contracts.base import Principal
-from contracts.drains import DrainNode, DrainNodeBody, DrainReport, drain_node
+from contracts.drains import (
+    NODE_UNDRAIN,
+    DrainNode,
+    DrainNodeBody,
+    DrainReport,
+    UndrainNode,
+    drain_node,
+)
 from contracts.nodes import NODE_LIST, ListNodes, NodeView
 from servicekit.access import Action, Resource
 
@@ -85,20 +92,7 @@ class NodeController(Controller):
         Errors: 401; 403 (not the admin key); 404 (no such node, naming the registered ones);
         503 ``node_unreachable`` (its workspace-realizer does not answer); 504.
         """
-        nodes = await fetch(
-            gateway,
-            NODE_LIST,
-            ListNodes(principal=principal, parts=False),
-            list[NodeView],
-            timeout=gateway.settings.query_timeout,
-        )
-        if not any(known.id == node for known in nodes):
-            listed = ", ".join(known.id for known in nodes) or "none"
-            raise NotFoundError(
-                f"There is no worker node {node!r}; the registered ones are: {listed} "
-                "(clipyard nodes lists them).",
-                nodeId=node,
-            )
+        await _registered(gateway, principal, node)
         reason = data.reason if data is not None else None
         command = DrainNode(principal=principal, node_id=node, reason=reason)
         subject = drain_node(node)
@@ -106,3 +100,47 @@ class NodeController(Controller):
             return await fetch(gateway, subject, command, DrainReport, timeout=DRAIN_TIMEOUT)
         except BusReplyError as exc:
             raise node_unanswered(exc, subject, node) from None
+
+    @post(
+        "/{node:str}/undrain",
+        operation_id="undrainNode",
+        opt=access(Resource.NODE, Action.CONTROL),
+        guards=[admin_only],
+        status_code=200,
+        responses=error_responses("forbidden", "not_found"),
+    )
+    async def undrain(
+        self,
+        node: FromPath[str],
+        gateway: NamedDependency[Gateway],
+        principal: NamedDependency[Principal],
+    ) -> NodeView:
+        """Take a drained node back (admin key): new project workspaces may be placed on it
+        again, and the workspaces waiting for their runs stay. What moved away stays where it
+        is. Answers the node as ``GET /api/nodes`` shows it.
+
+        Errors: 401; 403 (not the admin key); 404 (no such node); 503; 504.
+        """
+        await _registered(gateway, principal, node)
+        command = UndrainNode(principal=principal, node_id=node)
+        return await fetch(
+            gateway, NODE_UNDRAIN, command, NodeView, timeout=gateway.settings.query_timeout
+        )
+
+
+async def _registered(gateway: Gateway, principal: Principal, node: str) -> None:
+    """Refuse a node the registry does not know (404, naming the registered ones)."""
+    nodes = await fetch(
+        gateway,
+        NODE_LIST,
+        ListNodes(principal=principal, parts=False),
+        list[NodeView],
+        timeout=gateway.settings.query_timeout,
+    )
+    if not any(known.id == node for known in nodes):
+        listed = ", ".join(known.id for known in nodes) or "none"
+        raise NotFoundError(
+            f"There is no worker node {node!r}; the registered ones are: {listed} "
+            "(clipyard nodes lists them).",
+            nodeId=node,
+        )

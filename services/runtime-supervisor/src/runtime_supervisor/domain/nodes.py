@@ -64,3 +64,12 @@ class WorkerNode(ClipyardAggregate):
     @event("DrainStarted")
     def _drain_started(self, reason: str | None) -> None:
         self.draining, self.drain_reason = True, reason
+
+    def undrain(self) -> None:
+        """Take it back for new placements. Not draining: nothing changes."""
+        if self.draining:
+            self._drain_ended()
+
+    @event("DrainEnded")
+    def _drain_ended(self) -> None:
+        self.draining, self.drain_reason = False, None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
-from contracts.drains import NODE_MARK_DRAINING, MarkNodeDraining
+from contracts.drains import NODE_MARK_DRAINING, NODE_UNDRAIN, MarkNodeDraining, UndrainNode
 from contracts.nodes import NODE_LIST, GetNodeInfo, ListNodes, NodeInfo, NodeView, node_info
 from runtime_supervisor.endpoints.common import SupervisorEndpoints
 from servicekit.access import Access, Action, Resource
@@ -36,6 +36,7 @@ class NodeEndpoints(SupervisorEndpoints):
             Route("node_list", NODE_LIST, self.list, ListNodes),
             Route("node_info", node_info(self.node), self.info, GetNodeInfo),
             Route("node_mark_draining", NODE_MARK_DRAINING, self.mark_draining, MarkNodeDraining),
+            Route("node_undrain", NODE_UNDRAIN, self.undrain, UndrainNode),
         )
 
     async def list(self, q: ListNodes, ctx: RequestContext) -> list[NodeView]:
@@ -60,5 +61,14 @@ class NodeEndpoints(SupervisorEndpoints):
         reason = c.reason or f"node {c.node_id} drained"
         with self.acting(c.principal, reason):
             await self.runtime.store(self.app.drain_node, c.node_id, c.reason)
+        views = await self.list(ListNodes(principal=c.principal, parts=False), ctx)
+        return next(view for view in views if view.id == c.node_id)
+
+    async def undrain(self, c: UndrainNode, ctx: RequestContext) -> NodeView:
+        """``ws.cmd.node.undrain``: the node takes new project workspaces again (the admin key);
+        its realizer host part stops passing over what waits."""
+        Access.of(c.principal).reach(Resource.NODE, Action.CONTROL)
+        with self.acting(c.principal, f"node {c.node_id} undrained"):
+            await self.runtime.store(self.app.drain_node, c.node_id, None, draining=False)
         views = await self.list(ListNodes(principal=c.principal, parts=False), ctx)
         return next(view for view in views if view.id == c.node_id)

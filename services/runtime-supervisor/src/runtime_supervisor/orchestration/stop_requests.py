@@ -71,10 +71,13 @@ async def stop_workspace(
             stdout=lines.encode(),
             stderr="".join(f"still running: {f}\n" for f in failed).encode(),
         )
-    commands = [
+    commands = [  # the workspace's own (a project workspace's, running inside it, are not)
         s.record.workspace_command_id
         for s in stopped
-        if not s.survivors and not s.kept and s.record.workspace_command_id
+        if not s.survivors
+        and not s.kept
+        and s.record.workspace_command_id
+        and s.record.execution_workspace_id == workspace_id
     ]
     return StopWorkspaceRuntimeServicesResult(
         workspace_id=workspace_id,

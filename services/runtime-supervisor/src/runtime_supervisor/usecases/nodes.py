@@ -52,8 +52,8 @@ class NodeUseCases(SupervisorReadModels):
         self.save(node)
         return self.nodes[node_id]
 
-    def drain_node(self, node_id: str, reason: str | None) -> WorkerNode:
-        """Record that ``node_id`` is draining.
+    def drain_node(self, node_id: str, reason: str | None, *, draining: bool = True) -> WorkerNode:
+        """Record that ``node_id`` is draining (``draining`` False: no longer).
 
         Raises:
             NotFoundError: No such node is registered.
@@ -66,6 +66,9 @@ class NodeUseCases(SupervisorReadModels):
                 f"There is no worker node {node_id!r}; the registered ones are: {known}.",
                 nodeId=node_id,
             ) from None
-        node.drain(reason)
+        if draining:
+            node.drain(reason)
+        else:
+            node.undrain()
         self.save(node)
         return self.nodes[node_id]

@@ -87,6 +87,10 @@ class Drainer:
         while True:
             await asyncio.sleep(DRAIN_RETRY)
             try:
+                nodes = await self.moves.nodes()
+                if not any(n.id == self.ctx.node_id and n.state == "draining" for n in nodes):
+                    log.info("node %s is no longer draining: what waits stays", self.ctx.node_id)
+                    return
                 report = await self.run_pass()
             except Exception:
                 log.exception("a drain pass of node %s failed; retrying", self.ctx.node_id)
