@@ -1,15 +1,20 @@
 """Workspaces spread over two worker nodes against one node, in one run (issue 18's numbers).
 
 A :class:`ClusterStack` with its two worker nodes (``local`` and ``nodeb``, each a realizer host
-part and a supervisor with its own home). Two projects, each with a repo-only project workspace
-created without ``nodeId``: the placement rule puts the first on the least loaded node (both
-empty: ``local``, by id) and the second on the other (``nodeb``), where each is cloned.
+part and a supervisor with its own home). Three projects, each with a repo-only project workspace
+created without ``nodeId``: the placement rule puts ``solo`` on the least loaded node (both
+empty: ``local``, by id), ``left`` on the other (``nodeb``) and ``right`` on ``local`` again (one
+each: by id), where each is cloned.
 
-- One node: :data:`BASELINE` issues of the first project realized (a git worktree each) through
-  gateway A, one at a time.
-- Two nodes: :data:`WORKSPACES` issues, alternating the projects (so the nodes) and the gateways
-  (A and B), one at a time. Each workspace must be on its project workspace's node; the count
-  per node is reported.
+- One node: :data:`BASELINE` issues of ``solo`` realized (a git worktree each) through gateway A.
+- Two nodes: :data:`WORKSPACES` issues of ``left`` and ``right`` (so both nodes), alternating the
+  gateways (A and B). Each workspace must be on its project workspace's node; the count per node
+  is reported.
+
+The phases are interleaved, one request at a time: each round realizes one ``solo`` issue, then
+one of ``left`` and one of ``right``, so the three projects grow alike (a realize costs more as
+its project's worktrees grow). Node A holds ``solo``'s worktrees too, so the two-node numbers
+are measured on the busier host.
 
 The time of each ``POST /api/issues/{id}/execution-workspace`` (201) is measured; p50 and p99 of
 each phase are reported, and the ratio of the two-node p99 to the one-node p99 (goal: within
@@ -177,26 +182,30 @@ def bench_report_comparison(two_p50: float, one_p50: float, per_node: Any, ratio
 
 async def _measure(company: Company, tmp_path: Path) -> dict[str, Any]:
     repo = make_repo(tmp_path / "src")
-    first = await company.project("first", repo)
-    second = await company.project("second", repo)
-    placed = (first["nodeId"], second["nodeId"])
+    solo = await company.project("solo", repo)
+    left = await company.project("left", repo)
+    right = await company.project("right", repo)
+    placed = (solo["nodeId"], left["nodeId"], right["nodeId"])
     a, b = company.gateways
     one: list[float] = []
-    for _ in range(BASELINE):
-        spent, workspace = await company.realize(a, company.projects[0])
-        assert workspace["nodeId"] == first["nodeId"], workspace
-        one.append(spent)
     two: list[float] = []
     per_node: dict[str, int] = {}
-    for n in range(WORKSPACES):
-        project, source = company.projects[n % 2], company.sources[n % 2]
-        spent, workspace = await company.realize((a, b)[(n // 2) % 2], project)
-        assert workspace["nodeId"] == source["nodeId"], (workspace, source)
-        per_node[workspace["nodeId"]] = per_node.get(workspace["nodeId"], 0) + 1
-        two.append(spent)
+    # Interleaved rounds: one realize of the one-node project, then one of each two-node
+    # project, so every project has as many worktrees as the others at every moment (a realize
+    # costs more as its project's worktrees grow).
+    for n in range(WORKSPACES // 2):
+        spent, workspace = await company.realize(a, company.projects[0])
+        assert workspace["nodeId"] == solo["nodeId"], workspace
+        one.append(spent)
+        for k, source in ((1, left), (2, right)):
+            gateway = (a, b)[(n + k) % 2]
+            spent, workspace = await company.realize(gateway, company.projects[k])
+            assert workspace["nodeId"] == source["nodeId"], (workspace, source)
+            per_node[workspace["nodeId"]] = per_node.get(workspace["nodeId"], 0) + 1
+            two.append(spent)
     return {
         "placed": list(placed),
-        "placed_by_rule": placed == ("local", "nodeb"),
+        "placed_by_rule": placed == ("local", "nodeb", "local"),
         "one_node": _summary(one),
         "two_nodes": _summary(two),
         "per_node": per_node,
