@@ -1,5 +1,5 @@
 """Two gateways on one store converge within a second; a service restarted with another retention
-setting leaves WS_EVENTS at R3 (issue 17)."""
+setting leaves WS_EVENTS at R3 (issue 17). One cluster for both (its start is most of the time)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ from tests.cluster.clusterutil import Cluster, bearer, board_key, new_company, u
 pytestmark = pytest.mark.cluster
 
 
-async def test_a_key_made_on_one_gateway_works_on_the_other_and_its_revocation_reaches_both(
+async def test_gateways_converge_and_a_restart_with_another_retention_leaves_the_stream_at_r3(
+    cluster: Cluster,
+) -> None:
+    await _a_key_made_on_one_gateway_works_on_the_other_and_its_revocation_reaches_both(cluster)
+    await _a_restart_with_another_retention_leaves_the_stream_at_r3(cluster)
+
+
+async def _a_key_made_on_one_gateway_works_on_the_other_and_its_revocation_reaches_both(
     cluster: Cluster,
 ) -> None:
     a, b = cluster.gateways
@@ -47,7 +54,7 @@ async def test_a_key_made_on_one_gateway_works_on_the_other_and_its_revocation_r
     print(f"\nkey seen on B after {seen * 1000:.0f} ms, revocation on A after {gone * 1000:.0f} ms")
 
 
-async def test_a_restart_with_another_retention_leaves_the_stream_at_r3(cluster: Cluster) -> None:
+async def _a_restart_with_another_retention_leaves_the_stream_at_r3(cluster: Cluster) -> None:
     js = cluster.nc.jetstream()
     before = await js.stream_info(EVENT_STREAM)
     assert before.config.num_replicas == 3

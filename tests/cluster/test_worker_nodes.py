@@ -5,7 +5,8 @@ cloned, realized, its service started and its log read, a job run and the worksp
 every one through gateway A (whose own node is ``local``), with every git and process step on
 node B: its files are in B's home, none in A's. Node B's processes killed outright, node A's
 touch none of its records; B back, its running service is adopted, not restarted. A second
-supervisor claiming ``nodeb`` is refused, naming the holder."""
+supervisor claiming ``nodeb`` is refused, naming the holder. Then node B is drained on the same
+cluster (:mod:`tests.cluster.drain_story`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import httpx
 import pytest
 
 from tests.cluster.clusterutil import Cluster, bearer, board_key, new_company, until
+from tests.cluster.drain_story import drain_node_b
 from tests.e2e.agents import PYTHON
 from tests.e2e.gitutil import make_repo
 from tests.e2e.hostfacts import alive, find_server_pid
@@ -55,7 +57,7 @@ async def _ok(answer: httpx.Response, status: int = 200) -> dict[str, Any]:
     return body
 
 
-async def test_a_workspace_on_node_b_is_served_through_gateway_a_on_node_b_alone(
+async def test_node_b_serves_through_gateway_a_on_node_b_alone_then_drains_empty(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     stack = cluster.stack
@@ -275,6 +277,19 @@ async def test_a_workspace_on_node_b_is_served_through_gateway_a_on_node_b_alone
     # Every git and process step was on node B: A's home holds nothing new.
     assert _files(home_a) - before_a == set(), sorted(_files(home_a) - before_a)
     assert any(Path(pw["managedCheckout"]["path"]).iterdir())
+
+    await drain_node_b(cluster, tmp_path)
+
+    # The archived workspace moved with its project workspace and its rescue commit: reopened
+    # through gateway A, it is rebuilt on node A with the files the archive kept.
+    reopened = await _ok(
+        await a.patch(
+            f"/api/execution-workspaces/{ws['id']}", json={"status": "active"}, headers=board
+        )
+    )
+    assert reopened["nodeId"] == "local", reopened
+    assert Path(reopened["cwd"]).is_relative_to(home_a), reopened
+    assert (Path(reopened["cwd"]) / "agent-ran-here.txt").read_text() == ws["cwd"]
 
 
 def _sees(pid: int, path: Path) -> bool:

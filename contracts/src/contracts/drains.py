@@ -24,6 +24,7 @@ from contracts.subjects import command
 __all__ = [
     "NODE_MARK_DRAINING",
     "NODE_UNDRAIN",
+    "CarriedRef",
     "DrainNode",
     "DrainNodeBody",
     "DrainReport",
@@ -145,13 +146,26 @@ class DrainReport(Struct, frozen=True, kw_only=True):
     """Open execution workspaces and project workspaces still placed on the node."""
 
 
+class CarriedRef(Struct, frozen=True, kw_only=True):
+    """A commit pushed under a move ref, to fetch on the receiving node."""
+
+    ref: str
+    sha: str
+
+
 class MoveIn(Struct, frozen=True, kw_only=True):
-    """One execution workspace to rebuild on the receiving node."""
+    """One execution workspace to rebuild on the receiving node (``closed``: an archived one,
+    whose rescue commits are carried so that a reopen finds them there)."""
 
     workspace_id: str
     rescue_ref: str | None
     rescue_sha: str | None
+    head_sha: str | None = None
+    """The worktree's HEAD when its work was saved: the rebuilt one must be at it."""
     file_count: int = 0
+    closed: bool = False
+    carried_refs: list[CarriedRef] = msgspec.field(default_factory=list)
+    """An archived workspace's rescue commits, pushed under move refs."""
     home_relative: str | None
     """Its worktree's path under the drained node's ``CLIPYARD_HOME`` (None: an absolute
     ``worktreeParentDir``, the same path on every host)."""
@@ -166,6 +180,8 @@ class MoveInWorkspaces(Command, tag="workspace.move_in.v1", frozen=True, kw_only
     project_workspace_id: str
     from_node: str
     workspaces: list[MoveIn]
+    reason: str | None = None
+    """The drain's reason, as the moves' events carry it."""
 
 
 class MoveInResult(Struct, frozen=True, kw_only=True):

@@ -17,7 +17,7 @@ from natsbus.client import BusClient, BusRequestError
 
 __all__ = ["format_report", "run_drain", "run_undrain"]
 
-DRAIN_TIMEOUT = 900.0
+DRAIN_TIMEOUT = 3600.0
 
 
 def format_report(report: DrainReport) -> str:

@@ -28,7 +28,7 @@ from servicekit.access import Action, Resource
 
 __all__ = ["DRAIN_TIMEOUT", "NodeController"]
 
-DRAIN_TIMEOUT = 900.0
+DRAIN_TIMEOUT = 3600.0
 """Seconds a drain request waits for its pass (each project workspace is cloned on another
 node, each worktree rebuilt there)."""
 

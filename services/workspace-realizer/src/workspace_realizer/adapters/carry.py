@@ -5,6 +5,7 @@ no branch is pushed, so nothing looks delivered."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from contracts.errors import ErrorCode
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from workspace_realizer.adapters.gitcli import GitRunner
     from workspace_realizer.adapters.ports import GitInvocation, StepSink
 
-__all__ = ["CARRY_TIMEOUT", "MOVE_REF_PREFIX", "fetch_ref", "push_ref"]
+__all__ = ["CARRY_TIMEOUT", "MOVE_REF_PREFIX", "drop_pushed_refs", "fetch_ref", "push_ref"]
 
 MOVE_REF_PREFIX = "refs/clipyard/moves/"
 CARRY_TIMEOUT = 600.0
@@ -25,7 +26,10 @@ CARRY_TIMEOUT = 600.0
 
 
 def _check(ref: str) -> None:
-    if not ref.startswith(MOVE_REF_PREFIX) or ".." in ref or ref.endswith("/"):
+    tail = ref.removeprefix(MOVE_REF_PREFIX)
+    if not ref.startswith(MOVE_REF_PREFIX) or not re.fullmatch(
+        r"[0-9a-f-]{36}(/rescue-\d+)?", tail
+    ):
         raise HostOperationError(
             f'"{ref}" is not a move ref ({MOVE_REF_PREFIX}<workspace id>)',
             code=ErrorCode.VALIDATION_FAILED,
@@ -93,3 +97,31 @@ async def fetch_ref(
             f"The remote's {ref} is {got}, not the {expected_sha} the drained node pushed",
             code=ErrorCode.STATE_CONFLICT,
         )
+
+
+async def drop_pushed_refs(
+    git: GitRunner,
+    *,
+    repo_root: Path,
+    remote_url: str,
+    refs: list[str],
+    auth: GitInvocation | None,
+    sink: StepSink,
+) -> None:
+    """Delete ``refs`` (move refs) from ``remote_url``.
+
+    Raises:
+        HostOperationError: The remote refused it.
+    """
+    for ref in refs:
+        _check(ref)
+    await git.run(
+        ["push", "--no-verify", "--quiet", remote_url, *(f":{ref}" for ref in refs)],
+        cwd=repo_root,
+        auth=auth,
+        phase="workspace_rescue",
+        sink=sink,
+        check=True,
+        timeout=CARRY_TIMEOUT,
+        metadata={"refs": refs, "deleted": True},
+    )

@@ -203,6 +203,26 @@ class HostGit:
                 sink=sink,
             )
 
+    async def drop_pushed_refs(
+        self,
+        *,
+        repo_root: Path,
+        remote_url: str,
+        refs: list[str],
+        auth: GitInvocation | None,
+        sink: StepSink,
+    ) -> None:
+        """See :meth:`GitPort.drop_pushed_refs`."""
+        async with await self.git.repo_lock(repo_root):
+            await carry.drop_pushed_refs(
+                self.git,
+                repo_root=repo_root,
+                remote_url=remote_url,
+                refs=refs,
+                auth=auth,
+                sink=sink,
+            )
+
     async def reconcile_branch(
         self,
         *,

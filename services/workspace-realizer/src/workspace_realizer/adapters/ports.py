@@ -174,6 +174,8 @@ class RescueRef:
     ref: str
     sha: str
     file_count: int
+    head: str | None = None
+    """The worktree's HEAD it was written at (None: unknown, or no commit yet)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -293,6 +295,18 @@ class GitPort(Protocol):
         sink: StepSink,
     ) -> None:
         """Fetch a move ref from the remote and check it holds ``expected_sha``."""
+        ...
+
+    async def drop_pushed_refs(
+        self,
+        *,
+        repo_root: Path,
+        remote_url: str,
+        refs: list[str],
+        auth: GitInvocation | None,
+        sink: StepSink,
+    ) -> None:
+        """Delete move refs from the remote once the receiving node has them."""
         ...
 
     async def reconcile_branch(

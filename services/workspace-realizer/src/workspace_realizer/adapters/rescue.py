@@ -141,7 +141,7 @@ async def write_rescue_ref(
         check=True,
         metadata=meta | {"sha": sha, "fileCount": file_count},
     )
-    return RescueRef(ref=ref, sha=sha, file_count=file_count)
+    return RescueRef(ref=ref, sha=sha, file_count=file_count, head=head)
 
 
 async def drop_rescue_ref(

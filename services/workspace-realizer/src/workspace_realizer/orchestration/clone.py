@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from contracts.errors import ErrorCode
 from eventstore import current_cause
 from workspace_realizer.adapters.ports import HostOperationError
-from workspace_realizer.domain.errors import CheckoutFailedError
+from workspace_realizer.domain.errors import CheckoutFailedError, StateConflictError
 from workspace_realizer.usecases.host.planning import base_checkout
 
 if TYPE_CHECKING:
@@ -77,8 +77,18 @@ async def checkout_root(ctx: Realizer, base: BaseCheckout, operation_id: str | N
     return await ensure_checkout(ctx, base.id, operation_id)
 
 
-def _base(app: WorkspaceRealizerApplication, project_workspace_id: str) -> BaseCheckout:
-    return base_checkout(app.project_workspaces[project_workspace_id])
+def _base(
+    app: WorkspaceRealizerApplication, project_workspace_id: str, node: str | None = None
+) -> BaseCheckout:
+    pw = app.project_workspaces[project_workspace_id]
+    if node is not None and pw.node_id is not None and pw.node_id != node:
+        # A drain moved it while this waited for its lock: its checkout is not this host's.
+        raise StateConflictError(
+            f"Project workspace {project_workspace_id} moved to node {pw.node_id}; retry.",
+            projectWorkspaceId=project_workspace_id,
+            nodeId=pw.node_id,
+        )
+    return base_checkout(pw)
 
 
 @dataclass(frozen=True)
@@ -102,7 +112,7 @@ async def ensure_checkout(
         HostOperationError: The clone failed (recorded as ``failed`` on the project workspace).
     """
     async with ctx.locks.hold(f"checkout:{project_workspace_id}"):
-        base = await ctx.store(_base, ctx.app, project_workspace_id)
+        base = await ctx.store(_base, ctx.app, project_workspace_id, ctx.node_id)
         ready = base.checkout_state == "ready" and base.checkout_path is not None
         if ready and await asyncio.to_thread(
             os.path.isdir, os.path.join(base.checkout_path or "", ".git")

@@ -41,8 +41,9 @@ class PassReport:
 
 def remove_checkout(home: Path, root: Path) -> None:
     """Remove a managed checkout that moved away (never anything outside ``checkouts/``)."""
-    if root.resolve().is_relative_to((home / "checkouts").resolve()):
-        shutil.rmtree(root, ignore_errors=True)
+    checkouts, resolved = (home / "checkouts").resolve(), root.resolve()
+    if resolved != checkouts and resolved.is_relative_to(checkouts):
+        shutil.rmtree(resolved, ignore_errors=True)
 
 
 def move_targets(nodes: list[NodeView], node: str) -> list[NodeView]:

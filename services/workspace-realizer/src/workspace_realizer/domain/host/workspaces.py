@@ -11,7 +11,11 @@ from uuid import UUID
 from eventsourcing.domain import event
 
 from eventstore.topics import keep_old_topics
-from workspace_realizer.domain.errors import BranchReconcileRefusedError, InvalidInputError
+from workspace_realizer.domain.errors import (
+    BranchReconcileRefusedError,
+    InvalidInputError,
+    StateConflictError,
+)
 from workspace_realizer.domain.host.lifecycle import OPEN_STATUSES, WorkspaceLifecycle
 from workspace_realizer.domain.host.records import (
     ReconcileInspection,
@@ -142,8 +146,17 @@ class ExecutionWorkspace(WorkspaceLifecycle):
         rescue: RescueRefRecord | None,
         operation_id: str | None,
     ) -> None:
-        """A drain rebuilt it on ``to_node`` at ``cwd`` (docs/scale-out.md, "Draining a node")."""
-        self.check_open()
+        """A drain rebuilt it on ``to_node`` at ``cwd``, or carried a closed one's rescue
+        commits there (docs/scale-out.md, "Draining a node").
+
+        Raises:
+            StateConflictError: It is being archived.
+        """
+        if self.closing:
+            raise StateConflictError(
+                "The workspace is being archived; it moves once that ends.",
+                workspaceId=str(self.id),
+            )
         self._moved(
             from_node=self.node_id,
             to_node=to_node,

@@ -16,6 +16,7 @@ from servicekit.routes import Route
 from workspace_realizer.endpoints.common import Endpoints, cause_of
 from workspace_realizer.orchestration.drain import Drainer
 from workspace_realizer.orchestration.move_in import move_in
+from workspace_realizer.settings import SERVICE_NAME
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -55,10 +56,13 @@ class DrainEndpoints(Endpoints):
     async def move_in(self, c: MoveInWorkspaces, ctx: RequestContext) -> MoveInResult:
         """``ws.cmd.workspace.move_in.<node>``: clone the project workspace moved here and
         rebuild its worktrees (only another node's host part asks)."""
-        if c.principal.actor.type != "system":
+        actor = c.principal.actor
+        if actor.type != "system" or actor.id != SERVICE_NAME:
             raise AccessDeniedError(
-                "Only Clipyard itself moves workspaces between nodes (POST /api/nodes/{id}/drain)."
+                "Only a drained node's workspace-realizer moves workspaces here "
+                "(POST /api/nodes/{id}/drain)."
             )
         await self.runtime.follow()  # the drained node has just recorded the move
-        with acting(cause_of(c.principal, f"moved from node {c.from_node}")):
+        reason = c.reason or f"moved from node {c.from_node}"
+        with acting(cause_of(c.principal, reason)):
             return await move_in(self.realizer, c)

@@ -36,6 +36,16 @@ class MovingWorkspace:
 
 
 @dataclass(frozen=True)
+class ClosedWorkspace:
+    """An archived workspace of a moving project workspace, with the rescue commits a reopen
+    would restore (``(ref, sha)``, kept in the project workspace's checkout)."""
+
+    id: str
+    cwd: str | None
+    rescues: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class DrainGroup:
     """A project workspace on the drained node with its open execution workspaces there (or,
     with ``project_workspace_id`` None, the node's workspaces that have none)."""
@@ -46,6 +56,7 @@ class DrainGroup:
     local_cwd: str | None
     checkout_path: str | None
     workspaces: tuple[MovingWorkspace, ...]
+    closed: tuple[ClosedWorkspace, ...] = ()
 
 
 def _moving(ws: ExecutionWorkspace) -> MovingWorkspace:
@@ -80,6 +91,13 @@ class MoveUseCases(WorkspaceQueries):
             pw = self.project_workspaces.get(ws.project_workspace_id or "")
             key = ws.project_workspace_id if pw is not None and not pw.deleted else None
             by_pw.setdefault(key, []).append(_moving(ws))
+        closed: dict[str, list[ClosedWorkspace]] = {}
+        for ws in self.workspaces.values():
+            if ws.node_id == node and ws.status not in OPEN_STATUSES and ws.project_workspace_id:
+                rescues = tuple((r["ref"], r["sha"]) for r in ws.rescue_refs)
+                closed.setdefault(ws.project_workspace_id, []).append(
+                    ClosedWorkspace(id=str(ws.id), cwd=ws.cwd, rescues=rescues)
+                )
         groups = []
         for pw_id, pw in sorted(self.project_workspaces.items()):
             if pw.deleted or (pw.node_id != node and pw_id not in by_pw):
@@ -92,12 +110,20 @@ class MoveUseCases(WorkspaceQueries):
                     local_cwd=pw.cwd,
                     checkout_path=pw.checkout_path if pw.checkout_state == "ready" else None,
                     workspaces=tuple(sorted(by_pw.get(pw_id, []), key=lambda w: w.id)),
+                    closed=tuple(sorted(closed.get(pw_id, []), key=lambda w: w.id)),
                 )
             )
         if by_pw.get(None):
             orphans = tuple(sorted(by_pw[None], key=lambda w: w.id))
             groups.append(DrainGroup(None, orphans[0].company_id, None, None, None, orphans))
         return groups
+
+    def drain_group(self, node: str, project_workspace_id: str) -> DrainGroup | None:
+        """The group of ``project_workspace_id`` on ``node`` as it is now (None: gone)."""
+        return next(
+            (g for g in self.drain_groups(node) if g.project_workspace_id == project_workspace_id),
+            None,
+        )
 
     def placed_on(self, node: str) -> int:
         """Open execution workspaces and live project workspaces on ``node``."""

@@ -1,4 +1,5 @@
-"""Draining a worker node (issue 18): node B holds a repo-only project workspace with three idle
+"""Draining a worker node (issue 18), the end of ``test_worker_nodes``'s story on its cluster (a
+cluster's start is most of a test's time): node B holds a repo-only project workspace with three idle
 worktrees, one with uncommitted and untracked files, one with a commit never pushed, and one
 running service. ``POST /api/nodes/nodeb/drain`` through gateway A moves them all to node A:
 the node ends empty and ``draining``, every file is in A's home, the work is where it was (same
@@ -12,14 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.cluster.clusterutil import Cluster, bearer, board_key, new_company, until
 from tests.e2e.agents import PYTHON
 from tests.e2e.gitutil import git, make_repo
 from tests.e2e.runtimeutil import ISOLATED, http_service
 
-pytestmark = pytest.mark.cluster
+__all__ = ["drain_node_b"]
 
 WEB = "service:web"
 SLEEPER = {"command": [PYTHON, "-c", "import time; time.sleep(6)"], "timeoutSec": 60}
@@ -42,14 +42,13 @@ def _tree(root: Path) -> dict[str, bytes]:
     }
 
 
-async def test_a_drained_node_ends_empty_with_every_file_on_the_other(
-    cluster: Cluster, tmp_path: Path
-) -> None:
+async def drain_node_b(cluster: Cluster, tmp_path: Path) -> None:
+    """Fill node B, drain it through gateway A, and check it ends empty with every file on A."""
     home_a, home_b = (node.home for node in cluster.stack.nodes)
     a = cluster.gateways[0]
     company = (await new_company(a, "Drained"))["id"]
     board = bearer((await board_key(a, company))["key"])
-    source = make_repo(tmp_path / "src")  # the project's remote, outside both homes
+    source = make_repo(tmp_path / "drained-src")  # the project's remote, outside both homes
     grant = {"allowedRoots": [str(tmp_path)]}
     await _ok(await a.put(f"/api/companies/{company}/host-access", json=grant))
     project = await _ok(
@@ -159,7 +158,7 @@ async def test_a_drained_node_ends_empty_with_every_file_on_the_other(
     )
 
     assert report["notMoved"] == [], report
-    assert report["projectWorkspacesMoved"] == [pw["id"]], report
+    assert pw["id"] in report["projectWorkspacesMoved"], report
     (waiting,) = report["waiting"]
     assert waiting["projectWorkspaceId"] == busy_pw["id"], report
     assert waiting["runIds"] == [woken["runId"]], report
@@ -186,13 +185,10 @@ async def test_a_drained_node_ends_empty_with_every_file_on_the_other(
         "M README.md",
     ], status  # still uncommitted: a change, and an untracked file
     assert not old_checkout.exists()  # node B's clone went with it
-    # The work travelled through the project's remote, under refs/clipyard/moves/ only.
+    # The work travelled through the project's remote under refs/clipyard/moves/, deleted once
+    # node A had it (uncommitted files do not stay on the remote); no branch was pushed.
     refs = git(source, "for-each-ref", "--format=%(refname)")
-    assert sorted(r for r in refs.splitlines() if "moves" in r) == sorted(
-        f"refs/clipyard/moves/{ws['id']}" for ws in workspaces
-    ), refs
-    assert "refs/heads/main" in refs, refs
-    assert len(refs.splitlines()) == 4, refs
+    assert refs.splitlines() == ["refs/heads/main"], refs
 
     # Its service runs again, on node A (A's port range).
     shown = await _ok(
