@@ -173,8 +173,9 @@ def _catalog_note(e: Any) -> Note | None:
         case we.ProjectWorkspaceCheckoutChanged():
             fields = {"project_id": e.project_id, "managed_checkout": _plain(e.managed_checkout)}
             return "project_workspace", fields, ()
-        case we.ProjectWorkspaceMoved():
-            return "project_workspace", {"project_id": e.project_id, "node_id": e.to_node}, ()
+        case we.ProjectWorkspaceMoved():  # cloned anew there: no checkout until it says so
+            fields = {"project_id": e.project_id, "node_id": e.to_node, "managed_checkout": None}
+            return "project_workspace", fields, ()
         case we.ProjectWorkspaceDeleted():
             return "project_workspace", {"project_id": e.project_id, "deleted": True}, ()
     return _issue_note(e)
