@@ -89,6 +89,8 @@ class FakeGit:
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     keep_dir_on_remove: bool = False
     refuse_branch_delete: bool = False
+    pushed: dict[str, str] = field(default_factory=dict)
+    """The project's remote: move refs pushed (ref -> sha)."""
 
     def _enter(self, name: str, **kwargs: Any) -> None:
         self.calls.append((name, kwargs))
@@ -196,6 +198,22 @@ class FakeGit:
         )
         await _step(sink, "workspace_restore", f"git worktree add {path} {branch}", repo_root)
         return WorktreeOutcome(path=path, branch=branch, head_sha=head, created=True)
+
+    async def push_ref(self, *, repo_root: Path, remote_url: str, sha: str, ref: str,
+                       auth: GitInvocation | None, sink: StepSink) -> None:  # fmt: skip
+        self._enter("push_ref", remote_url=remote_url, sha=sha, ref=ref, auth=auth)
+        self.pushed[ref] = sha
+
+    async def fetch_ref(self, *, repo_root: Path, remote_url: str, ref: str, expected_sha: str,
+                        auth: GitInvocation | None, sink: StepSink) -> None:  # fmt: skip
+        self._enter("fetch_ref", repo_root=repo_root, ref=ref, expected_sha=expected_sha)
+        assert self.pushed.get(ref) == expected_sha, f"{ref} was not pushed at {expected_sha}"
+
+    async def drop_pushed_refs(self, *, repo_root: Path, remote_url: str, refs: list[str],
+                               auth: GitInvocation | None, sink: StepSink) -> None:  # fmt: skip
+        self._enter("drop_pushed_refs", refs=refs)
+        for ref in refs:
+            self.pushed.pop(ref, None)
 
     async def reconcile_branch(self, **kwargs: Any) -> Any:
         self._enter("reconcile_branch", **kwargs)

@@ -121,7 +121,7 @@ class _Move:
         )
 
     def _refuse(self, workspace_id: str, reason: str, message: str) -> _Refused:
-        others = [c.workspace_id for c in self.carried if c.workspace_id != workspace_id]
+        others = [w.id for w in self.group.workspaces if w.id != workspace_id]
         first = UnmovedWorkspace(
             workspace_id=workspace_id,
             project_workspace_id=self.pw,
