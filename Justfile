@@ -51,13 +51,13 @@ logs:
 run service: install
     exec "{{bin}}/clipyard" run "$1"
 
-# Every test tier but benchmarks: what CI runs. Unit and integration tests (each worker its own servers) run on CLIPYARD_TEST_WORKERS (2) workers; the whole-stack tiers (e2e, cluster, chaos, browser) then one at a time. Extra arguments go to both pytest runs
+# Every test tier but benchmarks: what CI runs. Unit and integration tests (each worker its own servers) run on CLIPYARD_TEST_WORKERS (3) workers (they mostly wait on servers and processes: three keep two cores busy); the whole-stack tiers (e2e, cluster, chaos, browser) then one at a time. Extra arguments go to both pytest runs
 test *args: install
     #!/usr/bin/env bash
     set -uo pipefail
     cd "{{root}}"
     whole="e2e or cluster or chaos or browser"
-    "{{bin}}/pytest" -n "${CLIPYARD_TEST_WORKERS:-2}" -m "not bench and not ($whole)" "$@"; first=$?
+    "{{bin}}/pytest" -n "${CLIPYARD_TEST_WORKERS:-3}" -m "not bench and not ($whole)" "$@"; first=$?
     "{{bin}}/pytest" -m "not bench and ($whole)" "$@"; second=$?
     # 5: that run had no test to run (arguments naming tests of the other run only)
     if [ "$first" -eq 5 ] && [ "$second" -eq 5 ]; then exit 5; fi

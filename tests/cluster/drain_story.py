@@ -151,7 +151,14 @@ async def drain_node_b(cluster: Cluster, tmp_path: Path) -> None:
         return run["status"] == "running" and run.get("executionWorkspaceId") is not None
 
     await until(running, 30.0, "the agent's run to hold its workspace")
-    await asyncio.sleep(1.0)  # the realizer hears of the run's lease
+    run = await _ok(await a.get(f"/api/runs/{woken['runId']}", headers=board))
+    trail = f"/api/execution-workspaces/{run['executionWorkspaceId']}/events"
+
+    async def leased() -> bool:  # the realizer has heard of the run's lease
+        rows = await _ok(await a.get(trail, headers=board, params={"limit": 200}))
+        return any("RunLeased" in row["type"] for row in rows)
+
+    await until(leased, 30.0, "the realizer to record the run's lease")
 
     report = await _ok(
         await a.post("/api/nodes/nodeb/drain", json={"reason": "host maintenance"}), 200
