@@ -114,6 +114,8 @@ ROUTES: Final[dict[str, tuple[Resource, Action]]] = {
     "cancelRun": (Resource.RUN, _C),
     "getRuntimeHealth": (Resource.ADAPTER_SLOTS, _R),
     "listNodes": (Resource.NODE, _R),
+    "drainNode": (Resource.NODE, _C),
+    "undrainNode": (Resource.NODE, _C),
 }
 """Every authenticated operation of the OpenAPI document and what it acts on (as its route
 declares; ``servicekit.access.POLICY`` says who reaches it). A new route goes here too."""

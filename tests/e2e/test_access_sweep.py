@@ -200,6 +200,7 @@ def fill(name: str, operation: Operation, things: Things) -> list[str]:
         "secret_id": [things.secret],
         "service_id": [things.service],
         "action": list(ACTIONS),
+        "node": ["local"],  # the stack's worker node (the admin key's alone)
     }
     if name not in table:
         raise AssertionError(

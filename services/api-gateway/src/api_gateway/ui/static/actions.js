@@ -233,6 +233,22 @@ function _morph(target, fresh) {
   return target;
 }
 
+/* A live refresh must not take the keyboard's focus away: the control focused before it (named by
+ * its id, data-label, name or data-log-for) is focused again in the fresh fragment. */
+function _focusKey(element) {
+  for (const attr of ["id", "data-label", "name", "data-log-for"]) {
+    const value = element.getAttribute && element.getAttribute(attr);
+    if (value) { return [attr, value]; }
+  }
+  return null;
+}
+
+function _refocus(element, focused) {
+  if (!focused || element.contains(document.activeElement)) { return; }
+  const again = element.querySelector("[" + focused[0] + '="' + CSS.escape(focused[1]) + '"]');
+  if (again) { again.focus({ preventScroll: true }); }
+}
+
 async function refreshFragment(name, container) {
   const url = new URL(window.location.href);
   url.searchParams.set("fragment", name);
@@ -254,12 +270,14 @@ async function refreshFragment(name, container) {
   template.innerHTML = html.trim();
   const fresh = template.content.querySelector('[data-fragment="' + name + '"]') || template.content.firstElementChild;
   if (!fresh) { return false; }
+  const focused = target.contains(document.activeElement) ? _focusKey(document.activeElement) : null;
   let element = fresh;
   if (fresh.tagName === target.tagName) {
     element = _morph(target, fresh);
   } else {
     target.replaceWith(fresh);
   }
+  _refocus(element, focused);
   document.dispatchEvent(new CustomEvent("clipyard:fragment", { detail: { name: name, element: element } }));
   return true;
 }
