@@ -14,6 +14,7 @@ from workspace_realizer.adapters.host_paths import check_worktree_parent_dir
 from workspace_realizer.domain.host.records import WorkspaceConfig, WorkspaceRealization
 from workspace_realizer.domain.policy import check_worktree_parent, render_branch, worktree_parent
 from workspace_realizer.orchestration.clone import checkout_root, remote_auth
+from workspace_realizer.orchestration.conflicts import saved_despite_conflicts
 from workspace_realizer.orchestration.provision import provision_if, workspace_env
 from workspace_realizer.usecases.host.claims import check_unclaimed, path_recorded, worktree_lock
 
@@ -90,11 +91,15 @@ async def create(ctx: Realizer, plan: RealizePlan, operation_id: str | None) -> 
         warnings=warnings,
     )
     if plan.base is None or strategy.type in ("adapter_managed", "cloud_sandbox"):
-        await ctx.store(ctx.app.record_realized, _no_checkout(record, plan, warnings))
+        await saved_despite_conflicts(
+            ctx.store, ctx.app.record_realized, _no_checkout(record, plan, warnings)
+        )
         return Realization(workspace_id, True, warnings, sink.ids)
     root = await checkout_root(ctx, plan.base, operation_id)
     if strategy.type != "git_worktree":
-        await ctx.store(ctx.app.record_realized, _shared(record, plan, root, warnings))
+        await saved_despite_conflicts(
+            ctx.store, ctx.app.record_realized, _shared(record, plan, root, warnings)
+        )
         return Realization(workspace_id, True, warnings, sink.ids)
     auth = await remote_auth(ctx, plan.base, operation_id)
     configured = strategy.base_ref or plan.base.repo_ref
@@ -165,7 +170,7 @@ async def _create_worktree(
         created_worktree=created,
         warnings=warnings,
     )
-    await ctx.store(ctx.app.record_realized, realized)
+    await saved_despite_conflicts(ctx.store, ctx.app.record_realized, realized)
     env = workspace_env(plan, checkout, root, outcome.path, outcome.branch, base, created=created)
     await provision_if(
         ctx, workspace_id, created, strategy.provision_command, env, sink, operation_id

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from workspace_realizer.domain.errors import WorkspaceRealizerError
 from workspace_realizer.domain.host.isolation import check_isolation
 from workspace_realizer.orchestration.clone import checkout_root, remote_auth
+from workspace_realizer.orchestration.conflicts import saved_despite_conflicts
 from workspace_realizer.orchestration.create import Realization, create
 from workspace_realizer.orchestration.provision import provision_if, workspace_env
 from workspace_realizer.usecases.host.claims import current_reusable
@@ -126,7 +127,13 @@ async def _reuse(
         await provision_if(
             ctx, reuse.id, again, reuse.config.get("provisionCommand"), env, sink, operation_id
         )
-    await ctx.store(
-        ctx.app.record_reused, reuse.id, plan.issue_id, rebuilt=rebuilt, warnings=warnings
+    # A run's lease or an issue change saved by another replica may come first: load, save again.
+    await saved_despite_conflicts(
+        ctx.store,
+        ctx.app.record_reused,
+        reuse.id,
+        plan.issue_id,
+        rebuilt=rebuilt,
+        warnings=warnings,
     )
     return Realization(reuse.id, False, warnings, sink.ids)
