@@ -59,11 +59,13 @@ class WorkerNode(ClipyardAggregate):
         """Mark it draining: no new project workspace is placed on it (docs/scale-out.md,
         "Draining a node"). Already draining: nothing changes."""
         if not self.draining:
-            self._drain_started(reason=reason)
+            # ``why`` (the operator's words, kept on the record); the event's own ``reason`` is
+            # its cause's, as on every event.
+            self._drain_started(why=reason)
 
     @event("DrainStarted")
-    def _drain_started(self, reason: str | None) -> None:
-        self.draining, self.drain_reason = True, reason
+    def _drain_started(self, why: str | None) -> None:
+        self.draining, self.drain_reason = True, why
 
     def undrain(self) -> None:
         """Take it back for new placements. Not draining: nothing changes."""
