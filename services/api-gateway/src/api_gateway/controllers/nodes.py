@@ -8,9 +8,8 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, JSONBody
 
 from api_gateway.controllers.common import error_responses
-from api_gateway.controllers.placement import node_unanswered
+from api_gateway.controllers.placement import node_unanswered, registered
 from api_gateway.controllers.realizer import fetch
-from api_gateway.domain import NotFoundError
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
 from api_gateway.http.security import access, admin_only
@@ -137,10 +136,4 @@ async def _registered(gateway: Gateway, principal: Principal, node: str) -> None
         list[NodeView],
         timeout=gateway.settings.query_timeout,
     )
-    if not any(known.id == node for known in nodes):
-        listed = ", ".join(known.id for known in nodes) or "none"
-        raise NotFoundError(
-            f"There is no worker node {node!r}; the registered ones are: {listed} "
-            "(clipyard nodes lists them).",
-            nodeId=node,
-        )
+    registered(nodes, node)

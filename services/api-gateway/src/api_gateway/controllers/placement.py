@@ -29,7 +29,7 @@ from contracts.nodes import NODE_LIST, ListNodes, NodeView
 from natsbus.errors import error_reply
 from natsbus.unanswered import NOT_DELIVERED
 
-__all__ = ["choose_node", "node_unanswered", "place_project_workspace"]
+__all__ = ["choose_node", "node_unanswered", "place_project_workspace", "registered"]
 
 _SYSTEM: Final = Principal(company_id=None, actor=Actor(type="system", id="api-gateway"))
 
@@ -45,14 +45,8 @@ def choose_node(nodes: list[NodeView], requested: str | None, has_cwd: bool, def
     ready = [node for node in nodes if node.state == "ready"]
     listed = ", ".join(node.id for node in nodes) or "none"
     if requested is not None:
-        found = next((node for node in nodes if node.id == requested), None)
-        if found is None:
-            raise NotFoundError(
-                f"There is no worker node {requested!r}; the registered ones are: {listed} "
-                "(clipyard nodes lists them).",
-                nodeId=requested,
-            )
-        if found is not None and found.state != "ready":
+        found = registered(nodes, requested)
+        if found.state != "ready":
             raise _unreachable(found)
         return requested
     if not nodes:  # a stack whose supervisor registered no node yet
@@ -70,6 +64,23 @@ def choose_node(nodes: list[NodeView], requested: str | None, has_cwd: bool, def
             nodes=[node.id for node in ready],
         )
     return min(ready, key=lambda node: (node.workspaces, node.id)).id
+
+
+def registered(nodes: list[NodeView], node: str) -> NodeView:
+    """The registered node ``node``.
+
+    Raises:
+        NotFoundError: It is not registered (404, naming the registered ones).
+    """
+    found = next((known for known in nodes if known.id == node), None)
+    if found is None:
+        listed = ", ".join(known.id for known in nodes) or "none"
+        raise NotFoundError(
+            f"There is no worker node {node!r}; the registered ones are: {listed} "
+            "(clipyard nodes lists them).",
+            nodeId=node,
+        )
+    return found
 
 
 async def place_project_workspace(gateway: Gateway, requested: str | None, has_cwd: bool) -> str:
