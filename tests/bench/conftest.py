@@ -10,14 +10,19 @@ from typing import Any
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location(
-    "bench_harness", Path(__file__).parent / "harness.py"
-)
-assert _spec
-assert _spec.loader
-harness: Any = importlib.util.module_from_spec(_spec)
-sys.modules["bench_harness"] = harness
-_spec.loader.exec_module(harness)
+
+def _load(name: str, file: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / file)
+    assert spec
+    assert spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+harness: Any = _load("bench_harness", "harness.py")
+_load("bench_wrk", "wrk_load.py")
 
 
 _REPORTS: list[Any] = []

@@ -30,11 +30,26 @@ class Comparison:
     rounds: int
     ops_per_round: int
     notes: str = ""
+    goal_ratio: float | None = None
+    """The issue's goal as the largest ratio allowed (a throughput goal of 0.7x is 1/0.7)."""
+    goal_added_us: float | None = None
+    """The issue's goal as the most time allowed on top of the limit's (µs per operation)."""
+    goal: str = ""
+    """The goal as the issue words it."""
 
     @property
     def ratio(self) -> float:
         """How many times slower than the limit Clipyard's path is (1.0 = at the limit)."""
         return self.ours_us / self.limit_us
+
+    @property
+    def met(self) -> bool | None:
+        """Whether the goal holds in this run; None where the row has no goal."""
+        if self.goal_ratio is None and self.goal_added_us is None:
+            return None
+        within_ratio = self.goal_ratio is None or self.ratio <= self.goal_ratio
+        added = self.ours_us - self.limit_us
+        return within_ratio and (self.goal_added_us is None or added <= self.goal_added_us)
 
 
 @dataclass
@@ -50,19 +65,24 @@ class Report:
     def render(self) -> str:
         """A table a person reads."""
         lines = [
-            f"{'benchmark':<34} {'ours (µs/op)':>13} {'limit (µs/op)':>14} {'ratio':>7}  limit",
+            f"{'benchmark':<40} {'ours (µs/op)':>13} {'limit (µs/op)':>14} {'ratio':>7}  "
+            f"{'goal':<24} met   limit",
         ]
         for c in self.comparisons:
+            met = {None: "-", True: "yes", False: "NO"}[c.met]
             lines.append(
-                f"{c.name:<34} {c.ours_us:>13.1f} {c.limit_us:>14.1f} {c.ratio:>6.2f}x  {c.limit}"
+                f"{c.name:<40} {c.ours_us:>13.1f} {c.limit_us:>14.1f} {c.ratio:>6.2f}x  "
+                f"{c.goal:<24} {met:<5} {c.limit}"
             )
+            if c.notes:
+                lines.append(f"{'':<40} {c.notes}")
         return "\n".join(lines)
 
     def write(self) -> Path:
         """Write ``results/latest.json`` (ignored by git) and return its path."""
         RESULTS.mkdir(exist_ok=True)
         path = RESULTS / "latest.json"
-        rows = [asdict(c) | {"ratio": round(c.ratio, 3)} for c in self.comparisons]
+        rows = [asdict(c) | {"ratio": round(c.ratio, 3), "met": c.met} for c in self.comparisons]
         path.write_text(json.dumps({"measuredAt": time.time(), "comparisons": rows}, indent=2))
         return path
 

@@ -1,8 +1,13 @@
-"""A trivial gateway endpoint vs a bare Litestar app, both real processes under uvicorn.
+"""The gateway's trivial read and its health answer vs a bare Litestar app, under ``wrk``.
 
-Ours: ``GET /api/companies/{id}`` on the api-gateway process (board key checked by hash, company
-scoping, read model through the store thread, msgspec response). Limit: the same route on a bare
-Litestar app returning a constant. Load: a hand-written keep-alive client in its own process.
+Ours: the api-gateway process (uvloop, telemetry on as shipped: a SERVER span per request, batched
+to ``spans.jsonl``), with the five services' pings answered by the real services' stand-in
+(``$SRV.PING`` of each, through NATS). ``GET /api/companies/{id}`` checks a board key, scopes to its
+company and reads the read model; ``GET /api/health`` pings every service, NATS and the store.
+Limit: the same routes on a bare Litestar app (constant answers) on the same uvicorn stack.
+
+Load: ``wrk -t1 -c8`` (Debian's wrk), rounds interleaved, the order of the two sides alternated.
+``wrk`` shares the machine's two cores with the server under test, as it does for both sides.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import pytest
 pytestmark = [pytest.mark.bench, pytest.mark.integration]
 
 HERE = Path(__file__).parent
-TOTAL, CONNS, ROUNDS = 3000, 8, 5
+SECONDS, CONNS, ROUNDS = 3, 8, 5
 ADMIN = "cy_admin_bench-admin-key-0123456789"
 
 
@@ -41,35 +46,54 @@ def _wait_http(url: str) -> None:
     raise AssertionError(f"{url} never answered")
 
 
-def _load(port: int, path: str, token: str) -> float:
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(HERE / "httpload.py"),
-            "127.0.0.1",
-            str(port),
-            path,
-            token,
-            str(TOTAL),
-            str(CONNS),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return float(out.stdout)
+def _compare(ours_url: str, limit_url: str, token: str | None) -> tuple[list[Any], list[Any]]:
+    from bench_wrk import wrk
+
+    wrk(ours_url, seconds=1, connections=CONNS, token=token)  # warm-up
+    wrk(limit_url, seconds=1, connections=CONNS, token=token)
+    ours, limit = [], []
+    for n in range(ROUNDS):
+        sides = [(limit, limit_url), (ours, ours_url)]
+        for runs, url in sides if n % 2 == 0 else reversed(sides):
+            runs.append(wrk(url, seconds=SECONDS, connections=CONNS, token=token))
+    return ours, limit
 
 
-def test_gateway_endpoint_vs_bare_litestar(
-    nats_server: Any, service_process: Any, bench_report: Any
-) -> None:
+def _row(name: str, ours: list[Any], limit: list[Any], what: str) -> Any:
     from bench_harness import Comparison
 
+    ours_rps = statistics.median(r.rps for r in ours)
+    limit_rps = statistics.median(r.rps for r in limit)
+    ours_p99 = statistics.median(r.p99_ms for r in ours)
+    limit_p99 = statistics.median(r.p99_ms for r in limit)
+    return Comparison(
+        name=name,
+        ours=what,
+        limit="bare Litestar, same route, constant answer, uvicorn + uvloop",
+        ours_us=1e6 / ours_rps,
+        limit_us=1e6 / limit_rps,
+        rounds=ROUNDS,
+        ops_per_round=int(ours_rps * SECONDS),
+        notes=(
+            f"{ours_rps:,.0f} vs {limit_rps:,.0f} req/s ({ours_rps / limit_rps:.2f}x); "
+            f"p99 {ours_p99:.1f} vs {limit_p99:.1f} ms ({ours_p99 / limit_p99:.2f}x)"
+        ),
+        goal_ratio=1 / 0.7,
+        goal=">= 0.7x req/s",
+    )
+
+
+def test_gateway_read_and_health_vs_bare_litestar(
+    nats_server: Any, service_process: Any, bench_report: Any
+) -> None:
     gateway_port, bare_port = _free_port(), _free_port()
     service_process.sync(
         "api_gateway",
         env={"CLIPYARD_HTTP_PORT": str(gateway_port), "CLIPYARD_ADMIN_KEY": ADMIN},
     )
+    for name in ("workspace_realizer", "runtime_supervisor", "heartbeat_controller"):
+        service_process.sync(name)
+    service_process.sync("git_credentials")
     api = f"http://127.0.0.1:{gateway_port}/api"
     admin = {"Authorization": f"Bearer {ADMIN}"}
     company = httpx.post(f"{api}/companies", json={"name": "Acme"}, headers=admin).json()
@@ -78,28 +102,24 @@ def test_gateway_endpoint_vs_bare_litestar(
         json={"name": "bench", "kind": "board"},
         headers=admin,
     ).json()["key"]
+    assert httpx.get(f"{api}/health").status_code == 200, httpx.get(f"{api}/health").text
     bare = subprocess.Popen([sys.executable, str(HERE / "bare_litestar.py"), str(bare_port)])
     try:
-        _wait_http(f"http://127.0.0.1:{bare_port}/api/companies/x")
+        _wait_http(f"http://127.0.0.1:{bare_port}/api/health")
         path = f"/api/companies/{company['id']}"
-        _load(gateway_port, path, key)  # warm-up
-        _load(bare_port, path, key)
-        ours, limit = [], []
-        for _ in range(ROUNDS):
-            limit.append(_load(bare_port, path, key))
-            ours.append(_load(gateway_port, path, key))
+        ours, limit = _compare(f"{api[:-4]}{path}", f"http://127.0.0.1:{bare_port}{path}", key)
+        bench_report.add(
+            _row(
+                "gateway GET /api/companies/{id} (wrk)",
+                ours,
+                limit,
+                "api-gateway: board key, scoping, read model, SERVER span",
+            )
+        )
+        ours, limit = _compare(f"{api}/health", f"http://127.0.0.1:{bare_port}/api/health", None)
+        bench_report.add(
+            _row("gateway GET /api/health (wrk)", ours, limit, "api-gateway: shared ping round")
+        )
     finally:
         bare.terminate()
         bare.wait(10)
-    bench_report.add(
-        Comparison(
-            name="gateway GET /api/companies/{id}",
-            ours="api-gateway process: key auth, scoping, read model, msgspec",
-            limit="bare Litestar app, same route, constant answer",
-            ours_us=statistics.median(ours),
-            limit_us=statistics.median(limit),
-            rounds=ROUNDS,
-            ops_per_round=TOTAL,
-            notes=f"{CONNS} keep-alive connections, client in its own process",
-        )
-    )

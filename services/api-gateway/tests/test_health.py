@@ -126,3 +126,33 @@ def test_failures_are_named_without_revealing_the_deployment(
     )
     assert "pg-primary.internal.acme" in logged
     assert "workspace-realizer" in logged
+
+
+def test_one_round_of_pings_answers_the_requests_of_the_next_half_second(
+    client: Client, bus: Any
+) -> None:
+    from api_gateway.http.shared_check import SharedCheck
+
+    _all_up(bus)
+    pinged: list[str] = []
+    ping = bus.ping
+
+    async def counted(service_name: str, *, timeout: float) -> Ping:
+        pinged.append(service_name)
+        answer: Ping = await ping(service_name, timeout=timeout)
+        return answer
+
+    bus.ping = counted
+    now = [100.0]
+    client.app.state.gateway.health = SharedCheck(0.5, clock=lambda: now[0])
+    assert client.get("/api/health").status_code == 200
+    now[0] += 0.4
+    assert client.get("/api/health").status_code == 200
+    assert len(pinged) == len(SERVICE_NAMES)  # the second answer is the first round's
+
+    del bus.pings["heartbeat-controller"]
+    now[0] += 0.2  # 0.6 s after the round started: a new round
+    response = client.get("/api/health")
+    assert response.status_code == 503
+    assert response.json()["failing"] == ["heartbeat-controller"]
+    assert len(pinged) == 2 * len(SERVICE_NAMES)

@@ -11,12 +11,12 @@ the file is redacted. The ``telemetry`` folder is created 0700.
 
 from __future__ import annotations
 
-import json
+import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
@@ -26,13 +26,15 @@ from telemetry.rotation import DEFAULT_SPANS_ROTATION, Rotation
 
 __all__ = ["JsonlSpanExporter", "span_to_dict"]
 
+_ENCODER = msgspec.json.Encoder(enc_hook=str)
+"""Anything JSON has no type for is written as its ``str``."""
+
 
 def _iso(ns: int | None) -> str | None:
     if ns is None:
         return None
     seconds, rest = divmod(ns, 1_000_000_000)
-    moment = datetime.fromtimestamp(seconds, tz=UTC).replace(microsecond=rest // 1000)
-    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{rest // 1000:06d}Z"
 
 
 def _attributes(attributes: Mapping[str, Any] | None) -> dict[str, object]:
@@ -107,10 +109,7 @@ class JsonlSpanExporter(SpanExporter):
         """
         if not spans:
             return SpanExportResult.SUCCESS
-        data = "".join(
-            json.dumps(span_to_dict(span), default=str, separators=(",", ":")) + "\n"
-            for span in spans
-        ).encode()
+        data = b"".join(_ENCODER.encode(span_to_dict(span)) + b"\n" for span in spans)
         file = self._file
         if file is None:
             return SpanExportResult.FAILURE

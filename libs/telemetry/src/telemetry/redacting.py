@@ -10,7 +10,8 @@ links' attributes, with the rules of :mod:`telemetry.redaction`. The resource is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -67,6 +68,13 @@ class _RedactedSpan(ReadableSpan):
         return self._dropped[2]
 
 
+def _has_secrets(attributes: Mapping[str, Any] | None) -> bool:
+    """Whether redaction would change any of these attributes."""
+    if not attributes:
+        return False
+    return redact_attributes(attributes) != dict(attributes)
+
+
 def redact_span(span: ReadableSpan) -> ReadableSpan:
     """A copy of a finished span with its status description and attributes redacted.
 
@@ -74,8 +82,18 @@ def redact_span(span: ReadableSpan) -> ReadableSpan:
         span: A finished SDK span.
 
     Returns:
-        The redacted copy (the span itself is not changed: other processors still see it whole).
+        The redacted copy (the span itself is not changed: other processors still see it whole),
+        or the span itself when redaction would change nothing in it (most spans: a route, a
+        subject, ids and counts), which saves a copy per span.
     """
+    description = span.status.description
+    if (
+        not span.events
+        and not span.links
+        and (not description or scrub_url_secrets(description) == description)
+        and not _has_secrets(span.attributes)
+    ):
+        return span
     return _RedactedSpan(span)
 
 

@@ -11,6 +11,7 @@ Two rules, applied everywhere a value leaves the process as text:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -51,6 +52,14 @@ _SECRET_PAIR = re.compile(
 )
 
 
+# What every one of the three patterns above needs somewhere in a text: a text without any of it
+# has nothing to scrub (most span attributes: routes, paths, ids), and one search tells.
+_MAY_HOLD_SECRETS = re.compile(
+    r"://|bearer|basic|key|token|passw|pwd|secret|credential|dsn", re.IGNORECASE
+)
+
+
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """Tell whether a field name looks like it holds a secret.
 
@@ -58,7 +67,8 @@ def is_secret_name(name: str) -> bool:
         name: A field, attribute or header name.
 
     Returns:
-        True when the name contains one of the secret-looking words.
+        True when the name contains one of the secret-looking words (names repeat: attribute
+        and field names are few, so answers are remembered).
     """
     return _SECRET_NAME.search(name) is not None
 
@@ -102,7 +112,7 @@ def scrub_url_secrets(text: str) -> str:
     Returns:
         The text with the secrets replaced by ``***``.
     """
-    if not text:
+    if not text or _MAY_HOLD_SECRETS.search(text) is None:
         return text
     text = _URL.sub(_scrub_url, text)
     text = _AUTH_SCHEME.sub(lambda m: f"{m.group('scheme')} {REDACTED}", text)

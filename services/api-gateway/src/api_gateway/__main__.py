@@ -1,9 +1,13 @@
-"""``python -m api_gateway``: run the gateway."""
+"""``python -m api_gateway``: run the gateway on uvloop (the loop uvicorn itself prefers: its
+HTTP parsing and socket work cost less there than on the standard loop)."""
 
 from __future__ import annotations
 
 import asyncio
 
+import uvloop
+
 from api_gateway.app import main
 
-asyncio.run(main())
+with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+    runner.run(main())

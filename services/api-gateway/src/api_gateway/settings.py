@@ -32,6 +32,9 @@ class GatewaySettings:
     """``CLIPYARD_QUERY_TIMEOUT``: seconds a quick query (an operation's state) may take."""
     health_timeout: float = 1.0
     """``CLIPYARD_HEALTH_TIMEOUT``: seconds each service has to answer the health ping."""
+    health_fresh_for: float = 0.5
+    """``CLIPYARD_HEALTH_FRESH_FOR``: seconds a health answer is reused after its round of pings
+    started (one round runs at a time; requests during it share its answer)."""
     session_ttl: float = 12 * 3600.0
     """``CLIPYARD_SESSION_TTL``: seconds an operator-page session lasts."""
     session_cookie_secure: bool = False
@@ -70,6 +73,7 @@ class GatewaySettings:
             request_timeout=env_seconds(env, "CLIPYARD_REQUEST_TIMEOUT", 110.0),
             query_timeout=env_seconds(env, "CLIPYARD_QUERY_TIMEOUT", 10.0),
             health_timeout=env_seconds(env, "CLIPYARD_HEALTH_TIMEOUT", 1.0),
+            health_fresh_for=env_seconds(env, "CLIPYARD_HEALTH_FRESH_FOR", 0.5),
             session_ttl=env_seconds(env, "CLIPYARD_SESSION_TTL", 12 * 3600.0),
             session_cookie_secure=env.get("CLIPYARD_SESSION_COOKIE_SECURE", "").lower()
             in ("1", "true", "yes"),

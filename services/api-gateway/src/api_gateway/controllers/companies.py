@@ -104,7 +104,7 @@ class CompanyController(Controller):
         Errors: 401 ``unauthenticated``; 404 ``not_found`` (no such company, or another company's).
         """
         check_company(principal, company_id)
-        return to_company(await gateway.query(gateway.application.company, company_id))
+        return to_company(gateway.lookup(gateway.application.company, company_id))
 
     @put(
         "/{company_id:str}/host-access",

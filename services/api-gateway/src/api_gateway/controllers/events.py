@@ -251,7 +251,7 @@ class EventStreamController(Controller):
         what to read instead); 404 ``not_found``.
         """
         check_company(principal, company_id)
-        await gateway.query(gateway.application.company, company_id)
+        gateway.lookup(gateway.application.company, company_id)
         wanted, after = parse_types(types), parse_last_event_id(last_event_id)
         credential = Credential.of(request)
 

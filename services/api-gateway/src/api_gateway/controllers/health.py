@@ -77,20 +77,27 @@ class HealthController(Controller):
         """Ping the five services (``$SRV.PING.<name>``), check NATS and the store; no key needed.
 
         200 ``{status: "ok", ...}`` when everything answers; 503 ``{status: "degraded", ...}``
-        naming the failing parts in ``failing`` and in each part's ``error``.
+        naming the failing parts in ``failing`` and in each part's ``error``. One round of pings
+        runs at a time, and its answer serves the requests of the next
+        ``CLIPYARD_HEALTH_FRESH_FOR`` seconds (0.5 by default).
         """
-        names = list(SERVICE_NAMES.values())
-        answers = await asyncio.gather(*(_ping(gateway, name) for name in names))
-        services = dict(zip(names, answers, strict=True))
-        nats = ComponentHealth(status="ok" if gateway.bus.connected else "down")
-        store = await _store(gateway)
-        failing = [name for name, one in services.items() if one.status != "ok"]
-        failing += [part for part, one in (("nats", nats), ("store", store)) if one.status != "ok"]
-        health = Health(
-            status="degraded" if failing else "ok",
-            services=services,
-            nats=nats,
-            store=store,
-            failing=failing,
-        )
-        return Response(health, status_code=503 if failing else 200)
+        health = await gateway.health.get(lambda: _check(gateway))
+        return Response(health, status_code=503 if health.failing else 200)
+
+
+async def _check(gateway: Gateway) -> Health:
+    """One round: every service pinged in parallel, NATS and the store checked."""
+    names = list(SERVICE_NAMES.values())
+    answers = await asyncio.gather(*(_ping(gateway, name) for name in names))
+    services = dict(zip(names, answers, strict=True))
+    nats = ComponentHealth(status="ok" if gateway.bus.connected else "down")
+    store = await _store(gateway)
+    failing = [name for name, one in services.items() if one.status != "ok"]
+    failing += [part for part, one in (("nats", nats), ("store", store)) if one.status != "ok"]
+    return Health(
+        status="degraded" if failing else "ok",
+        services=services,
+        nats=nats,
+        store=store,
+        failing=failing,
+    )

@@ -45,7 +45,7 @@ _UNAVAILABLE = ("service_unavailable", "timeout")
 async def _company_in_reach(gateway: Gateway, principal: Principal, company_id: str) -> None:
     """404 unless the principal may see ``company_id`` and it exists (the admin sees them all)."""
     check_company(principal, company_id)
-    await gateway.query(gateway.application.company, company_id)
+    gateway.lookup(gateway.application.company, company_id)
 
 
 class SecretController(Controller):

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from litestar import Request
 from litestar.datastructures import State
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 
+from api_gateway.http.shared_check import SharedCheck
 from contracts.base import Accepted, Actor, ErrorReply, Ok, Principal, Query
 from eventstore import Cause, acting
 
@@ -87,7 +88,7 @@ class Gateway:
     try to rebuild it field by field for every request.
     """
 
-    __slots__ = ("application", "bus", "executor", "settings", "stopping")
+    __slots__ = ("application", "bus", "executor", "health", "settings", "stopping")
 
     def __init__(
         self,
@@ -104,10 +105,22 @@ class Gateway:
         self.bus = bus
         self.settings = settings
         self.stopping = stopping
+        self.health: SharedCheck[Any] = SharedCheck(settings.health_fresh_for)
+        """The health answer's round of pings, shared (``api_gateway.http.shared_check``)."""
 
     async def query(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a read of the application on the store thread."""
         return await self.executor.run(fn, *args)
+
+    def lookup(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a lookup of one read-model entry by its key here, on the loop, with no thread hop.
+
+        Only for reads that get one entry of an in-memory dict (atomic under the GIL, so the
+        store thread's projections cannot be seen half done) and write nothing: a key, a run
+        token, a company. A read that iterates a read model stays on the store thread
+        (:meth:`query`): a projection may change the dict's size while it iterates.
+        """
+        return fn(*args)
 
     async def act(self, principal: Principal, fn: Callable[..., T], *args: Any) -> T:
         """Run a use case on the store thread, its events recording ``principal`` as the cause."""
@@ -124,8 +137,16 @@ def provide_gateway(state: State) -> Gateway:
     return gateway
 
 
-def provide_principal(request: Request[Any, Any, Any]) -> Principal:
-    """The principal the authentication middleware found for this request."""
+def provide_principal(
+    request: Request[Any, Any, Any], gateway: NamedDependency[Gateway]
+) -> Principal:
+    """The principal the authentication middleware found for this request.
+
+    It takes ``gateway`` only so Litestar resolves the two one after the other: two providers
+    with nothing between them are resolved in an anyio task group, one per request (a tenth of a
+    trivial read's time).
+    """
+    del gateway
     principal: Principal = request.user
     return principal
 

@@ -161,7 +161,7 @@ async def _bearer(gateway: Gateway, header: str) -> Principal:
             "The Authorization header must be 'Bearer <key>'.", header="Authorization"
         )
     if is_run_token(key):
-        token = await gateway.query(gateway.application.authenticate_run_token, key)
+        token = gateway.lookup(gateway.application.authenticate_run_token, key)
         return Principal(
             company_id=token.company_id,
             actor=Actor(type="agent", id=token.agent_id),
@@ -172,7 +172,7 @@ async def _bearer(gateway: Gateway, header: str) -> Principal:
     admin_hash = gateway.settings.admin_key_hash
     if admin_hash is not None and hmac.compare_digest(hash_secret(key), admin_hash):
         return ADMIN
-    record = await gateway.query(gateway.application.authenticate_key, key)
+    record = gateway.lookup(gateway.application.authenticate_key, key)
     actor_id = record.agent_id if record.kind == "agent" and record.agent_id else record.id
     return Principal(company_id=record.company_id, actor=Actor(type=record.kind, id=actor_id))  # type: ignore[arg-type]
 

@@ -33,6 +33,10 @@ class TracingMiddleware(ASGIMiddleware):
 
     scopes = (ScopeType.HTTP,)
 
+    def __init__(self) -> None:
+        """Take the tracer once (a proxy until telemetry is configured, then the provider's)."""
+        self._tracer = tracer()
+
     async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
         """Run the request inside its span; record the route and the response status."""
         headers = {
@@ -51,7 +55,7 @@ class TracingMiddleware(ASGIMiddleware):
         # From an empty context: nothing but the caller's trace context (no baggage) is current.
         token = otel_context.attach(extract(headers, context=Context()))
         try:
-            with tracer().start_as_current_span(
+            with self._tracer.start_as_current_span(
                 f"{method} {route}", kind=SpanKind.SERVER, attributes=attributes
             ) as span:
 
