@@ -40,8 +40,8 @@ def wrk(url: str, *, seconds: float, connections: int = 8, token: str | None = N
     if "Non-2xx" in out:
         raise AssertionError(f"wrk met answers other than 2xx from {url}:\n{out}")
     rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    p50 = re.search(r"50%\s+(\S+)", out)
-    p99 = re.search(r"99%\s+(\S+)", out)
+    p50 = re.search(r"^\s*50%\s+(\S+)", out, re.MULTILINE)
+    p99 = re.search(r"^\s*99%\s+(\S+)", out, re.MULTILINE)
     if rps is None or p50 is None or p99 is None:
         raise AssertionError(f"wrk's output lacks its totals:\n{out}")
     return WrkResult(rps=float(rps[1]), p50_ms=_ms(p50[1]), p99_ms=_ms(p99[1]))

@@ -108,6 +108,9 @@ class GetExecutionWorkspace(Query, tag="workspace.get.v1", frozen=True, kw_only=
     """Read one workspace with its delivery state → ``ExecutionWorkspace``."""
 
     workspace_id: str
+    delivery: bool = True
+    """False: the workspace as recorded, without asking git (on its node) for its delivery
+    state: for a caller that needs the record only (its node, config, company)."""
 
 
 class WorkspaceFilters(Struct, frozen=True, kw_only=True):

@@ -62,11 +62,14 @@ class RuntimeLeaseOutcome(Struct, frozen=True, kw_only=True):
 
 class RuntimeControlResult(Struct, frozen=True, kw_only=True):
     """The answer to :class:`ControlRuntime`: the operation recorded for the action and the
-    target's runtime services after it (the gateway adds the re-read workspace)."""
+    target's runtime services and lazy provisioning after it (the gateway lays them over the
+    workspace it read before the action)."""
 
     operation: WorkspaceOperation
     runtime_services: list[RuntimeServiceBrief] = msgspec.field(default_factory=list)
     lease: RuntimeLeaseOutcome | None = None
+    runtime_provisioning: RuntimeProvisioning | None = None
+    """None from a supervisor older than this field: the gateway then reads the workspace again."""
 
 
 class RuntimeState(Struct, frozen=True, kw_only=True):

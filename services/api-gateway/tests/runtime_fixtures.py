@@ -68,6 +68,7 @@ def control_result(company_id: str, **changes: Any) -> dict[str, Any]:
     return {
         "operation": sup_operation(company_id),
         "runtimeServices": [service(company_id)],
+        "runtimeProvisioning": {"state": "provisioned", "at": wire.NOW, "operationId": SUP_OP},
         "lease": {"outcome": "bypassed"},
         **changes,
     }

@@ -17,7 +17,7 @@ from api_gateway.application import GatewayApplication
 from api_gateway.domain import ApiKey, hash_secret, new_key
 from contracts.base import Accepted, ErrorReply
 from contracts.execution_commands import GetExecutionWorkspace
-from contracts.runtime_commands import ControlRuntime, GetRuntimeServiceLog, GetRuntimeState
+from contracts.runtime_commands import ControlRuntime, GetRuntimeServiceLog
 from contracts.workspace_commands import GetProjectWorkspace
 from contracts.workspace_config import ExecutionWorkspaceConfig, RuntimeConfig
 
@@ -110,14 +110,17 @@ def test_an_action_goes_to_the_workspace_node_and_answers_the_workspace_read_aga
     assert set(body) == {"workspace", "operation"}
     assert body["operation"]["id"] == rt.SUP_OP
     assert body["operation"]["source"] == "supervisor"
-    # The workspace is the detail read again, with the supervisor's facts laid over it.
+    # The workspace is the detail, read while the supervisor acted, with the facts the
+    # supervisor answered the action with laid over it.
     assert body["workspace"]["id"] == wire.WS
     assert [s["url"] for s in body["workspace"]["runtimeServices"]] == ["http://127.0.0.1:41007/"]
     assert body["workspace"]["runtimeProvisioning"]["state"] == "provisioned"
     subjects = [sent.subject for sent in scripted.sent]
-    # Read first (404 for another company's), then act, then read again.
-    assert subjects[:3] == [*READ, CONTROL]
-    assert sorted(subjects[3:]) == sorted([GET_WS, STATE])
+    # The record first (404 for another company's; no git), then the action and the detail.
+    assert subjects[:2] == READ
+    assert sorted(subjects[2:]) == sorted([CONTROL, GET_WS])
+    reads = [sent.message for sent in scripted.sent if sent.subject == GET_WS]
+    assert [read.delivery for read in reads] == [False, True]
     command = _control(scripted.sent)
     # What the realizer said goes along: the supervisor acts once its copies say the same.
     facts = msgspec.to_builtins(command.realizer_facts)
@@ -138,9 +141,8 @@ def test_an_action_goes_to_the_workspace_node_and_answers_the_workspace_read_aga
     )
     assert command.principal.company_id == company
     assert command.principal.actor.type == "board"
-    (reread,) = [sent.message for sent in scripted.sent[2:] if sent.subject == STATE]
-    assert isinstance(reread, GetRuntimeState)
-    assert reread.workspace_id == wire.WS
+    # The supervisor's facts came with its answer: it is not asked again.
+    assert STATE not in subjects
 
 
 def test_run_names_a_job_and_every_body_field_reaches_the_supervisor(
@@ -289,6 +291,17 @@ def test_a_supervisor_that_does_not_answer_is_503_and_a_slow_one_504(
     _error(client.post(f"{WS_URL}/runtime-services/start", headers=board), 504, "timeout")
 
 
+def test_a_supervisor_that_answers_no_provisioning_has_the_workspace_read_again(
+    client: Client, scripted: Any, company: str, board: dict[str, str]
+) -> None:
+    # A supervisor older than RuntimeControlResult.runtimeProvisioning.
+    scripted.replies[CONTROL] = wire.ok(rt.control_result(company, runtimeProvisioning=None))
+    response = client.post(f"{WS_URL}/runtime-services/start", headers=board)
+    assert response.status_code == 200, response.text
+    assert response.json()["workspace"]["runtimeProvisioning"]["state"] == "provisioned"
+    assert STATE in [sent.subject for sent in scripted.sent]
+
+
 def test_when_the_read_again_fails_the_action_is_still_answered(
     client: Client, scripted: Any, company: str, board: dict[str, str]
 ) -> None:
@@ -302,13 +315,15 @@ def test_when_the_read_again_fails_the_action_is_still_answered(
     assert body["workspace"]["nodeId"] == NODE
     # The services the supervisor answered with the action.
     assert [s["id"] for s in body["workspace"]["runtimeServices"]] == [rt.SERVICE]
-    assert "could not be read whole after the start" in response.headers["X-Clipyard-Warning"]
+    assert "could not be read whole alongside the start" in response.headers["X-Clipyard-Warning"]
 
 
 def test_when_the_supervisor_is_not_there_to_read_again_its_answer_gives_the_rows(
     client: Client, scripted: Any, company: str, board: dict[str, str]
 ) -> None:
-    # The supervisor acted, then died: the state read after the action finds nobody.
+    # A supervisor older than RuntimeControlResult.runtimeProvisioning acted, then died: the
+    # state read after the action finds nobody.
+    scripted.replies[CONTROL] = wire.ok(rt.control_result(company, runtimeProvisioning=None))
     gone = ErrorReply(code="service_unavailable", message="runtime-supervisor is gone.", status=503)
     scripted.replies[STATE] = lambda _: gone
     response = client.post(f"{WS_URL}/runtime-services/start", headers=board)
@@ -401,7 +416,8 @@ def test_rights_board_and_agent_keys_act_the_admin_key_does_not(
     assert command.principal.run_id == rt.RUN
     response = client.post(url, headers={**agent, "X-Paperclip-Run-Id": rt.RUN})
     assert response.status_code == 200, response.text
-    assert scripted.sent[-3].message.principal.run_id == rt.RUN
+    last = [sent.message for sent in scripted.sent if sent.subject == CONTROL][-1]
+    assert last.principal.run_id == rt.RUN
 
 
 def test_an_agents_facts_are_read_whole_as_clipyard_itself_for_the_supervisor_only(

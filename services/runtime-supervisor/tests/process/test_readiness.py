@@ -197,7 +197,7 @@ async def test_no_readiness_is_ready_once_spawned(spawn) -> None:
     assert time.monotonic() - started < 2  # far from the 10 s timeout, even on a loaded machine
 
 
-async def test_readiness_polls_every_100_ms_by_default(tmp_path) -> None:
+async def test_readiness_probes_soon_at_first_then_every_100_ms_by_default(tmp_path) -> None:
     port = _free_port()  # nothing listens: every probe fails until the timeout
     probes = _Probes()
     started = time.monotonic()
@@ -209,13 +209,19 @@ async def test_readiness_polls_every_100_ms_by_default(tmp_path) -> None:
     window = time.monotonic() - started
     # The last two gaps are the end: a sleep cut to what was left, then one more look at the
     # service before "not ready".
-    gaps = sorted(probes.gaps()[:-2])
-    # About one probe per 100 ms: never faster, and the typical gap is 100 ms, not seconds
-    # (a loaded machine makes a few gaps longer, and so fewer probes fit the window).
-    assert gaps[0] >= 0.095, gaps
-    assert 0.095 <= gaps[len(gaps) // 2] < 0.3, gaps
-    assert len(probes.times) >= 6, (len(probes.times), window)
-    assert len(probes.times) <= window / 0.1 + 2, (len(probes.times), window)
+    gaps = probes.gaps()[:-2]
+    # The second probe comes 5 ms after the first (a service ready within milliseconds is seen
+    # within milliseconds), each wait 1.5 times the last, then one probe per 100 ms: never
+    # faster, and the typical late gap is 100 ms, not seconds (a loaded machine makes a few
+    # gaps longer, and so fewer probes fit the window).
+    assert 0.004 <= gaps[0] < 0.05, gaps
+    ramp = 8  # 5, 7.5, 11.3, 16.9, 25.3, 38, 57, 85 ms: about 0.25 s
+    late = sorted(gaps[ramp:])
+    assert late[0] >= 0.095, gaps
+    assert 0.095 <= late[len(late) // 2] < 0.3, gaps
+    assert len(probes.times) >= 6 + ramp, (len(probes.times), window)
+    # the first probe, the ramp, one per 100 ms after it, and the end's two looks
+    assert len(probes.times) <= 1 + ramp + (window - 0.25) / 0.1 + 2, (len(probes.times), window)
 
 
 async def test_readiness_is_seen_within_a_poll_of_its_log_line(spawn, tmp_path) -> None:

@@ -10,6 +10,7 @@ header; the supervisor checks the company, the workspace's runtime config, the j
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from typing import Annotated, Any, Final
@@ -240,25 +241,69 @@ async def control_execution_workspace(
     Raises:
         BusReplyError: The realizer or the supervisor refused (status, code and details kept).
     """
-    query = GetExecutionWorkspace(principal=principal, workspace_id=workspace_id)
+    # The record (its node, config and company) without git; the detail, git's delivery state
+    # included, is read while the supervisor acts: a runtime action changes none of it.
+    query = GetExecutionWorkspace(principal=principal, workspace_id=workspace_id, delivery=False)
     workspace = await fetch(gateway, subjects.WORKSPACE_GET, query, ExecutionWorkspace)
     facts = await _execution_facts(gateway, principal, workspace)
     command = _command(principal, action, body, facts, workspace_id=workspace_id)
     subject = runtime_control(workspace.node_id)
+    detail = asyncio.ensure_future(
+        fetch(
+            gateway,
+            subjects.WORKSPACE_GET,
+            msgspec.structs.replace(query, delivery=True),
+            ExecutionWorkspace,
+        )
+    )
+    detail.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen if dropped
     try:
         result = await request_result(gateway, subject, command, RuntimeControlResult)
     except BusReplyError as exc:
+        detail.cancel()
         raise node_unanswered(exc, subject, workspace.node_id) from None
+    except BaseException:
+        detail.cancel()
+        raise
     if isinstance(result, Accepted):
+        detail.cancel()
         return accepted(result)
     try:
-        again, warning = await workspace_detail(
-            gateway, principal, workspace_id, probe_health=False
-        )
+        again = await detail
     except BusReplyError as exc:  # the action happened: answer it with what is known
-        log.warning("re-reading workspace %s after %s: %s", workspace_id, action, exc)
-        again, warning = workspace, str(exc)
-    if warning is not None:  # the rows as the supervisor's answer to the action gave them
+        log.warning("reading workspace %s alongside its %s: %s", workspace_id, action, exc)
+        return warned(
+            RuntimeControlAnswer(
+                workspace=msgspec.structs.replace(
+                    workspace, runtime_services=result.runtime_services
+                ),
+                operation=result.operation,
+            ),
+            f"The workspace could not be read whole alongside the {action}: runtimeServices are "
+            f"those the {action} answered with; its delivery state and runtimeProvisioning are "
+            "not shown.",
+        )
+    if result.runtime_provisioning is None:  # a supervisor older than the field
+        return await _read_again(gateway, principal, workspace_id, action, result)
+    after = msgspec.structs.replace(
+        again,
+        runtime_services=result.runtime_services,
+        runtime_provisioning=result.runtime_provisioning,
+    )
+    return warned(RuntimeControlAnswer(workspace=after, operation=result.operation), None)
+
+
+async def _read_again(
+    gateway: Gateway,
+    principal: Principal,
+    workspace_id: str,
+    action: str,
+    result: RuntimeControlResult,
+) -> Response[Any]:
+    """The answer through a read of the detail after the action (the supervisor's facts
+    included), or with the rows the action answered with when the supervisor is gone since."""
+    again, warning = await workspace_detail(gateway, principal, workspace_id, probe_health=False)
+    if warning is not None:
         again = msgspec.structs.replace(again, runtime_services=result.runtime_services)
         warning = (
             f"The workspace could not be read whole after the {action}: runtimeServices are "

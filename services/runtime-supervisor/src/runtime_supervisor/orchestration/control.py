@@ -34,7 +34,7 @@ from runtime_supervisor.orchestration.actions import (
     start_action,
     stop_action,
 )
-from runtime_supervisor.usecases.views import operation_row, service_brief
+from runtime_supervisor.usecases.views import operation_row, provisioning_view, service_brief
 from servicekit.access import Access, AccessDeniedError
 
 if TYPE_CHECKING:
@@ -314,6 +314,7 @@ async def execute(
         return RuntimeControlResult(
             operation=operation_row(app.operation(None, outcome.operation)),
             runtime_services=[service_brief(r, app.desired_of(r)) for r in app.services_of(target)],
+            runtime_provisioning=provisioning_view(target, app.provisioning(target)),
             lease=plan.lease,
         )
 

@@ -99,14 +99,21 @@ class WorkspaceReadEndpoints(Endpoints):
         self, q: GetExecutionWorkspace, ctx: RequestContext
     ) -> ExecutionWorkspace | Ok | Accepted | ErrorReply:
         """``ws.qry.workspace.get``: the detail, with delivery state (runs git on its node); as
-        recorded, ``nodeState`` ``unreachable``, when its node does not answer."""
+        recorded, ``nodeState`` ``unreachable``, when its node does not answer; as recorded
+        when the query asks for no delivery state."""
         access = self.allow(q.principal, WORKSPACE, Action.READ)
+        app = self.app
+        if not q.delivery:  # the record only: any realizer has it
+            return await self.read(
+                q.principal,
+                WORKSPACE,
+                lambda a: workspace_view(app, app.workspace_of(a, q.workspace_id)),
+            )
         try:
             moved = await self.on_workspace_node(
                 access, q.workspace_id, _here(subjects.WORKSPACE_GET), q, ctx
             )
         except NodeUnreachableError:
-            app = self.app
             recorded = await self.read(
                 q.principal,
                 WORKSPACE,
@@ -115,7 +122,6 @@ class WorkspaceReadEndpoints(Endpoints):
             return msgspec.structs.replace(recorded, node_state="unreachable")
         if moved is not None:
             return moved
-        app = self.app
         facts = await self.read(q.principal, WORKSPACE, lambda a: gather(app, a, q.workspace_id))
         delivery = await inspect(self.realizer, facts)
         return await self.runtime.store(
