@@ -89,9 +89,13 @@ test-cluster *args: install
 test-browser *args: install
     cd "{{root}}" && "{{bin}}/pytest" -m "browser and not bench" tests/browser "$@"
 
-# Benchmarks (tests/bench), never part of `just test`
+# Benchmarks (tests/bench), never part of `just test`: each row's ratio to its physical limit and its goal, printed as one table and written to tests/bench/results/latest.json
 bench *args: install
-    cd "{{root}}" && "{{bin}}/pytest" -m bench tests/bench -p no:cacheprovider "$@"
+    cd "{{root}}" && "{{bin}}/pytest" -m "bench and not scale" tests/bench -p no:cacheprovider "$@"
+
+# Benchmarks at scale (1,000 workspaces, 200 services; CLIPYARD_BENCH_WORKSPACES sets the 1,000): the same table, written to tests/bench/results/scale.json
+bench-scale *args: install
+    cd "{{root}}" && CLIPYARD_BENCH_RESULTS=scale.json "{{bin}}/pytest" -m "bench and scale" tests/bench -p no:cacheprovider "$@"
 
 # Lint and format check (ruff)
 lint: install

@@ -7,6 +7,7 @@ the report keeps medians and their ratio. Nothing asserts an absolute time.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -16,6 +17,11 @@ from pathlib import Path
 __all__ = ["Comparison", "Report", "measure_async", "measure_sync"]
 
 RESULTS = Path(__file__).parent / "results"
+
+
+def results_path() -> Path:
+    """Where this run's report is written."""
+    return RESULTS / (os.environ.get("CLIPYARD_BENCH_RESULTS") or "latest.json")
 
 
 @dataclass
@@ -79,9 +85,10 @@ class Report:
         return "\n".join(lines)
 
     def write(self) -> Path:
-        """Write ``results/latest.json`` (ignored by git) and return its path."""
+        """Write ``results/latest.json`` (ignored by git; ``CLIPYARD_BENCH_RESULTS`` names
+        another file there) and return its path."""
         RESULTS.mkdir(exist_ok=True)
-        path = RESULTS / "latest.json"
+        path = results_path()
         rows = [asdict(c) | {"ratio": round(c.ratio, 3), "met": c.met} for c in self.comparisons]
         path.write_text(json.dumps({"measuredAt": time.time(), "comparisons": rows}, indent=2))
         return path

@@ -80,11 +80,16 @@ async def _compare(
             limit_us=medians["limit"],
             rounds=5,
             ops_per_round=OPS,
+            goal_ratio=2.0,
+            goal=">= 0.5x appends/s",
         )
     )
 
 
-async def test_postgres_append_vs_raw_psycopg_insert(pg_database: str, bench_report: Any) -> None:
+async def test_postgres_append_vs_raw_psycopg_insert(
+    durable_pg_database: str, bench_report: Any
+) -> None:
+    pg_database = durable_pg_database
     app = build_application(
         CounterApplication,
         service="bench",

@@ -110,5 +110,7 @@ async def test_wake_to_adapter_start_vs_raw_spawn(
                     f"wake to the run read back ended took {statistics.median(totals) * 1e3:.1f}"
                     " ms (median, polling every 100 ms)"
                 ),
+                goal_added_us=12_000 if path.startswith("trusted") else 35_000,
+                goal="<= raw + 12 ms" if path.startswith("trusted") else "<= raw + 35 ms",
             )
         )

@@ -164,8 +164,10 @@ async def test_start_to_ready_and_stop_vs_raw_process(
                 f"p95 ours {_p(ours_start, 0.95) * 1e3:.1f} ms, raw "
                 f"{_p(raw_start, 0.95) * 1e3:.1f} ms; the supervisor's own operation took "
                 f"{statistics.median(inside['start']) * 1e3:.1f} ms (median); it polls "
-                "readiness every 100 ms (DECISIONS 8): up to 100 ms of the gap is that interval"
+                "readiness at once, 5 ms later, then less often (DECISIONS 8)"
             ),
+            goal_added_us=20_000,
+            goal="<= raw + 20 ms",
         )
     )
     bench_report.add(
@@ -181,9 +183,11 @@ async def test_start_to_ready_and_stop_vs_raw_process(
                 f"p95 ours {_p(ours_stop, 0.95) * 1e3:.1f} ms, raw "
                 f"{_p(raw_stop, 0.95) * 1e3:.1f} ms; the supervisor's own operation took "
                 f"{statistics.median(inside['stop']) * 1e3:.1f} ms (median); a workspace detail "
-                f"read (the gateway re-reads the workspace after each action) took "
+                f"read (the gateway reads it while the supervisor acts) took "
                 f"{statistics.median(reads) * 1e3:.1f} ms"
             ),
+            goal_added_us=20_000,
+            goal="<= raw + 20 ms",
         )
     )
 
@@ -203,6 +207,7 @@ async def _rss_median(pid: int, samples: int = 5) -> float:
     return float(statistics.median(values))
 
 
+@pytest.mark.scale
 async def test_supervisor_memory_with_200_idle_services(
     stack: Any, tmp_path: Path, bench_report: Any
 ) -> None:

@@ -42,7 +42,7 @@ from tests.e2e.runtimeutil import ISOLATED
 from clipyard_cli.clusterprocs import ClusterPorts
 from clipyard_cli.clusterstack import ClusterStack
 
-pytestmark = [pytest.mark.bench, pytest.mark.cluster]
+pytestmark = [pytest.mark.bench, pytest.mark.cluster, pytest.mark.scale]
 
 WORKSPACES = int(os.environ.get("CLIPYARD_BENCH_WORKSPACES", "1000"))
 BASELINE = max(WORKSPACES // 2, 10)

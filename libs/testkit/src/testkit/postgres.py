@@ -166,11 +166,13 @@ def _connects(dsn: str) -> bool:
         return False
 
 
-def start_local_postgres(timeout: float = 30.0) -> PostgresServer:
+def start_local_postgres(timeout: float = 30.0, *, durable: bool = False) -> PostgresServer:
     """Create a cluster in a temporary folder under ``/tmp`` and start it on 127.0.0.1.
 
     Args:
         timeout: Seconds to wait for the first successful connection.
+        durable: Keep PostgreSQL's shipped durability (``fsync``, ``synchronous_commit``, full
+            page writes on), as the benchmarks measure it; tests run without.
 
     Returns:
         The running server (user ``postgres``, trust authentication, database ``postgres``).
@@ -194,7 +196,7 @@ def start_local_postgres(timeout: float = 30.0) -> PostgresServer:
         server._base_dir = base
         with log_path.open("ab") as log:
             server._process = subprocess.Popen(
-                _server_command(bindir, data, sockets, port),
+                _server_command(bindir, data, sockets, port, durable=durable),
                 cwd=base,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -257,9 +259,12 @@ def _create_cluster(bindir: Path, drop: _RunAs) -> Path:
     return base
 
 
-def _server_command(bindir: Path, data: Path, sockets: Path, port: int) -> list[str]:
-    """``postgres`` on 127.0.0.1:``port``, tuned for tests (no fsync: nothing must survive)."""
-    return [
+def _server_command(
+    bindir: Path, data: Path, sockets: Path, port: int, *, durable: bool = False
+) -> list[str]:
+    """``postgres`` on 127.0.0.1:``port``, tuned for tests (no fsync: nothing must survive)
+    unless ``durable``."""
+    command = [
         str(bindir / "postgres"),
         "-D",
         str(data),
@@ -270,13 +275,18 @@ def _server_command(bindir: Path, data: Path, sockets: Path, port: int) -> list[
         "-c",
         "listen_addresses=127.0.0.1",
         "-c",
+        "max_connections=300",
+    ]
+    if durable:
+        return command
+    return [
+        *command,
+        "-c",
         "fsync=off",
         "-c",
         "synchronous_commit=off",
         "-c",
         "full_page_writes=off",
-        "-c",
-        "max_connections=300",
     ]
 
 

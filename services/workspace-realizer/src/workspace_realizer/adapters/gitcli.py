@@ -163,7 +163,8 @@ class GitRunner:
             stdin=stdin,
             keep_full_stdout=True,
         )
-        result = self._result(args, cwd, phase, metadata, secrets, outcome, timeout)
+        reported = sink is not None and phase is not None
+        result = self._result(args, cwd, phase, metadata, secrets, outcome, timeout, reported)
         if sink is not None and phase is not None:
             await sink(result.step)
         if outcome.spawn_error is not None:
@@ -194,8 +195,14 @@ class GitRunner:
         secrets: list[str],
         outcome: ProcessOutcome,
         timeout: float | None,
+        reported: bool,
     ) -> GitResult:
-        """The scrubbed step and result of one finished git process."""
+        """The scrubbed step and result of one finished git process.
+
+        The step keeps git's output only when it is reported (or git failed): a probe's output
+        is its result's, and scrubbing it for a step nobody keeps cost a realize 31 ms with
+        1,000 worktrees listed.
+        """
         stderr = scrub_bytes(outcome.stderr, secrets)
         if outcome.timed_out:
             stderr += f"\n[clipyard] git timed out after {timeout or self.timeout:g}s".encode()
@@ -208,7 +215,7 @@ class GitRunner:
             cwd=str(cwd),
             status=status,
             exit_code=outcome.returncode,
-            stdout=scrub_bytes(outcome.stdout, secrets),
+            stdout=scrub_bytes(outcome.stdout, secrets) if reported or status == "failed" else b"",
             stderr=stderr,
             truncated=outcome.truncated,
             started_at=outcome.started_at,
