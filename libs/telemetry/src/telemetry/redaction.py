@@ -55,8 +55,18 @@ _SECRET_PAIR = re.compile(
 # What one of the three patterns above needs somewhere in a text, lowercased: a text without any
 # of it has nothing to scrub (most span attributes: routes, paths, ids). Plain substring searches
 # of the lowercased text tell twenty times sooner than one case-blind regex alternation.
-_SECRET_HINTS = ("://", "bearer", "basic", "key", "token", "passw", "pwd", "secret", "credential",
-                 "dsn")  # fmt: skip
+_SECRET_HINTS = (
+    "://",
+    "bearer",
+    "basic",
+    "key",
+    "token",
+    "passw",
+    "pwd",
+    "secret",
+    "credential",
+    "dsn",
+)
 
 
 def _may_hold_secrets(text: str) -> bool:

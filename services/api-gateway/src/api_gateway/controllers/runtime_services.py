@@ -16,13 +16,13 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from api_gateway.controllers.common import error_responses
+from api_gateway.controllers.execution_control import control_execution_workspace
 from api_gateway.controllers.realizer import ACCEPTED, InvalidRequestError, fetch
 from api_gateway.controllers.runtime_control import (
     ProjectRuntimeControlAnswer,
     RuntimeControlAnswer,
     RuntimeControlBody,
     acting_principal,
-    control_execution_workspace,
     control_project_workspace,
     known_action,
 )
