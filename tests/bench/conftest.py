@@ -44,34 +44,3 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.write_sep("=", "benchmarks: Clipyard's path vs the physical limit")
             terminalreporter.write_line(report.render())
             terminalreporter.write_line(f"written to {harness.results_path()}")
-
-
-@pytest.fixture(scope="session")
-def durable_postgres() -> Iterator[Any]:
-    """PostgreSQL as shipped (fsync, synchronous commit and full page writes on) on the root
-    disk, for the benchmarks that compare against it; the test kit's server runs without."""
-    from testkit.docker import docker_available
-    from testkit.postgres import start_local_postgres, start_postgres_container
-
-    try:
-        server = (
-            start_postgres_container() if docker_available() else start_local_postgres(durable=True)
-        )
-    except Exception as error:
-        pytest.fail(f"no PostgreSQL for the benchmarks: {error}", pytrace=False)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def durable_pg_database(durable_postgres: Any) -> Iterator[str]:
-    """A fresh database on :func:`durable_postgres`, dropped afterwards."""
-    from testkit.postgres import create_database, drop_database
-
-    name = create_database(durable_postgres.dsn)
-    try:
-        yield durable_postgres.dsn_for(name)
-    finally:
-        drop_database(durable_postgres.dsn, name)

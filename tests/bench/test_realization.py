@@ -57,6 +57,44 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+async def isolated_project(stack: Any, root: Path, repo: Path, name: str) -> tuple[str, str, str]:
+    """A company allowed ``root`` (``PUT .../host-access``), a board key of it, and a project of
+    one worktree per issue under ``root/worktrees``, its primary workspace ``repo``.
+
+    Returns:
+        The board key, the company's id and the project's id.
+    """
+    async with stack.admin as admin:
+        company = (await admin.post("/api/companies", json={"name": name})).json()
+        allowed = await admin.put(
+            f"/api/companies/{company['id']}/host-access", json={"allowedRoots": [str(root)]}
+        )
+        assert allowed.status_code == 200, allowed.text
+        key = (
+            await admin.post(
+                f"/api/companies/{company['id']}/api-keys", json={"name": "b", "kind": "board"}
+            )
+        ).json()["key"]
+    strategy = {
+        "type": "git_worktree",
+        "baseRef": "main",
+        "worktreeParentDir": str(root / "worktrees"),
+    }
+    policy = {"enabled": True, "defaultMode": "isolated_workspace", "workspaceStrategy": strategy}
+    async with stack.client(key) as board:
+        project = await board.post(
+            f"/api/companies/{company['id']}/projects",
+            json={"name": name, "executionWorkspacePolicy": policy},
+        )
+        assert project.status_code == 201, project.text
+        created = await board.post(
+            f"/api/projects/{project.json()['id']}/workspaces",
+            json={"name": "repo", "cwd": str(repo), "isPrimary": True},
+        )
+        assert created.status_code == 201, created.text
+    return key, company["id"], project.json()["id"]
+
+
 @pytest.mark.parametrize("files", [1_000, 10_000])
 async def test_realization_vs_raw_worktree_add(stack: Any, files: int, bench_report: Any) -> None:
     from bench_harness import Comparison
@@ -64,40 +102,8 @@ async def test_realization_vs_raw_worktree_add(stack: Any, files: int, bench_rep
     root = Path(tempfile.mkdtemp(dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
     try:
         repo = _repo(root, files)
-        async with stack.admin as admin:
-            company = (await admin.post("/api/companies", json={"name": "Bench"})).json()
-            allowed = await admin.put(
-                f"/api/companies/{company['id']}/host-access", json={"allowedRoots": [str(root)]}
-            )
-            assert allowed.status_code == 200, allowed.text
-            key = (
-                await admin.post(
-                    f"/api/companies/{company['id']}/api-keys", json={"name": "b", "kind": "board"}
-                )
-            ).json()["key"]
+        key, company_id, project_id = await isolated_project(stack, root, repo, "Bench")
         async with stack.client(key) as board:
-            project = (
-                await board.post(
-                    f"/api/companies/{company['id']}/projects",
-                    json={
-                        "name": "Bench",
-                        "executionWorkspacePolicy": {
-                            "enabled": True,
-                            "defaultMode": "isolated_workspace",
-                            "workspaceStrategy": {
-                                "type": "git_worktree",
-                                "baseRef": "main",
-                                "worktreeParentDir": str(root / "worktrees"),
-                            },
-                        },
-                    },
-                )
-            ).json()
-            created = await board.post(
-                f"/api/projects/{project['id']}/workspaces",
-                json={"name": "repo", "cwd": str(repo), "isPrimary": True},
-            )
-            assert created.status_code == 201, created.text
             ours: list[float] = []
             raw: list[float] = []
             for index in range(ROUNDS):
@@ -116,8 +122,8 @@ async def test_realization_vs_raw_worktree_add(stack: Any, files: int, bench_rep
                 raw.append(time.perf_counter() - started)
                 issue = (
                     await board.post(
-                        f"/api/companies/{company['id']}/issues",
-                        json={"title": f"bench {index}", "projectId": project["id"]},
+                        f"/api/companies/{company_id}/issues",
+                        json={"title": f"bench {index}", "projectId": project_id},
                     )
                 ).json()
                 started = time.perf_counter()

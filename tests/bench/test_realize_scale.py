@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.bench.test_realization import _git, _repo
+from tests.bench.test_realization import _git, _repo, isolated_project
 
 pytestmark = [pytest.mark.bench, pytest.mark.e2e, pytest.mark.scale]
 
@@ -80,41 +80,9 @@ async def test_realize_added_time_stays_flat_from_100_to_1000_open(
     root = Path(tempfile.mkdtemp(dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
     try:
         repo = _repo(root, 200)
-        async with stack.admin as admin:
-            company = (await admin.post("/api/companies", json={"name": "Scale"})).json()
-            allowed = await admin.put(
-                f"/api/companies/{company['id']}/host-access", json={"allowedRoots": [str(root)]}
-            )
-            assert allowed.status_code == 200, allowed.text
-            key = (
-                await admin.post(
-                    f"/api/companies/{company['id']}/api-keys", json={"name": "b", "kind": "board"}
-                )
-            ).json()["key"]
+        key, company_id, project_id = await isolated_project(stack, root, repo, "Scale")
         async with stack.client(key) as http:
-            project = (
-                await http.post(
-                    f"/api/companies/{company['id']}/projects",
-                    json={
-                        "name": "Scale",
-                        "executionWorkspacePolicy": {
-                            "enabled": True,
-                            "defaultMode": "isolated_workspace",
-                            "workspaceStrategy": {
-                                "type": "git_worktree",
-                                "baseRef": "main",
-                                "worktreeParentDir": str(root / "worktrees"),
-                            },
-                        },
-                    },
-                )
-            ).json()
-            created = await http.post(
-                f"/api/projects/{project['id']}/workspaces",
-                json={"name": "repo", "cwd": str(repo), "isPrimary": True},
-            )
-            assert created.status_code == 201, created.text
-            board = _Board(http, company["id"], project["id"], root)
+            board = _Board(http, company_id, project_id, root)
             await _fill(board, SMALL)
             ours_small, raw_small = await board.added(repo)
             await _fill(board, LARGE)

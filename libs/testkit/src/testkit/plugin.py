@@ -130,32 +130,57 @@ def nats_cluster() -> Iterator[NatsCluster]:
         cluster.stop()
 
 
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[PostgresServer]:
-    """A PostgreSQL 15 server for the whole session (container or local binaries)."""
+def _postgres(*, durable: bool, what: str) -> Iterator[PostgresServer]:
     from testkit.docker import docker_available
     from testkit.postgres import start_local_postgres, start_postgres_container
 
     try:
-        server = start_postgres_container() if docker_available() else start_local_postgres()
+        if docker_available():
+            server = start_postgres_container()
+        else:
+            server = start_local_postgres(durable=durable)
     except Exception as error:
-        pytest.fail(f"no PostgreSQL for the tests: {error}", pytrace=False)
+        pytest.fail(f"no PostgreSQL for the {what}: {error}", pytrace=False)
     try:
         yield server
     finally:
         server.stop()
 
 
+def _database(server: PostgresServer) -> Iterator[str]:
+    from testkit.postgres import create_database, drop_database
+
+    name = create_database(server.dsn)
+    try:
+        yield server.dsn_for(name)
+    finally:
+        drop_database(server.dsn, name)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL 15 server for the whole session (container or local binaries), without
+    durability (no fsync: nothing must survive a test run)."""
+    yield from _postgres(durable=False, what="tests")
+
+
 @pytest.fixture
 def pg_database(postgres: PostgresServer) -> Iterator[str]:
     """A fresh, empty database for one test; yields its DSN and drops it afterwards."""
-    from testkit.postgres import create_database, drop_database
+    yield from _database(postgres)
 
-    name = create_database(postgres.dsn)
-    try:
-        yield postgres.dsn_for(name)
-    finally:
-        drop_database(postgres.dsn, name)
+
+@pytest.fixture(scope="session")
+def durable_postgres() -> Iterator[PostgresServer]:
+    """PostgreSQL as shipped (fsync, synchronous commit, full page writes on; the container's
+    defaults, or local binaries on the root disk): what the benchmarks compare against."""
+    yield from _postgres(durable=True, what="benchmarks")
+
+
+@pytest.fixture
+def durable_pg_database(durable_postgres: PostgresServer) -> Iterator[str]:
+    """A fresh database on :func:`durable_postgres`, dropped afterwards."""
+    yield from _database(durable_postgres)
 
 
 @pytest.fixture(scope="session")
