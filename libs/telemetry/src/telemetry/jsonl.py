@@ -11,12 +11,12 @@ the file is redacted. The ``telemetry`` folder is created 0700.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
@@ -25,9 +25,6 @@ from telemetry.rotating_file import RotatingFile
 from telemetry.rotation import DEFAULT_SPANS_ROTATION, Rotation
 
 __all__ = ["JsonlSpanExporter", "span_to_dict"]
-
-_ENCODER = msgspec.json.Encoder(enc_hook=str)
-"""Anything JSON has no type for is written as its ``str``."""
 
 
 def _iso(ns: int | None) -> str | None:
@@ -109,7 +106,10 @@ class JsonlSpanExporter(SpanExporter):
         """
         if not spans:
             return SpanExportResult.SUCCESS
-        data = b"".join(_ENCODER.encode(span_to_dict(span)) + b"\n" for span in spans)
+        data = "".join(
+            json.dumps(span_to_dict(span), default=str, separators=(",", ":")) + "\n"
+            for span in spans
+        ).encode()
         file = self._file
         if file is None:
             return SpanExportResult.FAILURE

@@ -70,6 +70,8 @@ _SECRET_HINTS = (
 
 
 def _may_hold_secrets(text: str) -> bool:
+    if not text.isascii():  # case-blind matching folds more than lower() does ("ſecret")
+        return True
     lowered = text.lower()
     return any(hint in lowered for hint in _SECRET_HINTS)
 

@@ -173,7 +173,8 @@ def pg_database(postgres: PostgresServer) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def durable_postgres() -> Iterator[PostgresServer]:
     """PostgreSQL as shipped (fsync, synchronous commit, full page writes on; the container's
-    defaults, or local binaries on the root disk): what the benchmarks compare against."""
+    defaults, or local binaries with the cluster under ``/tmp``, the root disk on these machines:
+    on a tmpfs ``/tmp`` fsync would cost nothing): what the benchmarks compare against."""
     yield from _postgres(durable=True, what="benchmarks")
 
 

@@ -111,13 +111,15 @@ async def control_execution_workspace(
         return warned(
             RuntimeControlAnswer(
                 workspace=msgspec.structs.replace(
-                    workspace, runtime_services=result.runtime_services
+                    workspace,
+                    runtime_services=result.runtime_services,
+                    runtime_provisioning=result.runtime_provisioning
+                    or workspace.runtime_provisioning,
                 ),
                 operation=result.operation,
             ),
-            f"The workspace could not be read whole alongside the {action}: runtimeServices are "
-            f"those the {action} answered with; its delivery state and runtimeProvisioning are "
-            "not shown.",
+            f"The workspace could not be read whole alongside the {action}: its runtime facts "
+            f"are those the {action} answered with, and its delivery state is not shown.",
         )
     if result.runtime_provisioning is None:  # a supervisor older than the field
         return await _read_again(gateway, principal, workspace_id, action, result)

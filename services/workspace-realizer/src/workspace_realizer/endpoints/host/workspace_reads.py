@@ -103,7 +103,8 @@ class WorkspaceReadEndpoints(Endpoints):
         when the query asks for no delivery state."""
         access = self.allow(q.principal, WORKSPACE, Action.READ)
         app = self.app
-        if not q.delivery:  # the record only: any realizer has it
+        if not q.delivery:  # the record only: any realizer has it, once it follows the store
+            await self.runtime.follow()  # a change saved a moment ago by another replica
             return await self.read(
                 q.principal,
                 WORKSPACE,
