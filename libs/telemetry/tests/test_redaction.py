@@ -25,8 +25,8 @@ def test_a_text_with_nothing_secret_looking_is_returned_as_it_is() -> None:
         ("Authorization: BEARER abc.def", "abc.def"),
         ("PASSWORD=hunter2", "hunter2"),
         # Case-blind matching folds more than lower() does: non-ASCII text is always scrubbed.
-        ("ſecret=hunter2", "hunter2"),
-        ("paſſword=hunter2", "hunter2"),
+        ("\u017fecret=hunter2", "hunter2"),
+        ("pa\u017f\u017fword=hunter2", "hunter2"),
     ],
 )
 def test_every_secret_the_patterns_know_is_still_hidden(text: str, hidden: str) -> None:

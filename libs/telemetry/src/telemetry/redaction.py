@@ -70,7 +70,7 @@ _SECRET_HINTS = (
 
 
 def _may_hold_secrets(text: str) -> bool:
-    if not text.isascii():  # case-blind matching folds more than lower() does ("ſecret")
+    if not text.isascii():  # case-blind matching folds more than lower() (U+017F is "s")
         return True
     lowered = text.lower()
     return any(hint in lowered for hint in _SECRET_HINTS)
