@@ -1,8 +1,8 @@
 """The gateway's trivial read and its health answer vs a bare Litestar app, under ``wrk``.
 
 Ours: the api-gateway process (uvloop, telemetry on as shipped: a SERVER span per request, batched
-to ``spans.jsonl``), with the five services' pings answered by the real services' stand-in
-(``$SRV.PING`` of each, through NATS). ``GET /api/companies/{id}`` checks a board key, scopes to its
+to ``spans.jsonl``), with the five real services answering their pings (``$SRV.PING`` of each,
+through NATS). ``GET /api/companies/{id}`` checks a board key, scopes to its
 company and reads the read model; ``GET /api/health`` pings every service, NATS and the store.
 Limit: the same routes on a bare Litestar app (constant answers) on the same uvicorn stack.
 

@@ -23,7 +23,7 @@ from api_gateway.controllers.runtime_control import (
     command_of,
     facts_reader,
 )
-from api_gateway.controllers.runtime_facts import warned, workspace_detail
+from api_gateway.controllers.runtime_facts import runtime_state, warned
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
 from contracts import workspace_subjects as subjects
@@ -95,11 +95,10 @@ async def control_execution_workspace(
     detail.add_done_callback(lambda done: done.cancelled() or done.exception())  # seen if dropped
     try:
         result = await request_result(gateway, subject, command, RuntimeControlResult)
-    except BusReplyError as exc:
+    except BaseException as exc:
         detail.cancel()
-        raise node_unanswered(exc, subject, workspace.node_id) from None
-    except BaseException:
-        detail.cancel()
+        if isinstance(exc, BusReplyError):
+            raise node_unanswered(exc, subject, workspace.node_id) from None
         raise
     if isinstance(result, Accepted):
         detail.cancel()
@@ -122,7 +121,7 @@ async def control_execution_workspace(
             f"are those the {action} answered with, and its delivery state is not shown.",
         )
     if result.runtime_provisioning is None:  # a supervisor older than the field
-        return await _read_again(gateway, principal, workspace_id, action, result)
+        return await _with_state(gateway, principal, again, action, result)
     after = msgspec.structs.replace(
         again,
         runtime_services=result.runtime_services,
@@ -131,20 +130,27 @@ async def control_execution_workspace(
     return warned(RuntimeControlAnswer(workspace=after, operation=result.operation), None)
 
 
-async def _read_again(
+async def _with_state(
     gateway: Gateway,
     principal: Principal,
-    workspace_id: str,
+    detail: ExecutionWorkspace,
     action: str,
     result: RuntimeControlResult,
 ) -> Response[Any]:
-    """The answer through a read of the detail after the action (the supervisor's facts
-    included), or with the rows the action answered with when the supervisor is gone since."""
-    again, warning = await workspace_detail(gateway, principal, workspace_id, probe_health=False)
-    if warning is not None:
-        again = msgspec.structs.replace(again, runtime_services=result.runtime_services)
+    """The detail with the supervisor's runtime state asked after the action (a supervisor that
+    answers no provisioning with it), or with the rows the action answered with when the
+    supervisor is gone since."""
+    facts = await runtime_state(gateway, principal, workspace_id=detail.id)
+    if facts.state is None:
+        answered = msgspec.structs.replace(detail, runtime_services=result.runtime_services)
         warning = (
             f"The workspace could not be read whole after the {action}: runtimeServices are "
             f"those the {action} answered with; runtimeProvisioning is not shown."
         )
-    return warned(RuntimeControlAnswer(workspace=again, operation=result.operation), warning)
+        return warned(RuntimeControlAnswer(workspace=answered, operation=result.operation), warning)
+    after = msgspec.structs.replace(
+        detail,
+        runtime_services=facts.state.runtime_services,
+        runtime_provisioning=facts.state.runtime_provisioning,
+    )
+    return warned(RuntimeControlAnswer(workspace=after, operation=result.operation), None)
