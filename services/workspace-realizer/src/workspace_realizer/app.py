@@ -5,6 +5,7 @@ docs/design/service-shape.md, the realizer's two parts), and hands them to ``ser
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -17,6 +18,7 @@ from workspace_realizer.adapters.agents_bus import BusAgentDirectory
 from workspace_realizer.adapters.contained_bus import BusCommandRunner
 from workspace_realizer.adapters.credentials_bus import BusCredentials, BusPullRequests
 from workspace_realizer.adapters.host import HostPorts, default_ports
+from workspace_realizer.adapters.hostgit import HostGit
 from workspace_realizer.adapters.moves_bus import BusMoves
 from workspace_realizer.adapters.supervisor_bus import supervisor_stopper
 from workspace_realizer.application import WorkspaceRealizerApplication
@@ -52,6 +54,8 @@ __all__ = [
 
 Register = Callable[[ServiceRuntime], Awaitable[None]]
 
+log = logging.getLogger(__name__)
+
 
 def recovering(register: Register, settings: RealizerSettings | None = None) -> Register:
     """Wrap a ``register`` hook: first fail the archives a previous process left ``closing``
@@ -70,11 +74,16 @@ def recovering(register: Register, settings: RealizerSettings | None = None) -> 
     return hook
 
 
-def bus_ports(runtime: ServiceRuntime) -> HostPorts:
-    """The real host ports: the host's git adapter; commands run contained by this node's
-    runtime-supervisor; git credentials and pull-request facts asked of git-credentials, all
-    over ``runtime.bus``."""
-    host = default_ports(runtime.settings.home)
+def bus_ports(runtime: ServiceRuntime, settings: RealizerSettings | None = None) -> HostPorts:
+    """The real host ports: the host's git adapter (with the worktree pool ``settings`` ask
+    for); commands run contained by this node's runtime-supervisor; git credentials and
+    pull-request facts asked of git-credentials, all over ``runtime.bus``."""
+    host = default_ports(
+        runtime.settings.home,
+        pool_size=settings.pool_size if settings else 0,
+        pool_refresh=settings.pool_refresh if settings else 60.0,
+        pool_min_free_bytes=(settings.pool_min_free_mb if settings else 0) * 2**20,
+    )
     commands = BusCommandRunner(runtime.bus, runtime.settings.node_id, os.environ)
     return replace(
         host,
@@ -125,7 +134,7 @@ def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Regist
         realizer = Realizer(
             app=app,
             store=runtime.store,
-            ports=ports if ports is not None else bus_ports(runtime),
+            ports=ports if ports is not None else bus_ports(runtime, settings),
             home=runtime.settings.home,
             stop_services=supervisor_stopper(runtime),
             moves=BusMoves(runtime),
@@ -143,9 +152,23 @@ def make_register(settings: RealizerSettings, ports: HostPorts | None) -> Regist
             leadership = host_lease(runtime)
             leadership.add("reaper", reaper)
             await take_host_lease(runtime, leadership)
+        await _start_pool(runtime, realizer)
         await mount(runtime.service, *groups, *host_endpoints(runtime, realizer))
 
     return register
+
+
+async def _start_pool(runtime: ServiceRuntime, realizer: Realizer) -> None:
+    """Remove the pooled worktrees a previous host part left (it died), once this one holds the
+    host's lease; remove this one's when the service stops."""
+    git = realizer.ports.git
+    pool = git.pool if isinstance(git, HostGit) else None
+    if pool is None:
+        return
+    left = await pool.clean_leftovers()
+    if left:
+        log.info("removed %d pooled worktrees a previous realizer left", left)
+    runtime.exit_stack.push_async_callback(pool.close)
 
 
 def build_spec(

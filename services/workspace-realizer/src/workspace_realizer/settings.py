@@ -60,6 +60,14 @@ class RealizerSettings:
     """``CLIPYARD_COMMAND_TIMEOUT``: seconds a provision, cleanup or teardown command may run."""
     part: str = "both"
     """``CLIPYARD_REALIZER_PART``: one of :data:`PARTS` (default ``both``)."""
+    pool_size: int = 0
+    """``CLIPYARD_WORKTREE_POOL_SIZE``: pre-warmed worktrees per project workspace (default 0,
+    no pool: each costs a full checkout of disk)."""
+    pool_refresh: float = 60.0
+    """``CLIPYARD_WORKTREE_POOL_REFRESH``: seconds between the pool's checks that a base moved."""
+    pool_min_free_mb: int = 2048
+    """``CLIPYARD_WORKTREE_POOL_MIN_FREE_MB``: the pool makes no worktree on a filesystem with
+    less free space (default 2048)."""
 
     def __post_init__(self) -> None:
         if self.part not in PARTS:
@@ -103,4 +111,21 @@ def load_realizer_settings(env: Mapping[str, str] | None = None) -> RealizerSett
         ),
         reaper_interval=max(interval.total_seconds(), 1.0),
         command_timeout=max(timeout.total_seconds(), 1.0),
+        pool_size=_count("CLIPYARD_WORKTREE_POOL_SIZE", source, 0),
+        pool_refresh=parse_duration(
+            "CLIPYARD_WORKTREE_POOL_REFRESH",
+            source.get("CLIPYARD_WORKTREE_POOL_REFRESH"),
+            timedelta(seconds=60),
+        ).total_seconds(),
+        pool_min_free_mb=_count("CLIPYARD_WORKTREE_POOL_MIN_FREE_MB", source, 2048),
     )
+
+
+def _count(name: str, source: Mapping[str, str], default: int) -> int:
+    """A whole number of at least 0 from ``source[name]`` (``default`` when unset)."""
+    raw = (source.get(name) or "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit():
+        raise SettingsError(f"{name}={raw!r} is not a whole number; use 0 or more (for example 2)")
+    return int(raw)

@@ -55,10 +55,26 @@ class UnknownPullRequests:
         ]
 
 
-def default_ports(home: Path, base_env: Mapping[str, str] | None = None) -> HostPorts:
-    """The host's git and shell adapters, no credentials, unknown pull requests."""
+def default_ports(
+    home: Path,
+    base_env: Mapping[str, str] | None = None,
+    *,
+    pool_size: int = 0,
+    pool_refresh: float = 60.0,
+    pool_min_free_bytes: int = 0,
+) -> HostPorts:
+    """The host's git (with a worktree pool of ``pool_size`` per project workspace, see
+    :class:`~workspace_realizer.adapters.hostgit.HostGit`) and shell adapters, no credentials,
+    unknown pull requests."""
+    git = HostGit(
+        home=home,
+        base_env=base_env,
+        pool_size=pool_size,
+        pool_refresh=pool_refresh,
+        pool_min_free_bytes=pool_min_free_bytes,
+    )
     return HostPorts(
-        git=HostGit(home=home, base_env=base_env),
+        git=git,
         commands=ShellCommandRunner(base_env=base_env),
         credentials=NoCredentials(),
         pull_requests=UnknownPullRequests(),

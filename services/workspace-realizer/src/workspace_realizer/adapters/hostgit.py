@@ -32,6 +32,7 @@ from workspace_realizer.adapters.ports import (
     StepSink,
     WorktreeOutcome,
 )
+from workspace_realizer.adapters.worktree_pool import WorktreePool
 
 __all__ = ["HostGit"]
 
@@ -44,6 +45,9 @@ class HostGit:
             or in a temporary directory).
         home: ``$CLIPYARD_HOME`` (for the empty hooks directory).
         base_env: The environment git starts from, before sanitizing.
+        pool_size: Pre-warmed worktrees per project workspace (0: no pool).
+        pool_refresh: Seconds between the pool's checks that a base moved.
+        pool_min_free_bytes: Free space under which the pool makes no worktree.
     """
 
     def __init__(
@@ -52,8 +56,22 @@ class HostGit:
         *,
         home: Path | None = None,
         base_env: Mapping[str, str] | None = None,
+        pool_size: int = 0,
+        pool_refresh: float = 60.0,
+        pool_min_free_bytes: int = 0,
     ) -> None:
         self.git = runner or GitRunner(home=home, base_env=base_env)
+        self.pool = (
+            WorktreePool(
+                self.git,
+                home=home,
+                size=pool_size,
+                refresh=pool_refresh,
+                min_free_bytes=pool_min_free_bytes,
+            )
+            if pool_size > 0 and home is not None
+            else None
+        )
 
     async def managed_clone(
         self,
@@ -86,7 +104,13 @@ class HostGit:
         """See :meth:`GitPort.ensure_worktree`."""
         async with await self.git.repo_lock(repo_root):
             return await worktrees.ensure_worktree(
-                self.git, repo_root=repo_root, path=path, branch=branch, base=base, sink=sink
+                self.git,
+                repo_root=repo_root,
+                path=path,
+                branch=branch,
+                base=base,
+                sink=sink,
+                pool=self.pool,
             )
 
     async def inspect(

@@ -11,10 +11,19 @@ import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Final
 
+from contracts.errors import ErrorCode
 from workspace_realizer.adapters import fs
+from workspace_realizer.adapters.ports import HostOperationError
 
-__all__ = ["contains_path", "removal_refusal", "remove_local_directory"]
+__all__ = [
+    "COMPANY_IDS",
+    "check_no_company_ancestor",
+    "contains_path",
+    "removal_refusal",
+    "remove_local_directory",
+]
 
 
 def contains_path(outer: str | Path, inner: str | Path) -> bool:
@@ -85,3 +94,28 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     elif os.path.lexists(path):
         path.unlink()
+
+
+COMPANY_IDS: Final = 1_200_000
+"""The lowest uid of a company's contained processes (docs/design/isolation.md)."""
+
+
+def check_no_company_ancestor(path: Path) -> None:
+    """Refuse a worktree path below a folder (or a link) a company's processes own: root's git
+    and ``mkdir`` would follow whatever a contained process put there (a link to ``/etc``).
+
+    Raises:
+        HostOperationError: Naming the folder.
+    """
+    for folder in (path, *path.parents):
+        try:
+            owner = os.lstat(folder).st_uid
+        except FileNotFoundError:
+            continue
+        if owner >= COMPANY_IDS:
+            raise HostOperationError(
+                f"The worktree {path} would lie inside {folder}, which a company's processes own "
+                "(another workspace's folder): choose a worktreeParentDir outside every worktree.",
+                code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
+                details={"path": str(path)},
+            )

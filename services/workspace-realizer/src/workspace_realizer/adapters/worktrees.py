@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Final
 
 from contracts.errors import ErrorCode
 from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.baseref import remote_tracking
 from workspace_realizer.adapters.gitcli import GitRunner
+from workspace_realizer.adapters.pooled import hand_out, pool_key
 from workspace_realizer.adapters.ports import (
     BaseRef,
     HostOperationError,
@@ -31,11 +30,13 @@ from workspace_realizer.adapters.probes import (
     status_counts,
     toplevel,
 )
-from workspace_realizer.adapters.safety import removal_refusal
+from workspace_realizer.adapters.safety import check_no_company_ancestor, removal_refusal
+from workspace_realizer.adapters.worktree_pool import WorktreePool
 
 __all__ = [
     "add_worktree",
     "check_branch_name",
+    "check_no_company_ancestor",
     "ensure_worktree",
     "not_reusable",
     "prune_missing",
@@ -224,9 +225,17 @@ async def _drift_warning(git: GitRunner, path: Path, branch: str, base: BaseRef)
 
 
 async def ensure_worktree(
-    git: GitRunner, *, repo_root: Path, path: Path, branch: str, base: BaseRef, sink: StepSink
+    git: GitRunner,
+    *,
+    repo_root: Path,
+    path: Path,
+    branch: str,
+    base: BaseRef,
+    sink: StepSink,
+    pool: WorktreePool | None = None,
 ) -> WorktreeOutcome:
-    """Reuse, attach or create the worktree of ``branch`` at ``path``."""
+    """Reuse, attach or create the worktree of ``branch`` at ``path``; a new branch's worktree
+    comes from ``pool`` when it holds one at ``base.sha`` (which it then refills)."""
     await check_branch_name(git, repo_root, branch)
     entries = await list_worktrees(git, repo_root)
     warnings: list[str] = []
@@ -266,16 +275,7 @@ async def ensure_worktree(
         "baseRef": base.ref,
         "baseRefSha": base.sha,
     }
-    attached = await add_worktree(
-        git,
-        repo_root=repo_root,
-        path=path,
-        branch=branch,
-        start=base.sha or base.ref,
-        phase="worktree_prepare",
-        sink=sink,
-        metadata=metadata,
-    )
+    attached = await _new_worktree(git, pool, repo_root, path, branch, base, sink, metadata)
     head = await rev_parse(git, path, "HEAD")
     return WorktreeOutcome(
         path=path,
@@ -285,6 +285,38 @@ async def ensure_worktree(
         reused_existing_branch=attached,
         warnings=tuple(warnings),
     )
+
+
+async def _new_worktree(
+    git: GitRunner,
+    pool: WorktreePool | None,
+    repo_root: Path,
+    path: Path,
+    branch: str,
+    base: BaseRef,
+    sink: StepSink,
+    metadata: dict[str, object],
+) -> bool:
+    """The worktree of ``branch`` at ``path``: from ``pool`` when it holds one at ``base.sha``,
+    else added (the branch attached when it exists); the pool then refilled. True when an
+    existing branch was attached."""
+    check_no_company_ancestor(path)
+    pooled = pool is not None and await hand_out(
+        git, pool, (repo_root, path, branch), base, sink, metadata
+    )
+    attached = not pooled and await add_worktree(
+        git,
+        repo_root=repo_root,
+        path=path,
+        branch=branch,
+        start=base.sha or base.ref,
+        phase="worktree_prepare",
+        sink=sink,
+        metadata=metadata,
+    )
+    if pool is not None and base.sha is not None:
+        pool.want(pool_key(repo_root, path, base), base.sha)
+    return attached
 
 
 async def remove_worktree(git: GitRunner, *, repo_root: Path, path: Path, sink: StepSink) -> bool:
@@ -314,28 +346,3 @@ async def remove_worktree(git: GitRunner, *, repo_root: Path, path: Path, sink: 
         await prune_missing(git, repo_root, path, entries, "worktree_cleanup", sink)
     gone = not fs.lexists(path)
     return gone and find_worktree(await list_worktrees(git, repo_root), path) is None
-
-
-COMPANY_IDS: Final = 1_200_000
-"""The lowest uid of a company's contained processes (docs/design/isolation.md)."""
-
-
-def check_no_company_ancestor(path: Path) -> None:
-    """Refuse a worktree path below a folder (or a link) a company's processes own: root's git
-    and ``mkdir`` would follow whatever a contained process put there (a link to ``/etc``).
-
-    Raises:
-        HostOperationError: Naming the folder.
-    """
-    for folder in (path, *path.parents):
-        try:
-            owner = os.lstat(folder).st_uid
-        except FileNotFoundError:
-            continue
-        if owner >= COMPANY_IDS:
-            raise HostOperationError(
-                f"The worktree {path} would lie inside {folder}, which a company's processes own "
-                "(another workspace's folder): choose a worktreeParentDir outside every worktree.",
-                code=ErrorCode.WORKSPACE_VALIDATION_FAILED,
-                details={"path": str(path)},
-            )
