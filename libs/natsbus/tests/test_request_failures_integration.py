@@ -10,6 +10,7 @@ import asyncio
 import time
 from typing import Any
 
+import nats.errors
 import pytest
 from nats.aio.client import Client
 
@@ -254,6 +255,19 @@ async def test_a_request_lost_with_an_instance_that_restarted_at_once_is_503_wit
                 await conn.close()
 
 
+async def served_for(requester: Client, subject: str) -> None:
+    """Wait until a probe from ``requester`` on ``subject`` is answered: the server routes the
+    requester's messages to the service (once, a loaded CI machine's first request found no
+    responders right after the service's subscription was flushed)."""
+    for _ in range(50):
+        try:
+            await requester.request(subject, b"", timeout=1, headers={PROBE_HEADER: "ready?"})
+            return
+        except (nats.errors.NoRespondersError, nats.errors.TimeoutError):  # not yet: ask again
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"nothing answers {subject}")
+
+
 async def test_an_instance_that_holds_the_request_is_waited_for_whatever_its_start_time(
     nats_server: Any, token: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -271,6 +285,7 @@ async def test_an_instance_that_holds_the_request_is_waited_for_whatever_its_sta
     monkeypatch.setattr(service, "_started", str(epoch_ms(time.time() + 3600)))
     try:
         await service.add_endpoint("work", subject, slow, Job)
+        await served_for(requester, subject)
         reply = await BusClient(requester).request(subject, Job(name="kept"), timeout=10)
         assert reply == Ok(result="kept")
         assert service.held == {}
