@@ -179,6 +179,26 @@ class StoreBehaviour:
         finally:
             app.close()
 
+    def test_a_snapshot_of_the_aggregate_just_saved_is_its_recorded_state(
+        self, settings: StoreSettings
+    ) -> None:
+        app = build_application(SnappyGateway, service="gateway", settings=settings)
+        try:
+            company_id = app.create_company("Acme", "ACME")
+            for _ in range(11):  # one save each: version 10 is reached by a save of its own
+                app.tick(company_id)
+            assert app.snapshots is not None
+            (snapshot,) = app.snapshots.get(company_id)
+            assert (snapshot.originator_version, snapshot.state["ticks"]) == (10, 9)
+            assert snapshot.state["name"] == "Acme"
+            app.repository.cache = None  # type: ignore[assignment]
+            loaded: Company = app.repository.get(company_id)
+            assert (loaded.version, loaded.ticks) == (12, 11)
+            at_ten: Company = app.repository.get(company_id, version=10)
+            assert (at_ten.version, at_ten.ticks) == (10, 9)
+        finally:
+            app.close()
+
     def test_audit_trail_shows_types_causes_and_data(self, app: GatewayApp) -> None:
         with acting(Cause(actor=ADMIN, reason="onboarding")):
             company_id = app.create_company("Acme", "ACME")

@@ -173,6 +173,29 @@ async def test_registered_but_missing_worktree_is_pruned_and_rebuilt(
     assert path.is_dir()
 
 
+async def test_a_new_branch_on_a_path_still_registered_is_pruned_and_added_again(
+    host: HostGit, make_repo, steps: StepRecorder, home: Path
+) -> None:
+    # The path's folder was deleted and its branch too: git still registers the path. Nothing
+    # listed the worktrees first; git's refusal of the add leads to the prune and a second add.
+    repo, base, path, _ = await worktree_b1(host, make_repo, steps, home)
+    shutil.rmtree(path)
+    git(repo, "update-ref", "-d", "refs/heads/b1")  # git's branch -D refuses: it is checked out
+    steps.steps.clear()
+
+    outcome = await host.ensure_worktree(
+        repo_root=repo, path=path, branch="b1", base=base, sink=steps
+    )
+
+    assert (outcome.created, outcome.reused_existing_branch) == (True, False)
+    commands = steps.commands()
+    adds = [c for c in commands if c.startswith("git worktree add")]
+    assert [s.status for s in steps.steps if s.command in adds] == ["failed", "succeeded"]
+    assert "git worktree prune" in commands
+    assert git(path, "branch", "--show-current") == "b1"
+    assert outcome.head_sha == base.sha == git(path, "rev-parse", "HEAD")
+
+
 async def test_branch_checked_out_elsewhere_is_refused(
     host: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:

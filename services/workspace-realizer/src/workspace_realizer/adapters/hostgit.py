@@ -19,6 +19,7 @@ from workspace_realizer.adapters import (
     reconcile,
     rescue,
     restore,
+    worktree_removal,
     worktrees,
 )
 from workspace_realizer.adapters.gitcli import GitRunner
@@ -148,7 +149,7 @@ class HostGit:
     async def remove_worktree(self, *, repo_root: Path, path: Path, sink: StepSink) -> bool:
         """See :meth:`GitPort.remove_worktree`."""
         async with await self.git.repo_lock(repo_root):
-            return await worktrees.remove_worktree(
+            return await worktree_removal.remove_worktree(
                 self.git, repo_root=repo_root, path=path, sink=sink
             )
 

@@ -1,5 +1,5 @@
-"""Worktrees: reuse, attach, create (reference §5.3, §5.4; DECISIONS 5, 6) and verified removal
-(DECISIONS 4). The caller holds the repository lock."""
+"""Worktrees: reuse, attach, create (reference §5.3, §5.4; DECISIONS 5, 6); removal is in
+:mod:`workspace_realizer.adapters.worktree_removal`. The caller holds the repository lock."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from pathlib import Path
 
 from contracts.errors import ErrorCode
 from workspace_realizer.adapters import fs
-from workspace_realizer.adapters.baseref import remote_tracking
 from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.pooled import hand_out, pool_key
 from workspace_realizer.adapters.ports import (
@@ -24,14 +23,13 @@ from workspace_realizer.adapters.probes import (
     find_worktree,
     list_worktrees,
     ref_exists,
-    remotes,
     rev_parse,
     same_path,
-    status_counts,
     toplevel,
 )
-from workspace_realizer.adapters.safety import check_no_company_ancestor, removal_refusal
+from workspace_realizer.adapters.safety import check_no_company_ancestor
 from workspace_realizer.adapters.worktree_pool import WorktreePool
+from workspace_realizer.adapters.worktree_reuse import drift_warning, refresh_unstarted
 
 __all__ = [
     "add_worktree",
@@ -40,7 +38,6 @@ __all__ = [
     "ensure_worktree",
     "not_reusable",
     "prune_missing",
-    "remove_worktree",
     "validate_existing",
 ]
 
@@ -148,15 +145,19 @@ async def add_worktree(
     phase: Phase,
     sink: StepSink,
     metadata: dict[str, object],
+    exists: bool | None = None,
 ) -> bool:
-    """Attach ``branch`` when it exists, else create it at ``start`` with ``--no-track``.
+    """Attach ``branch`` when it exists (``exists``, when the caller knows), else create it at
+    ``start`` with ``--no-track``.
 
     Returns:
         True when an existing branch was attached.
     """
     check_no_company_ancestor(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if await ref_exists(git, repo_root, f"refs/heads/{branch}"):
+    if exists is None:
+        exists = await ref_exists(git, repo_root, f"refs/heads/{branch}")
+    if exists:
         await git.run(
             ["worktree", "add", "--", str(path), branch],
             cwd=repo_root,
@@ -182,48 +183,6 @@ async def add_worktree(
     return False
 
 
-async def _refresh_unstarted(
-    git: GitRunner, repo_root: Path, path: Path, base: BaseRef, sink: StepSink
-) -> bool:
-    """Hard-reset a provably unstarted worktree to a newer remote-tracking base (reference §5.4)."""
-    if base.sha is None or remote_tracking(base.ref, await remotes(git, repo_root)) is None:
-        return False
-    head = await rev_parse(git, path, "HEAD")
-    if head is None or head == base.sha:
-        return False
-    count = await git.run(["rev-list", "--count", f"{base.sha}..HEAD"], cwd=path)
-    if not count.ok or count.out != "0" or not (await status_counts(git, path)).clean:
-        return False
-    await git.run(
-        ["reset", "--hard", "--quiet", base.sha],
-        cwd=path,
-        phase="worktree_prepare",
-        sink=sink,
-        check=True,
-        metadata={
-            "worktreePath": str(path),
-            "baseRef": base.ref,
-            "baseRefSha": base.sha,
-            "refreshedUnstartedWorktree": True,
-        },
-    )
-    return True
-
-
-async def _drift_warning(git: GitRunner, path: Path, branch: str, base: BaseRef) -> str | None:
-    if base.sha is None:
-        return f"Could not inspect base drift: base ref {base.ref} does not resolve."
-    merge_base = await git.run(["merge-base", "HEAD", base.sha], cwd=path)
-    if not merge_base.ok or merge_base.out == base.sha:
-        return None
-    behind = await git.run(["rev-list", "--count", f"HEAD..{base.sha}"], cwd=path)
-    return (
-        f'Execution workspace branch "{branch}" is behind {base.ref} by {behind.out or "?"} '
-        f"commits: merge-base {merge_base.out[:12]}, current base {base.sha[:12]}. Refresh or "
-        "rebase the workspace before relying on recent base-branch fixes."
-    )
-
-
 async def ensure_worktree(
     git: GitRunner,
     *,
@@ -237,12 +196,11 @@ async def ensure_worktree(
     """Reuse, attach or create the worktree of ``branch`` at ``path``; a new branch's worktree
     comes from ``pool`` when it holds one at ``base.sha`` (which it then refills)."""
     await check_branch_name(git, repo_root, branch)
-    entries = await list_worktrees(git, repo_root)
     warnings: list[str] = []
     if fs.lexists(path):
-        await validate_existing(git, entries, path, branch)
-        refreshed = await _refresh_unstarted(git, repo_root, path, base, sink)
-        drift = await _drift_warning(git, path, branch, base)
+        await validate_existing(git, await list_worktrees(git, repo_root), path, branch)
+        refreshed = await refresh_unstarted(git, repo_root, path, base, sink)
+        drift = await drift_warning(git, path, branch, base)
         if drift:
             warnings.append(drift)
         head = await rev_parse(git, path, "HEAD")
@@ -254,7 +212,33 @@ async def ensure_worktree(
             refreshed_unstarted=refreshed,
             warnings=tuple(warnings),
         )
-    entries = await prune_missing(git, repo_root, path, entries, "worktree_prepare", sink)
+    exists = await ref_exists(git, repo_root, f"refs/heads/{branch}")
+    if exists:  # only a branch that exists can be checked out elsewhere
+        entries = await list_worktrees(git, repo_root)
+        entries = await prune_missing(git, repo_root, path, entries, "worktree_prepare", sink)
+        _check_not_held(entries, branch, path)
+    metadata: dict[str, object] = {
+        "repoRoot": str(repo_root),
+        "worktreePath": str(path),
+        "branchName": branch,
+        "baseRef": base.ref,
+        "baseRefSha": base.sha,
+    }
+    attached = await _new_worktree(
+        git, pool, (repo_root, path, branch, exists), base, sink, metadata
+    )
+    head = base.sha if not attached and base.sha else await rev_parse(git, path, "HEAD")
+    return WorktreeOutcome(
+        path=path,
+        branch=branch,
+        head_sha=head or "",
+        created=True,
+        reused_existing_branch=attached,
+        warnings=tuple(warnings),
+    )
+
+
+def _check_not_held(entries: list[WorktreeEntry], branch: str, path: Path) -> None:
     holder = branch_checked_out_in(entries, branch)
     if holder is not None:
         raise HostOperationError(
@@ -268,81 +252,57 @@ async def ensure_worktree(
                 "path": str(path),
             },
         )
-    metadata: dict[str, object] = {
-        "repoRoot": str(repo_root),
-        "worktreePath": str(path),
-        "branchName": branch,
-        "baseRef": base.ref,
-        "baseRefSha": base.sha,
-    }
-    attached = await _new_worktree(git, pool, repo_root, path, branch, base, sink, metadata)
-    head = await rev_parse(git, path, "HEAD")
-    return WorktreeOutcome(
-        path=path,
-        branch=branch,
-        head_sha=head or "",
-        created=True,
-        reused_existing_branch=attached,
-        warnings=tuple(warnings),
-    )
 
 
 async def _new_worktree(
     git: GitRunner,
     pool: WorktreePool | None,
-    repo_root: Path,
-    path: Path,
-    branch: str,
+    where: tuple[Path, Path, str, bool],
     base: BaseRef,
     sink: StepSink,
     metadata: dict[str, object],
 ) -> bool:
-    """The worktree of ``branch`` at ``path``: from ``pool`` when it holds one at ``base.sha``,
-    else added (the branch attached when it exists); the pool then refilled. True when an
-    existing branch was attached."""
+    """The worktree of a branch at a path (``where``: the repository's root, the path, the
+    branch, whether it exists): from ``pool`` when it holds one at ``base.sha``, else added,
+    the branch attached when it exists; the pool then refilled. True when attached.
+
+    Nothing listed the worktrees before a new branch's (listing costs 40 ms at 1,000): when
+    git refuses the path as still registered (its folder was deleted), the registration is
+    pruned and the add made again.
+    """
+    repo_root, path, branch, exists = where
     check_no_company_ancestor(path)
-    pooled = pool is not None and await hand_out(
-        git, pool, (repo_root, path, branch), base, sink, metadata
-    )
-    attached = not pooled and await add_worktree(
-        git,
-        repo_root=repo_root,
-        path=path,
-        branch=branch,
-        start=base.sha or base.ref,
-        phase="worktree_prepare",
-        sink=sink,
-        metadata=metadata,
-    )
+    if pool is not None and not exists:
+        pooled = await hand_out(git, pool, (repo_root, path, branch), base, sink, metadata)
+    else:
+        pooled = False
+
+    async def add() -> bool:
+        return await add_worktree(
+            git,
+            repo_root=repo_root,
+            path=path,
+            branch=branch,
+            start=base.sha or base.ref,
+            phase="worktree_prepare",
+            sink=sink,
+            metadata=metadata,
+            exists=exists,
+        )
+
+    try:
+        attached = not pooled and await add()
+    except HostOperationError:
+        entries = await list_worktrees(git, repo_root)
+        if exists or fs.lexists(path) or find_worktree(entries, path) is None:
+            raise
+        # git made the branch before it refused the path: undo that, prune, add again.
+        start = base.sha or await rev_parse(git, repo_root, base.ref)
+        if start is not None:
+            undo = ["update-ref", "-d", f"refs/heads/{branch}", start]
+            await git.run(undo, cwd=repo_root, phase="worktree_prepare", sink=sink)
+        await prune_missing(git, repo_root, path, entries, "worktree_prepare", sink)
+        attached = await add()
     if pool is not None and base.sha is not None:
         pool.want(pool_key(repo_root, path, base), base.sha)
     return attached
-
-
-async def remove_worktree(git: GitRunner, *, repo_root: Path, path: Path, sink: StepSink) -> bool:
-    """``git worktree remove --force``, then verify: the directory is gone and unregistered."""
-    refusal = removal_refusal(path, [repo_root])
-    if refusal is not None:
-        raise HostOperationError(
-            refusal, code=ErrorCode.STATE_CONFLICT, details={"path": str(path)}
-        )
-    entries = await list_worktrees(git, repo_root)
-    entry = find_worktree(entries, path)
-    if entries and entry is entries[0]:
-        raise HostOperationError(
-            f'Refusing to remove path "{path}" because it is the main checkout of the repository.',
-            code=ErrorCode.STATE_CONFLICT,
-            details={"path": str(path)},
-        )
-    if entry is not None and fs.lexists(path):
-        await git.run(
-            ["worktree", "remove", "--force", "--", str(path)],
-            cwd=repo_root,
-            phase="worktree_cleanup",
-            sink=sink,
-            metadata={"repoRoot": str(repo_root), "worktreePath": str(path)},
-        )
-    elif entry is not None:
-        await prune_missing(git, repo_root, path, entries, "worktree_cleanup", sink)
-    gone = not fs.lexists(path)
-    return gone and find_worktree(await list_worktrees(git, repo_root), path) is None
