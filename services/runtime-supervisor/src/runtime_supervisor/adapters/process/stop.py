@@ -79,14 +79,27 @@ async def _gone_within(pgid: int, seconds: float) -> bool:
     # pidfd wakes us as it ends), then look at the rest of the group.
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(wait_exit(pgid, poll=_POLL_FIRST), timeout=seconds)
-    poll = _POLL_FIRST  # each look scans /proc: quick at first, then less often
-    while group_members(pgid):
+    # The sandbox's processes may end a few ms after the leader: wake as one of those still
+    # there ends (a pidfd each), and look at the group again; at the latest after ``poll``.
+    poll = _POLL_FIRST
+    while members := group_members(pgid):
         left = deadline - time.monotonic()
         if left <= 0:
             return False
-        await asyncio.sleep(min(poll, left))
+        await _first_exit(members, min(poll, left))
         poll = min(poll * 1.5, _POLL_MAX)
     return True
+
+
+async def _first_exit(pids: list[int], timeout: float) -> None:
+    """Return once one of ``pids`` has ended, or after ``timeout`` seconds."""
+    waits = [asyncio.ensure_future(wait_exit(pid, poll=_POLL_FIRST)) for pid in pids]
+    try:
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)
 
 
 def _foreign_leader(pgid: int, leader_start_time: int | None) -> bool:
