@@ -7,6 +7,7 @@ inspected from the repository, so delivery facts stay known. State that cannot b
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from workspace_realizer.adapters import fs
@@ -14,6 +15,7 @@ from workspace_realizer.adapters.delivery import delivery_facts, unknown_deliver
 from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.ports import GitInspection, HostOperationError
 from workspace_realizer.adapters.probes import (
+    StatusCounts,
     current_branch,
     ref_exists,
     rev_parse,
@@ -53,6 +55,13 @@ async def _ahead_behind(
         return None, None
     behind, ahead = (int(p) for p in parts)
     return ahead, behind
+
+
+async def _status_or_error(git: GitRunner, path: Path) -> StatusCounts | HostOperationError:
+    try:
+        return await status_counts(git, path)
+    except HostOperationError as exc:
+        return exc
 
 
 async def _inspect_branch_only(
@@ -120,14 +129,18 @@ async def _inspect(
     top = await toplevel(git, path)
     if top is None or not same_path(top, path):
         return _unreadable(True, branch, f"{path} is not the top of a git checkout")
-    try:
-        counts = await status_counts(git, path)
-    except HostOperationError as exc:
-        return _unreadable(True, branch, f"git status failed: {exc}")
-    actual = await current_branch(git, path)
-    head = await rev_parse(git, path, "HEAD")
-    ahead, behind = await _ahead_behind(git, path, "HEAD", base_ref)
-    delivery = await delivery_facts(git, path, "HEAD", base_ref)
+    # Read-only and independent: run at once (a detail read waited for ten git processes
+    # one after another, 33 ms).
+    status, actual, head, (ahead, behind), delivery = await asyncio.gather(
+        _status_or_error(git, path),
+        current_branch(git, path),
+        rev_parse(git, path, "HEAD"),
+        _ahead_behind(git, path, "HEAD", base_ref),
+        delivery_facts(git, path, "HEAD", base_ref),
+    )
+    if isinstance(status, HostOperationError):
+        return _unreadable(True, branch, f"git status failed: {status}")
+    counts = status
     return GitInspection(
         exists=True,
         readable=True,
