@@ -14,11 +14,12 @@ Each store kind gets the library's process recorder with two additions (the fact
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
-from eventsourcing.persistence import InterfaceError, OperationalError
+from eventsourcing.persistence import InterfaceError, OperationalError, PersistenceError
 from eventsourcing.popo import POPOFactory, POPOProcessRecorder
 from eventsourcing.postgres import (
     PostgresAggregateRecorder,
@@ -31,6 +32,7 @@ from eventsourcing.utils import retry
 from eventstore.fence import active_fence
 from eventstore.lease_sql import CREATE_STATEMENT, SqlLeases
 from eventstore.leases import LEASE_TABLE, LeaseRecord, MemoryLeases
+from eventstore.pg_insert import call_statement, create_statement, insert_at_once
 from eventstore.pg_listen import StoreChannelRecorder
 
 if TYPE_CHECKING:
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
     from psycopg.rows import DictRow
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "ClipyardPOPOFactory",
@@ -112,6 +116,10 @@ class FencedPostgresRecorder(_SqlLeaseCalls, StoreChannelRecorder):
     def __init__(self, datastore: PostgresDatastore, **tables: str) -> None:
         super().__init__(datastore, **tables)
         self.lease_table = SqlLeases("postgres", datastore.transaction, datastore.schema)
+        self._call_insert = call_statement(self)
+        self._one_statement = False
+        """Whether this process created :mod:`eventstore.pg_insert`'s function (with the
+        tables): until then every save takes the library's path."""
 
     def create_table(self) -> None:
         """The library's tables, then the leases', one replica at a time: two replicas starting
@@ -129,11 +137,37 @@ class FencedPostgresRecorder(_SqlLeaseCalls, StoreChannelRecorder):
                     psycopg.errors.UniqueViolation, psycopg.errors.DuplicateTable
                 ):
                     self.lease_table.create()
+                self._one_statement = self._create_insert_function()
             finally:
                 conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
                 conn.commit()
 
-    insert_events = _fewer_tries(PostgresApplicationRecorder.insert_events)
+    def _create_insert_function(self) -> bool:
+        """Create :mod:`eventstore.pg_insert`'s function; False (logged) when the store's role
+        may not: saves then take the library's path."""
+        try:
+            with self.datastore.transaction(commit=True) as curs:
+                curs.execute(create_statement(self))
+        except PersistenceError as error:
+            log.warning("saves take the library's transaction: %s", error)
+            return False
+        return True
+
+    _insert_pipelined = _fewer_tries(PostgresApplicationRecorder.insert_events)
+    _insert_at_once = retry(
+        (InterfaceError, OperationalError), max_attempts=STORE_ATTEMPTS, wait=0.2
+    )(insert_at_once)
+
+    def insert_events(
+        self, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> Sequence[int] | None:
+        """A save that is neither fenced nor tracked: one call of :mod:`eventstore.pg_insert`'s
+        function; any other: the library's pipelined transaction, fence checked first."""
+        simple = kwargs.get("tracking") is None and active_fence() is None
+        if simple and stored_events and self._one_statement:
+            return self._insert_at_once(self._call_insert, stored_events)
+        return self._insert_pipelined(stored_events, **kwargs)
+
     select_events = _fewer_tries(PostgresAggregateRecorder.select_events)
     select_notifications = _fewer_tries(PostgresApplicationRecorder.select_notifications)
     max_notification_id = _fewer_tries(PostgresApplicationRecorder.max_notification_id)
