@@ -164,9 +164,12 @@ class FencedPostgresRecorder(_SqlLeaseCalls, StoreChannelRecorder):
         """A save that is neither fenced nor tracked: one call of :mod:`eventstore.pg_insert`'s
         function; any other: the library's pipelined transaction, fence checked first."""
         simple = kwargs.get("tracking") is None and active_fence() is None
+        ids: Sequence[int] | None
         if simple and stored_events and self._one_statement:
-            return self._insert_at_once(self._call_insert, stored_events)
-        return self._insert_pipelined(stored_events, **kwargs)
+            ids = self._insert_at_once(self._call_insert, stored_events)
+        else:
+            ids = self._insert_pipelined(stored_events, **kwargs)
+        return ids
 
     select_events = _fewer_tries(PostgresAggregateRecorder.select_events)
     select_notifications = _fewer_tries(PostgresApplicationRecorder.select_notifications)
