@@ -5,7 +5,9 @@ stays out of the workspaces' way and is removed on stop and after a crash."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from realizer_git_helpers import StepRecorder, commit, git
@@ -34,6 +36,35 @@ async def ready(pool: WorktreePool, key: PoolKey, count: int) -> None:
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"the pool holds {pool.entries(key)}, not {count} entries")
+
+
+class Warm(NamedTuple):
+    """A project workspace's pool, warmed by its first worktree (``b1``, made cold)."""
+
+    parent: Path
+    pool: WorktreePool
+    key: PoolKey
+    base: BaseRef
+
+
+async def warmed(host: HostGit, repo: Path, home: Path, steps: StepRecorder) -> Warm:
+    parent = home / "worktrees" / "pw"
+    pool = the_pool(host)
+    key = PoolKey(repo_root=repo, parent=parent, base_ref="main")
+    base = await base_of(host, repo, steps)
+    await host.ensure_worktree(
+        repo_root=repo, path=parent / "b1", branch="b1", base=base, sink=steps
+    )
+    await ready(pool, key, host.pool.size if host.pool else 0)
+    return Warm(parent, pool, key, base)
+
+
+async def until(done: Callable[[], bool], what: str) -> None:
+    for _ in range(200):
+        if done():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(what)
 
 
 def registered(repo: Path) -> list[str]:
@@ -92,14 +123,7 @@ async def test_a_base_that_moved_is_never_handed_out_stale(
 ) -> None:
     pooled = HostGit(home=home, pool_size=2, pool_refresh=0)  # no refresh: only realizes
     repo = make_repo("app")
-    parent = home / "worktrees" / "pw"
-    pool = the_pool(pooled)
-    key = PoolKey(repo_root=repo, parent=parent, base_ref="main")
-    old = await base_of(pooled, repo, steps)
-    await pooled.ensure_worktree(
-        repo_root=repo, path=parent / "b1", branch="b1", base=old, sink=steps
-    )
-    await ready(pool, key, 2)
+    parent, pool, key, old = await warmed(pooled, repo, home, steps)
     moved = commit(repo, {"later.txt": "later\n"})
     new = await base_of(pooled, repo, steps)
     assert new.sha == moved != old.sha
@@ -112,13 +136,9 @@ async def test_a_base_that_moved_is_never_handed_out_stale(
     assert (parent / "b2" / "later.txt").exists()
     assert any("worktree add" in s.command for s in steps.steps)
     # Then every entry follows the base: the old ones are gone.
-    for _ in range(200):
-        entries = pool.entries(key)
-        if len(entries) == 2 and all(e.sha == new.sha for e in entries):
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError(f"the pool did not follow the base: {pool.entries(key)}")
+    await until(
+        lambda: [e.sha for e in pool.entries(key)] == [new.sha] * 2, "the pool followed the base"
+    )
     heads = {git(e.path, "rev-parse", "HEAD") for e in pool.entries(key)}
     assert heads == {new.sha}
     await pool.close()
@@ -128,21 +148,11 @@ async def test_the_refresh_follows_a_base_that_moved_with_no_realize(
     pooled: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:
     repo = make_repo("app")
-    parent = home / "worktrees" / "pw"
-    pool = the_pool(pooled)
-    key = PoolKey(repo_root=repo, parent=parent, base_ref="main")
-    base = await base_of(pooled, repo, steps)
-    await pooled.ensure_worktree(
-        repo_root=repo, path=parent / "b1", branch="b1", base=base, sink=steps
-    )
-    await ready(pool, key, 2)
+    parent, pool, key, _ = await warmed(pooled, repo, home, steps)
     moved = commit(repo, {"later.txt": "later\n"})
-    for _ in range(200):
-        if {e.sha for e in pool.entries(key)} == {moved} and len(pool.entries(key)) == 2:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError(f"the refresh did not follow the base: {pool.entries(key)}")
+    await until(
+        lambda: [e.sha for e in pool.entries(key)] == [moved] * 2, "the refresh followed the base"
+    )
     steps.steps.clear()
     await pooled.ensure_worktree(
         repo_root=repo,
@@ -160,14 +170,7 @@ async def test_an_existing_branch_is_attached_cold_and_the_entry_is_not_lost_in_
     pooled: HostGit, make_repo, steps: StepRecorder, home: Path
 ) -> None:
     repo = make_repo("app")
-    parent = home / "worktrees" / "pw"
-    pool = the_pool(pooled)
-    key = PoolKey(repo_root=repo, parent=parent, base_ref="main")
-    base = await base_of(pooled, repo, steps)
-    await pooled.ensure_worktree(
-        repo_root=repo, path=parent / "b1", branch="b1", base=base, sink=steps
-    )
-    await ready(pool, key, 2)
+    parent, pool, key, base = await warmed(pooled, repo, home, steps)
     git(repo, "branch", "feature", "main")
     outcome = await pooled.ensure_worktree(
         repo_root=repo, path=parent / "feature", branch="feature", base=base, sink=steps
