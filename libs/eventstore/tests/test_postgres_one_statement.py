@@ -128,3 +128,19 @@ def test_a_fenced_save_with_a_lease_that_moved_on_is_still_refused(
         assert app.recorder.max_notification_id() == before
     finally:
         app.close()
+
+
+def test_a_save_after_the_function_was_dropped_takes_the_transaction(
+    settings: StoreSettings, pg_database: str
+) -> None:
+    app = build_application(GatewayApp, service="gateway", settings=settings)
+    try:
+        schema, _ = _schema_and_table(app)
+        with psycopg.connect(pg_database, autocommit=True) as db:
+            db.execute(f'DROP FUNCTION "{schema}".clipyard_insert_events')
+        company_id = app.create_company("Acme", "ACME")  # the call fails: nothing saved, retried
+        app.rename(company_id, "Acme Corp")
+        assert app.repository.get(company_id).name == "Acme Corp"
+        assert app.recorder.max_notification_id() == 2
+    finally:
+        app.close()

@@ -19,7 +19,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
-from eventsourcing.persistence import InterfaceError, OperationalError, PersistenceError
+from eventsourcing.persistence import (
+    InterfaceError,
+    OperationalError,
+    PersistenceError,
+    ProgrammingError,
+)
 from eventsourcing.popo import POPOFactory, POPOProcessRecorder
 from eventsourcing.postgres import (
     PostgresAggregateRecorder,
@@ -32,7 +37,7 @@ from eventsourcing.utils import retry
 from eventstore.fence import active_fence
 from eventstore.lease_sql import CREATE_STATEMENT, SqlLeases
 from eventstore.leases import LEASE_TABLE, LeaseRecord, MemoryLeases
-from eventstore.pg_insert import call_statement, create_statement, insert_at_once
+from eventstore.pg_insert import FUNCTION, call_statement, create_statement, insert_at_once
 from eventstore.pg_listen import StoreChannelRecorder
 
 if TYPE_CHECKING:
@@ -164,10 +169,16 @@ class FencedPostgresRecorder(_SqlLeaseCalls, StoreChannelRecorder):
         """A save that is neither fenced nor tracked: one call of :mod:`eventstore.pg_insert`'s
         function; any other: the library's pipelined transaction, fence checked first."""
         simple = kwargs.get("tracking") is None and active_fence() is None
-        ids: Sequence[int] | None
+        ids: Sequence[int] | None = None
         if simple and stored_events and self._one_statement:
-            ids = self._insert_at_once(self._call_insert, stored_events)
-        else:
+            try:
+                ids = self._insert_at_once(self._call_insert, stored_events)
+            except ProgrammingError as error:  # the function was dropped (a restore): nothing saved
+                if FUNCTION not in str(error):
+                    raise
+                log.warning("the store's insert function is gone; saves take the transaction")
+                self._one_statement = False
+        if ids is None:
             ids = self._insert_pipelined(stored_events, **kwargs)
         return ids
 

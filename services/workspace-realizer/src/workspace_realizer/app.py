@@ -21,6 +21,7 @@ from workspace_realizer.adapters.host import HostPorts, default_ports
 from workspace_realizer.adapters.hostgit import HostGit
 from workspace_realizer.adapters.moves_bus import BusMoves
 from workspace_realizer.adapters.supervisor_bus import supervisor_stopper
+from workspace_realizer.adapters.worktree_pool import WorktreePool
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.endpoints.host.audit import AuditEndpoints
 from workspace_realizer.endpoints.host.drains import DrainEndpoints
@@ -162,13 +163,17 @@ async def _start_pool(runtime: ServiceRuntime, realizer: Realizer) -> None:
     """Remove the pooled worktrees a previous host part left (it died), once this one holds the
     host's lease; remove this one's when the service stops."""
     git = realizer.ports.git
-    pool = git.pool if isinstance(git, HostGit) else None
-    if pool is None:
+    if not isinstance(git, HostGit):
         return
+    # With the pool off now, what one left while it was on is still removed.
+    pool = git.pool or WorktreePool(
+        git.git, home=runtime.settings.home, size=0, refresh=0, min_free_bytes=0
+    )
     left = await pool.clean_leftovers()
     if left:
         log.info("removed %d pooled worktrees a previous realizer left", left)
-    runtime.exit_stack.push_async_callback(pool.close)
+    if git.pool is not None:
+        runtime.exit_stack.push_async_callback(git.pool.close)
 
 
 def build_spec(

@@ -5,6 +5,7 @@ stays out of the workspaces' way and is removed on stop and after a crash."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -214,3 +215,45 @@ async def test_no_entry_is_made_where_the_disk_is_tight(
     await asyncio.sleep(0.3)
     assert the_pool(tight).entries(PoolKey(repo_root=repo, parent=parent, base_ref="main")) == []
     assert not (parent / POOL_DIR).exists()
+
+
+async def test_a_branch_with_slashes_comes_from_its_parents_one_pool(
+    pooled: HostGit, make_repo, steps: StepRecorder, home: Path
+) -> None:
+    repo = make_repo("app")
+    parent, pool, key, base = await warmed(pooled, repo, home, steps)
+    steps.steps.clear()
+    await pooled.ensure_worktree(
+        repo_root=repo, path=parent / "team" / "b2", branch="team/b2", base=base, sink=steps
+    )
+    assert any("worktree move" in s.command for s in steps.steps)
+    assert git(parent / "team" / "b2", "symbolic-ref", "--short", "HEAD") == "team/b2"
+    await ready(pool, key, 2)
+    assert pool.keys() == [key]
+    assert not (parent / "team" / POOL_DIR).exists()
+    await pool.close()
+
+
+async def test_what_a_dead_process_left_is_removed_even_locked_or_without_its_repository(
+    home: Path, make_repo, steps: StepRecorder
+) -> None:
+    kept, gone = make_repo("kept"), make_repo("gone")
+    dead = HostGit(home=home, pool_size=1, pool_refresh=0)
+    for repo, name in ((kept, "a"), (gone, "b")):
+        base = await base_of(dead, repo, steps)
+        path = home / "worktrees" / name / "b1"
+        await dead.ensure_worktree(repo_root=repo, path=path, branch="b1", base=base, sink=steps)
+        await ready(the_pool(dead), PoolKey(repo_root=repo, parent=path.parent, base_ref="main"), 1)
+    # An add cut short leaves its registration locked ("initializing"); the other repository is
+    # deleted altogether (a drain took its checkout).
+    (entry,) = the_pool(dead).entries(PoolKey(kept, home / "worktrees" / "a", "main"))
+    git(kept, "worktree", "lock", "--reason", "initializing", str(entry.path))
+    shutil.rmtree(gone)
+    # The next process, with the pool off, still removes it all.
+    after = HostGit(home=home)
+    assert after.pool is None
+    cleaner = WorktreePool(after.git, home=home, size=0, refresh=0, min_free_bytes=0)
+    assert await cleaner.clean_leftovers() == 2
+    assert [p for p in registered(kept) if POOL_DIR in p] == []
+    assert not (home / "worktrees" / "a" / POOL_DIR).exists()
+    assert not (home / "worktrees" / "b" / POOL_DIR).exists()

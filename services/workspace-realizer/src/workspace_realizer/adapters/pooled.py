@@ -20,9 +20,13 @@ from workspace_realizer.adapters.worktree_pool import PoolEntry, PoolKey, Worktr
 __all__ = ["hand_out", "pool_key"]
 
 
-def pool_key(repo_root: Path, path: Path, base: BaseRef) -> PoolKey:
-    """The pool a worktree at ``path`` from ``base`` would come from."""
-    return PoolKey(repo_root=repo_root, parent=path.parent, base_ref=base.ref)
+def pool_key(repo_root: Path, path: Path, branch: str, base: BaseRef) -> PoolKey:
+    """The pool a worktree of ``branch`` at ``path`` (``<parent>/<branch>``) from ``base`` would
+    come from: one per worktree parent, however many folders the branch's name makes."""
+    parent = path
+    for _ in branch.split("/"):
+        parent = parent.parent
+    return PoolKey(repo_root=repo_root, parent=parent, base_ref=base.ref)
 
 
 async def hand_out(
@@ -43,13 +47,14 @@ async def hand_out(
     repo_root, path, branch = where
     if base.sha is None:
         return False
-    key = pool_key(repo_root, path, base)
+    key = pool_key(repo_root, path, branch, base)
     entry = pool.take(key, base.sha)
     if entry is None:
         return False
     if await ref_exists(git, repo_root, f"refs/heads/{branch}"):
-        await pool.discard(key, entry)  # attaching an existing branch checks out its own tree
+        pool.discard(key, entry)  # attaching an existing branch checks out its own tree
         return False
+    path.parent.mkdir(parents=True, exist_ok=True)  # a branch with "/" nests folders
     moved = await git.run(
         ["worktree", "move", "--", str(entry.path), str(path)],
         cwd=repo_root,
@@ -58,7 +63,7 @@ async def hand_out(
         metadata=metadata | {"created": True, "reusedExistingBranch": False, "pooled": True},
     )
     if not moved.ok:
-        await pool.discard(key, entry)
+        pool.discard(key, entry)
         return False
     created = await git.run(
         [
@@ -75,13 +80,18 @@ async def hand_out(
         sink=sink,
     )
     if not created.ok:  # the branch appeared meanwhile: give the worktree back to git
-        await pool.discard(key, PoolEntry(path, entry.sha))
+        pool.discard(key, PoolEntry(path, entry.sha))
         return False
-    await git.run(
+    switched = await git.run(
         ["symbolic-ref", "HEAD", f"refs/heads/{branch}"],
         cwd=path,
         phase="worktree_prepare",
         sink=sink,
-        check=True,
     )
+    if not switched.ok:  # undone: the branch (still at the base) and the worktree
+        undo = ["update-ref", "-d", f"refs/heads/{branch}", base.sha]
+        await git.run(undo, cwd=repo_root, phase="worktree_prepare", sink=sink)
+        remove = ["worktree", "remove", "--force", "--force", "--", str(path)]
+        await git.run(remove, cwd=repo_root, phase="worktree_prepare", sink=sink)
+        return False
     return True

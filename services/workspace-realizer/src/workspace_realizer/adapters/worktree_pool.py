@@ -37,6 +37,7 @@ from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.ports import HostOperationError
 from workspace_realizer.adapters.probes import list_worktrees, rev_parse
+from workspace_realizer.adapters.safety import check_no_company_ancestor
 
 __all__ = ["POOL_DIR", "PoolEntry", "PoolKey", "WorktreePool"]
 
@@ -92,6 +93,7 @@ class WorktreePool:
         self._notes = home / "run" / "worktree-pool"
         self._pools: dict[PoolKey, _Pool] = {}
         self._refresher: asyncio.Task[None] | None = None
+        self._removals: set[asyncio.Task[None]] = set()
         self._closed = False
 
     @property
@@ -132,9 +134,12 @@ class WorktreePool:
         if self._refresher is None and self.refresh > 0:
             self._refresher = asyncio.create_task(self._refresh(), name="worktree-pool:refresh")
 
-    async def discard(self, key: PoolKey, entry: PoolEntry) -> None:
-        """Remove an entry that was taken and could not be handed out."""
-        await self._remove(key.repo_root, entry.path)
+    def discard(self, key: PoolKey, entry: PoolEntry) -> None:
+        """Remove, in the background, an entry that was taken and could not be handed out (the
+        caller holds the repository's lock, which the removal takes)."""
+        task = asyncio.create_task(self._remove(key.repo_root, entry.path), name="pool:discard")
+        self._removals.add(task)
+        task.add_done_callback(self._removals.discard)
 
     async def _fill(self, key: PoolKey, pool: _Pool) -> None:
         """Remove stale entries, then add detached ones until ``size`` are at ``pool.sha``."""
@@ -164,13 +169,19 @@ class WorktreePool:
             return False
 
     async def _add(self, key: PoolKey, sha: str) -> PoolEntry | None:
-        """One detached worktree at ``sha`` (None, and nothing left, when git fails)."""
+        """One detached worktree at ``sha`` (None, and nothing left, when git fails or the
+        folder lies below one a company's processes own)."""
         path = key.parent / POOL_DIR / uuid.uuid4().hex[:16]
-        self._note(key.repo_root)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        added = await self.git.run(
-            ["worktree", "add", "--detach", "--", str(path), sha], cwd=key.repo_root
-        )
+        try:
+            check_no_company_ancestor(path)
+            self._note(key.repo_root, path.parent)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            added = await self.git.run(
+                ["worktree", "add", "--detach", "--", str(path), sha], cwd=key.repo_root
+            )
+        except (HostOperationError, OSError) as error:
+            log.warning("worktree pool of %s not filled: %s", key.parent, error)
+            return None
         if added.ok:
             return PoolEntry(path, sha)
         log.warning("worktree pool of %s: git worktree add failed: %s", key.parent, added.message())
@@ -178,11 +189,19 @@ class WorktreePool:
         return None
 
     async def _remove(self, repo_root: Path, path: Path) -> None:
-        """``git worktree remove --force``; whatever is left, deleted and pruned."""
-        await self.git.run(["worktree", "remove", "--force", "--", str(path)], cwd=repo_root)
+        """``git worktree remove -f -f`` under the repository's lock (twice forced: an add cut
+        short leaves its registration locked); whatever is left, deleted and pruned. Without
+        the repository any more, the folder is deleted."""
+        if fs.is_dir(repo_root):
+            async with await self.git.repo_lock(repo_root):
+                with contextlib.suppress(HostOperationError):
+                    remove = ["worktree", "remove", "--force", "--force", "--", str(path)]
+                    await self.git.run(remove, cwd=repo_root)
+                    if fs.lexists(path):
+                        await asyncio.to_thread(shutil.rmtree, path, True)
+                        await self.git.run(["worktree", "prune"], cwd=repo_root)
         if fs.lexists(path):
             await asyncio.to_thread(shutil.rmtree, path, True)
-            await self.git.run(["worktree", "prune"], cwd=repo_root)
         with contextlib.suppress(OSError):
             path.parent.rmdir()  # the pool folder, once empty
 
@@ -191,17 +210,24 @@ class WorktreePool:
         while not self._closed:
             await asyncio.sleep(self.refresh)
             for key, pool in list(self._pools.items()):
-                sha = await rev_parse(self.git, key.repo_root, key.base_ref)
+                try:
+                    sha = await rev_parse(self.git, key.repo_root, key.base_ref)
+                except HostOperationError:  # the repository is gone (a drain): so is its pool
+                    self._pools.pop(key, None)
+                    for entry in pool.entries:
+                        await self._remove(key.repo_root, entry.path)
+                    continue
                 if sha is not None and sha != pool.sha:
                     self.want(key, sha)
 
-    def _note(self, repo_root: Path) -> None:
-        """Note that ``repo_root`` holds entries (read by :meth:`clean_leftovers`)."""
+    def _note(self, repo_root: Path, folder: Path) -> None:
+        """Note that ``repo_root`` holds entries in ``folder`` (read by
+        :meth:`clean_leftovers`): its first line is the repository, each other a pool folder."""
         self._notes.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha256(str(repo_root).encode()).hexdigest()[:24]
-        note = self._notes / name
-        if not note.exists():
-            note.write_text(str(repo_root), encoding="utf-8")
+        note = self._notes / hashlib.sha256(str(repo_root).encode()).hexdigest()[:24]
+        lines = note.read_text(encoding="utf-8").splitlines() if note.exists() else []
+        if str(folder) not in lines[1:]:
+            note.write_text("\n".join([str(repo_root), *lines[1:], str(folder)]), "utf-8")
 
     async def clean_leftovers(self) -> int:
         """Remove the entries of every repository noted (a process that died left them).
@@ -212,11 +238,15 @@ class WorktreePool:
         removed = 0
         notes = sorted(self._notes.glob("*")) if self._notes.is_dir() else []
         for note in notes:
-            repo_root = Path(note.read_text(encoding="utf-8"))
-            if fs.is_dir(repo_root):
-                for entry in await _pool_registrations(self.git, repo_root):
-                    await self._remove(repo_root, entry)
-                    removed += 1
+            repo, *folders = note.read_text(encoding="utf-8").splitlines()
+            repo_root = Path(repo)
+            entries = await _pool_registrations(self.git, repo_root) if fs.is_dir(repo_root) else []
+            for folder in map(Path, folders):  # what git no longer knows (its repository gone)
+                listed = sorted(folder.iterdir()) if fs.is_dir(folder) else []
+                entries += [entry for entry in listed if entry not in entries]
+            for entry in entries:
+                await self._remove(repo_root, entry)
+                removed += 1
             note.unlink(missing_ok=True)
         return removed
 
@@ -229,6 +259,8 @@ class WorktreePool:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        if self._removals:
+            await asyncio.wait(set(self._removals))
         for key, pool in self._pools.items():
             for entry in pool.entries:
                 await self._remove(key.repo_root, entry.path)

@@ -304,5 +304,5 @@ async def _new_worktree(
         await prune_missing(git, repo_root, path, entries, "worktree_prepare", sink)
         attached = await add()
     if pool is not None and base.sha is not None:
-        pool.want(pool_key(repo_root, path, base), base.sha)
+        pool.want(pool_key(repo_root, path, branch, base), base.sha)
     return attached

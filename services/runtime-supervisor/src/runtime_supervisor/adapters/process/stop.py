@@ -33,6 +33,8 @@ __all__ = ["StopOutcome", "stop_group"]
 
 _POLL_FIRST = 0.02
 _POLL_MAX = 0.25
+_WATCHED = 16
+"""At most this many pidfds are open at once for one stop (a group may hold hundreds)."""
 _KILL_WAIT = 5.0
 """How long SIGKILLed processes may take to disappear (exit teardown, D state)."""
 
@@ -92,8 +94,9 @@ async def _gone_within(pgid: int, seconds: float) -> bool:
 
 
 async def _first_exit(pids: list[int], timeout: float) -> None:
-    """Return once one of ``pids`` has ended, or after ``timeout`` seconds."""
-    waits = [asyncio.ensure_future(wait_exit(pid, poll=_POLL_FIRST)) for pid in pids]
+    """Return once one of ``pids`` (the first :data:`_WATCHED`) has ended, or after
+    ``timeout`` seconds."""
+    waits = [asyncio.ensure_future(wait_exit(pid, poll=_POLL_FIRST)) for pid in pids[:_WATCHED]]
     try:
         await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     finally:
