@@ -15,7 +15,7 @@ from pathlib import Path
 from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.ports import BaseRef, StepSink
 from workspace_realizer.adapters.probes import ref_exists
-from workspace_realizer.adapters.worktree_pool import PoolEntry, PoolKey, WorktreePool
+from workspace_realizer.adapters.worktree_pool import PoolKey, WorktreePool
 
 __all__ = ["hand_out", "pool_key"]
 
@@ -79,8 +79,9 @@ async def hand_out(
         phase="worktree_prepare",
         sink=sink,
     )
-    if not created.ok:  # the branch appeared meanwhile: give the worktree back to git
-        pool.discard(key, PoolEntry(path, entry.sha))
+    remove = ["worktree", "remove", "--force", "--force", "--", str(path)]
+    if not created.ok:  # the branch appeared meanwhile (not ours): the worktree goes back
+        await git.run(remove, cwd=repo_root, phase="worktree_prepare", sink=sink)
         return False
     switched = await git.run(
         ["symbolic-ref", "HEAD", f"refs/heads/{branch}"],
@@ -91,7 +92,6 @@ async def hand_out(
     if not switched.ok:  # undone: the branch (still at the base) and the worktree
         undo = ["update-ref", "-d", f"refs/heads/{branch}", base.sha]
         await git.run(undo, cwd=repo_root, phase="worktree_prepare", sink=sink)
-        remove = ["worktree", "remove", "--force", "--force", "--", str(path)]
         await git.run(remove, cwd=repo_root, phase="worktree_prepare", sink=sink)
         return False
     return True
