@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from servicekit.background import BackgroundTasks
 from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.gitcli import GitRunner
 from workspace_realizer.adapters.ports import HostOperationError
@@ -93,7 +94,8 @@ class WorktreePool:
         self._notes = home / "run" / "worktree-pool"
         self._pools: dict[PoolKey, _Pool] = {}
         self._refresher: asyncio.Task[None] | None = None
-        self._removals: set[asyncio.Task[None]] = set()
+        self._background = BackgroundTasks()
+        """Fills, the refresh and removals: kept until they end, a failure logged."""
         self._closed = False
 
     @property
@@ -130,16 +132,14 @@ class WorktreePool:
             pool = self._pools[key] = _Pool(sha)
         pool.sha = sha
         if pool.filling is None or pool.filling.done():
-            pool.filling = asyncio.create_task(self._fill(key, pool), name="worktree-pool:fill")
+            pool.filling = self._background.spawn(self._fill(key, pool), "worktree-pool:fill")
         if self._refresher is None and self.refresh > 0:
-            self._refresher = asyncio.create_task(self._refresh(), name="worktree-pool:refresh")
+            self._refresher = self._background.spawn(self._refresh(), "worktree-pool:refresh")
 
     def discard(self, key: PoolKey, entry: PoolEntry) -> None:
         """Remove, in the background, an entry that was taken and could not be handed out (the
         caller holds the repository's lock, which the removal takes)."""
-        task = asyncio.create_task(self._remove(key.repo_root, entry.path), name="pool:discard")
-        self._removals.add(task)
-        task.add_done_callback(self._removals.discard)
+        self._background.spawn(self._remove(key.repo_root, entry.path), "worktree-pool:discard")
 
     async def _fill(self, key: PoolKey, pool: _Pool) -> None:
         """Remove stale entries, then add detached ones until ``size`` are at ``pool.sha``."""
@@ -259,8 +259,7 @@ class WorktreePool:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        if self._removals:
-            await asyncio.wait(set(self._removals))
+        await self._background.idle()  # the discards still running
         for key, pool in self._pools.items():
             for entry in pool.entries:
                 await self._remove(key.repo_root, entry.path)

@@ -271,8 +271,8 @@ async def _new_worktree(
     pruned and the add made again.
     """
     repo_root, path, branch, exists = where
-    check_no_company_ancestor(path)
     if pool is not None and not exists:
+        check_no_company_ancestor(path)  # the cold add checks it itself
         pooled = await hand_out(git, pool, (repo_root, path, branch), base, sink, metadata)
     else:
         pooled = False
