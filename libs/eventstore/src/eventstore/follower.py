@@ -29,17 +29,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import time
 from typing import TYPE_CHECKING, Final, Literal
 
 from eventsourcing.popo import POPOApplicationRecorder
-from eventsourcing.postgres import PostgresProcessRecorder
-
-from eventstore.pg_listen import StoreListener
 
 if TYPE_CHECKING:
+    from eventsourcing.persistence import Recorder
+
     from eventstore.application import ServiceApplication
     from eventstore.executor import StoreExecutor
+    from eventstore.pg_listen import StoreListener
 
 __all__ = [
     "LISTEN_POLL_INTERVAL",
@@ -74,9 +75,16 @@ def follow_mode(app: ServiceApplication) -> FollowMode:
     recorder = app.recorder
     if isinstance(recorder, POPOApplicationRecorder):
         return "none"
-    if isinstance(recorder, PostgresProcessRecorder):
+    if _on_postgres(recorder):
         return "listen"
     return "poll"
+
+
+def _on_postgres(recorder: Recorder) -> bool:
+    """Whether ``recorder`` writes to PostgreSQL. The library's PostgreSQL module (and psycopg)
+    is imported only by a PostgreSQL store, so no other store pays for importing it."""
+    postgres = sys.modules.get("eventsourcing.postgres")
+    return postgres is not None and isinstance(recorder, postgres.PostgresProcessRecorder)
 
 
 class StoreFollower:
@@ -109,7 +117,7 @@ class StoreFollower:
         """
         self.app = app
         self.mode: FollowMode = mode or follow_mode(app)
-        if self.mode == "listen" and not isinstance(app.recorder, PostgresProcessRecorder):
+        if self.mode == "listen" and not _on_postgres(app.recorder):
             raise ValueError("only a PostgreSQL store can be followed by LISTEN/NOTIFY")
         self.poll_interval = poll_interval or (
             LISTEN_POLL_INTERVAL if self.mode == "listen" else POLL_INTERVAL
@@ -148,6 +156,10 @@ class StoreFollower:
         name = self.app.service or self.app.name
         self._tasks.append(asyncio.create_task(self._run(), name=f"store-follower:{name}"))
         if self.mode == "listen":
+            from eventsourcing.postgres import PostgresProcessRecorder
+
+            from eventstore.pg_listen import StoreListener
+
             assert isinstance(self.app.recorder, PostgresProcessRecorder)
             self.listener = StoreListener(
                 self.app.recorder,

@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Literal
 
-from psycopg import sql
-
 from eventstore.fence import Fence
 from eventstore.leases import LEASE_TABLE, LeaseRecord, check_row
 
@@ -78,6 +76,8 @@ class SqlLeases:
         if self._dialect == "sqlite":
             text = template.format(t=LEASE_TABLE, now=":now", **parts)
             return _PARAM.sub(r":\1", text)
+        from psycopg import sql  # only PostgreSQL's statements need it (SQLite never imports it)
+
         return sql.SQL(template).format(  # type: ignore[arg-type]
             t=sql.Identifier(self._schema, LEASE_TABLE),
             now=sql.SQL(_PG_NOW),  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from eventsourcing.postgres import PostgresFactory
 from psycopg.rows import dict_row
 
-from eventstore.recorders import FencedPostgresRecorder
+from eventstore.pg_recorder import FencedPostgresRecorder
 from eventstore.settings import POSTGRES_CONNINFO_SETTING
 
 if TYPE_CHECKING:

@@ -24,10 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import psycopg
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "DUMMY_POSTGRES_PASSWORD",
@@ -155,6 +151,10 @@ def postgres_params(dsn: str, *, variable: str = _DSN_VARIABLE) -> dict[str, str
         ValueError: The DSN does not parse, or sets a parameter the store cannot work with (named
             in the message with what to use; values are never shown, they may be secret).
     """
+    # psycopg is imported here, not at the top: a SQLite or in-memory store never needs it.
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
     try:
         params = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
     except psycopg.ProgrammingError:
@@ -198,6 +198,8 @@ def postgres_conninfo(dsn: str, *, service: str = "", variable: str = _DSN_VARIA
     params.setdefault("connect_timeout", str(DEFAULT_CONNECT_TIMEOUT))
     if service:
         params.setdefault("fallback_application_name", postgres_schema(service))
+    from psycopg.conninfo import make_conninfo
+
     return make_conninfo("", **params)
 
 
@@ -251,6 +253,8 @@ def eventsourcing_env(settings: StoreSettings, service: str) -> dict[str, str]:
         }
     if settings.kind == "postgres":
         conninfo = postgres_conninfo(_require_dsn(settings), service=service)
+        from psycopg.conninfo import conninfo_to_dict
+
         params = conninfo_to_dict(conninfo)
         # The library insists on these; only the conninfo decides where and how it connects.
         return {
@@ -281,6 +285,9 @@ def ensure_postgres_schema(settings: StoreSettings, service: str) -> str:
         ValueError: No DSN, or one with a parameter the store cannot work with.
         psycopg.Error: The database refused.
     """
+    import psycopg
+    from psycopg import sql
+
     schema = postgres_schema(service)
     # Refused before anything connects; then connected exactly as the store will be.
     conninfo = postgres_conninfo(_require_dsn(settings), service=service)

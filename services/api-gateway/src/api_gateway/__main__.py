@@ -7,7 +7,11 @@ import asyncio
 
 import uvloop
 
-from api_gateway.app import main
+from servicekit.lean_imports import leave_out_cli_modules
+
+leave_out_cli_modules()
+
+from api_gateway.app import main  # noqa: E402 (after the modules left out)
 
 with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
     runner.run(main())

@@ -27,7 +27,6 @@ from api_gateway.http.openapi_document import (
     allow_header,
     openapi_config,
     openapi_json,
-    tighten_at_start,
 )
 from api_gateway.http.security import (
     PUBLIC_OPT,
@@ -105,7 +104,6 @@ def create_app(
         template_config=ui_template_config(),
         logging_config=None,  # the service's JSON logging (telemetry.logs) stays in charge
         state=State({"gateway": gateway}),
-        on_startup=[tighten_at_start],
         on_shutdown=[partial(_shut_down, gateway, owned)],
         debug=debug,
     )

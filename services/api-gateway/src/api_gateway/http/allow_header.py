@@ -42,11 +42,16 @@ class AllowIndex:
         """The ``Allow`` value of ``path`` (None: no documented resource)."""
         return next((allow for pattern, allow in self.routes if pattern.match(path)), None)
 
+    @staticmethod
+    def concerns(message: Message, scope: Scope) -> bool:
+        """Whether ``message`` starts an ``OPTIONS`` answer or a 405: the ones given ``Allow``."""
+        if message["type"] != "http.response.start" or scope["type"] != ScopeType.HTTP:
+            return False
+        return scope.get("method") == "OPTIONS" or message.get("status") == 405
+
     async def hook(self, message: Message, scope: Scope) -> None:
         """``before_send``: on an ``OPTIONS`` answer or a 405, ``Allow`` lists every method."""
-        if message["type"] != "http.response.start" or scope["type"] != ScopeType.HTTP:
-            return
-        if scope.get("method") != "OPTIONS" and message.get("status") != 405:
+        if not self.concerns(message, scope) or message["type"] != "http.response.start":
             return
         allow = self.allowed(str(scope.get("path", "")))
         if allow is None:

@@ -1,10 +1,11 @@
 """The OpenAPI document's configuration and its routes: ``/api/openapi.json`` and ``/api/docs``
-serve the document :mod:`api_gateway.http.openapi_strict` corrects once at start
-(:func:`tighten_at_start`), which also indexes its operations for ``Allow``
-(:mod:`api_gateway.http.allow_header`)."""
+serve the document :mod:`api_gateway.http.openapi_strict` corrects once, at its first use
+(:func:`~api_gateway.http.openapi_strict.corrected_document`), whose operations are indexed for
+``Allow`` (:mod:`api_gateway.http.allow_header`) when the first answer needs it."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from litestar import Litestar, Request, Router, get
@@ -14,15 +15,14 @@ from litestar.types import Message, Scope
 
 from api_gateway.http.allow_header import AllowIndex
 from api_gateway.http.openapi_strict import (
-    DOC_STATE,
     StrictJsonRenderPlugin,
     StrictSwaggerRenderPlugin,
-    tighten,
+    corrected_document,
 )
 from api_gateway.settings import SERVICE_VERSION
 from contracts.errors import CATALOGUE
 
-__all__ = ["allow_header", "openapi_config", "openapi_json", "tighten_at_start"]
+__all__ = ["allow_header", "openapi_config", "openapi_json"]
 
 _ALLOW_STATE = "allow"
 
@@ -43,12 +43,11 @@ _DESCRIPTION = (
     include_in_schema=False,
     opt={"exclude_from_auth": True},
     media_type="application/vnd.oai.openapi+json",
-    sync_to_thread=False,
+    sync_to_thread=True,  # the first call builds the document: off the loop
 )
 def openapi_json(request: Request[Any, Any, Any]) -> dict[str, Any]:
     """The OpenAPI document (no key needed), as :mod:`api_gateway.http.openapi_strict` corrects it."""
-    doc: dict[str, Any] = request.app.state.get(DOC_STATE) or request.app.openapi_schema.to_schema()
-    return doc
+    return corrected_document(request.app)
 
 
 def openapi_config() -> OpenAPIConfig:
@@ -94,15 +93,22 @@ def openapi_config() -> OpenAPIConfig:
     )
 
 
-def tighten_at_start(app: Litestar) -> None:
-    """``on_startup``: correct the document once and index its operations for ``Allow``."""
-    doc = tighten(app.openapi_schema.to_schema())  # once; /api/openapi.json and /api/docs serve it
-    app.state[DOC_STATE] = doc
-    app.state[_ALLOW_STATE] = AllowIndex.of(doc)
+def _allow_index(app: Litestar) -> AllowIndex:
+    """The ``Allow`` index of the corrected document, built at its first use and kept."""
+    index: AllowIndex | None = app.state.get(_ALLOW_STATE)
+    if index is None:
+        index = AllowIndex.of(corrected_document(app))
+        app.state[_ALLOW_STATE] = index
+    return index
 
 
 async def allow_header(message: Message, scope: Scope) -> None:
-    """``before_send``: ``Allow`` with every documented method (once the index is built)."""
-    index = scope["app"].state.get(_ALLOW_STATE)
-    if index is not None:
-        await index.hook(message, scope)
+    """``before_send``: ``Allow`` with every documented method on an ``OPTIONS`` answer or a 405
+    (the first of them builds the document, off the loop)."""
+    if not AllowIndex.concerns(message, scope):
+        return
+    app: Litestar = scope["app"]
+    index: AllowIndex | None = app.state.get(_ALLOW_STATE)
+    if index is None:
+        index = await asyncio.to_thread(_allow_index, app)
+    await index.hook(message, scope)

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
-import psycopg
-
 from git_credentials.adapters.masterkey import credentials_dir
 from servicekit.keys import SECRET_FILE_MODE, private_dir, tighten
 
 if TYPE_CHECKING:
+    import psycopg
+
     from eventstore import StoreSettings
 
 __all__ = [
@@ -224,6 +224,8 @@ class PostgresVault:
 
     def __init__(self, dsn: str) -> None:
         """Create the schema and the table when they do not exist yet."""
+        import psycopg  # only a PostgreSQL vault imports it
+
         self._dsn = dsn
         concurrent = (
             psycopg.errors.UniqueViolation,
@@ -241,6 +243,8 @@ class PostgresVault:
                     conn.execute(statement)
 
     def _connect(self, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
+        import psycopg
+
         return psycopg.connect(self._dsn, autocommit=autocommit, connect_timeout=10)
 
     def _vacuum(self) -> None:
