@@ -301,6 +301,7 @@ async def test_an_error_reply_from_git_credentials_leaves_delivery_unknown_not_f
         await msg.respond(msgspec.json.encode(reply))
 
     await s.nc.subscribe(credential_subjects.PULL_REQUEST_FACTS, cb=refuse)
+    await s.nc.flush()  # the server has the new subscription before the request goes out
 
     facts = await BusPullRequests(s.runtime.bus).facts(
         company_id=COMPANY,
