@@ -9,7 +9,7 @@ the controller checks it and answers 400 ``validation_failed`` naming the field.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
@@ -60,6 +60,22 @@ class WakeBody(StrictBody, frozen=True, kw_only=True):
     issue_id: EntityId | None = None
     payload: dict[str, Any] | None = None
     idempotency_key: Annotated[str, msgspec.Meta(min_length=1, max_length=200)] | None = None
+    wake_reason: Annotated[str, msgspec.Meta(max_length=2000)] | None = None
+    """The reference's name for why (``{"wakeReason": "on_demand"}`` in its guides): a wake
+    source's name sets ``source`` when ``source`` is left at its default, and the text is the
+    ``reason`` when none is given."""
+
+    def command_fields(self) -> dict[str, Any]:
+        """The fields of the ``WakeAgent`` command this body asks for (``wakeReason`` folded)."""
+        fields = msgspec.structs.asdict(self)
+        wake_reason = fields.pop("wake_reason")
+        if wake_reason is None:
+            return fields
+        if self.source == "on_demand" and wake_reason in get_args(WakeSource):
+            fields["source"] = wake_reason
+        if self.reason is None:
+            fields["reason"] = wake_reason
+        return fields
 
 
 class HeartbeatWorkspace(Struct, frozen=True, kw_only=True):

@@ -271,6 +271,34 @@ def test_a_wake_answers_202_with_the_run(
     assert len(bus.sent) == 2
 
 
+@pytest.mark.parametrize(
+    ("body", "source", "reason"),
+    [
+        ({"wakeReason": "on_demand"}, "on_demand", "on_demand"),  # the reference's guide
+        ({"wakeReason": "assignment"}, "assignment", "assignment"),
+        ({"wakeReason": "issue_assigned"}, "on_demand", "issue_assigned"),
+        ({"wakeReason": "timer", "source": "automation"}, "automation", "timer"),
+        ({"wakeReason": "timer", "reason": "nightly"}, "timer", "nightly"),
+    ],
+)
+def test_the_references_wake_reason_is_a_source_or_a_reason(
+    client: Client,
+    bus: Any,
+    company: str,
+    board: dict[str, str],
+    body: dict[str, str],
+    source: str,
+    reason: str,
+) -> None:
+    bus.replies[hb.AGENT_WAKE] = wire.ok(
+        {"runId": fx.RUN, "wakeupRequestId": fx.WAKE, "status": "queued"}
+    )
+    response = client.post(f"{AGENT_URL}/wake", json=body, headers=board)
+    assert response.status_code == 202, response.text
+    command = bus.sent[0].message
+    assert (command.source, command.reason) == (source, reason)
+
+
 def test_an_agent_key_wakes_and_the_controller_decides_which_agent(
     client: Client, bus: Any, company: str, agent_key: dict[str, str]
 ) -> None:

@@ -23,6 +23,25 @@ def test_openapi_json_and_docs_need_no_key(client: Client) -> None:
     assert "text/html" in docs.headers["content-type"]
 
 
+def test_the_docs_page_loads_its_files_from_the_gateway_only(client: Client) -> None:
+    page = client.get("/api/docs").text
+    loaded = re.findall(r"""(?:src|href)=["']([^"']+)["']""", page)
+    assert loaded, page
+    assert all(url.startswith("/api/docs/assets/") for url in loaded), loaded
+    for url in loaded:
+        answer = client.get(url)
+        assert answer.status_code == 200, url
+        assert len(answer.content) > 100, url
+        assert "max-age" in answer.headers["cache-control"]
+    script = client.get("/api/docs/assets/swagger-ui-bundle.js")
+    assert script.headers["content-type"].startswith("text/javascript")
+    # Nothing else of the package, and no path out of its folder.
+    for name in ("swagger-editor-bundle.js", "..%2F__init__.py", "LICENSE"):
+        refused = client.get(f"/api/docs/assets/{name}")
+        assert refused.status_code == 404, name
+        assert refused.json()["code"] == "not_found"
+
+
 def test_every_operation_has_an_id_a_description_and_its_errors(client: Client) -> None:
     document = client.get("/api/openapi.json").json()
     operations = [

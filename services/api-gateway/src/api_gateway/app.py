@@ -21,6 +21,7 @@ from api_gateway.controllers import CONTROLLERS
 from api_gateway.endpoints import RunTokenEndpoints
 from api_gateway.http.api_headers import add_api_headers
 from api_gateway.http.dependencies import Bus, Gateway, dependencies
+from api_gateway.http.docs_assets import docs_asset
 from api_gateway.http.errors import exception_handlers
 from api_gateway.http.input_guard import input_guard
 from api_gateway.http.openapi_document import (
@@ -83,7 +84,7 @@ def create_app(
         stopping=stopping or asyncio.Event(),
     )
     return Litestar(
-        route_handlers=[openapi_json, *CONTROLLERS, ui_router(), ui_static_router()],
+        route_handlers=[openapi_json, docs_asset, *CONTROLLERS, ui_router(), ui_static_router()],
         dependencies=dependencies(),
         middleware=[
             TracingMiddleware(),

@@ -81,6 +81,23 @@ def test_unknown_command_and_row_are_not_found() -> None:
     assert (row.status, row.details) == (404, {"runtimeServiceId": "rs-9"})
 
 
+def test_a_command_named_by_its_name_as_the_reference_clients_do() -> None:
+    restart = _select("restart", command="web")
+    assert restart.command is not None
+    assert restart.command.id == "service:web"
+    assert _select("run", command="seed").job is EFFECTIVE.jobs[0]
+    shared = effective_commands(
+        RuntimeConfig(
+            services=[ServiceSpec(name="web", command="w")], jobs=[JobSpec(name="web", command="j")]
+        ),
+        None,
+    )
+    ambiguous = _refusal("start", effective=shared, command="web")
+    assert ambiguous.status == 404
+    assert ambiguous.details["workspaceCommandIds"] == ["service:web", "job:web"]
+    assert "'web' names 2 commands; use one of their ids" in ambiguous.message
+
+
 def test_a_service_index_out_of_range() -> None:
     refused = _refusal("start", index=2)
     assert (refused.status, refused.message) == (

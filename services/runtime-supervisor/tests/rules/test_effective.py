@@ -140,6 +140,16 @@ def test_own_config_wins_even_when_empty() -> None:
     assert [c.id for c in own.commands] == ["service:api"]
 
 
+def test_a_name_two_commands_share_selects_neither() -> None:
+    config = RuntimeConfig(
+        services=[ServiceSpec(name="web", command="w")], jobs=[JobSpec(name="web", command="j")]
+    )
+    effective = effective_commands(None, config)
+    assert command_by_id(effective, "web") is None
+    assert command_by_id(effective, "service:web") is effective.services[0]
+    assert command_by_id(effective, "job:web") is effective.jobs[0]
+
+
 def test_inherited_config_and_no_config() -> None:
     project = RuntimeConfig(services=[ServiceSpec(name="web", command="w")])
     inherited = effective_commands(None, project)
@@ -159,6 +169,10 @@ def test_lookups() -> None:
     assert command_by_id(effective, "Service:Api") is effective.services[1]
     assert command_by_id(effective, "job:seed") is effective.jobs[0]
     assert command_by_id(effective, "service:nope") is None
+    # A name, as the reference's clients send it, when exactly one command has it.
+    assert command_by_id(effective, "Api") is effective.services[1]
+    assert command_by_id(effective, "Seed") is effective.jobs[0]
+    assert command_by_id(effective, "Nope") is None
     assert service_by_index(effective, 1) is effective.services[1]
     assert service_by_index(effective, 2) is None
     assert service_by_index(effective, -1) is None

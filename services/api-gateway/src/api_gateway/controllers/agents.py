@@ -265,5 +265,5 @@ async def _wake(
     gateway: Gateway, principal: Principal, agent_id: str, body: WakeBody | None
 ) -> WakeAccepted:
     body = body or WakeBody()
-    command = WakeAgent(principal=principal, agent_id=agent_id, **msgspec.structs.asdict(body))
+    command = WakeAgent(principal=principal, agent_id=agent_id, **body.command_fields())
     return await fetch(gateway, subjects.AGENT_WAKE, command, WakeAccepted)

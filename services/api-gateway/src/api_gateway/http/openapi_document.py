@@ -14,6 +14,7 @@ from litestar.openapi.spec import Components, SecurityScheme, Tag
 from litestar.types import Message, Scope
 
 from api_gateway.http.allow_header import AllowIndex
+from api_gateway.http.docs_assets import swagger_urls
 from api_gateway.http.openapi_strict import (
     StrictJsonRenderPlugin,
     StrictSwaggerRenderPlugin,
@@ -63,7 +64,7 @@ def openapi_config() -> OpenAPIConfig:
             opt={"exclude_from_auth": True},
         ),
         render_plugins=[
-            StrictSwaggerRenderPlugin(path="/"),
+            StrictSwaggerRenderPlugin(path="/", **swagger_urls()),
             StrictJsonRenderPlugin(path="/openapi.json"),
         ],
         use_handler_docstrings=True,

@@ -15,6 +15,7 @@ from runtime_supervisor.domain.config.effective import (
     EffectiveConfig,
     WorkspaceCommand,
     command_by_id,
+    commands_named,
     service_by_index,
 )
 
@@ -43,6 +44,8 @@ class ControlErrorDetails(TypedDict, total=False):
     workspaceCommandId: str | None
     workspaceCommandKind: str
     workspaceCommandName: str
+    workspaceCommandIds: list[str]
+    """The ids of the commands a name given as ``workspaceCommandId`` matches, when several."""
 
 
 class ControlError(Exception):
@@ -192,6 +195,10 @@ def _named_command(effective: EffectiveConfig, command_id: str | None) -> Worksp
     command = command_by_id(effective, command_id)
     if command is None:
         message = "Workspace command not found for this execution workspace"
+        named = [c.id for c in commands_named(effective, command_id)]
+        if named:
+            message = f"{message}: {command_id!r} names {len(named)} commands; use one of their ids"
+            raise _not_found(message, workspaceCommandId=command_id, workspaceCommandIds=named)
         raise _not_found(message, workspaceCommandId=command_id)
     return command
 

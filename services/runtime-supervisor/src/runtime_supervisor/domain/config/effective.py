@@ -33,6 +33,7 @@ __all__ = [
     "WorkspaceCommand",
     "command_by_id",
     "command_slug",
+    "commands_named",
     "effective_commands",
     "service_by_index",
 ]
@@ -138,12 +139,20 @@ def effective_commands(
 
 
 def command_by_id(effective: EffectiveConfig, command_id: str) -> WorkspaceCommand | None:
-    """The command with id ``command_id`` (exact, or after slugifying), or ``None``."""
+    """The command with id ``command_id`` (exact, or after slugifying), else the one command
+    whose name is ``command_id`` (the reference's clients name a service ``web``, whose id is
+    ``service:web``); ``None`` when none matches, or several have that name."""
     for wanted in (command_id, command_slug(command_id)):
         for command in effective.commands:
             if command.id == wanted:
                 return command
-    return None
+    named = commands_named(effective, command_id)
+    return named[0] if len(named) == 1 else None
+
+
+def commands_named(effective: EffectiveConfig, name: str) -> tuple[WorkspaceCommand, ...]:
+    """The commands whose name is ``name``."""
+    return tuple(command for command in effective.commands if command.name == name)
 
 
 def service_by_index(effective: EffectiveConfig, index: int) -> WorkspaceCommand | None:
