@@ -18,7 +18,7 @@ from litestar import Response, get
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
 
-__all__ = ["ASSETS_PATH", "FAVICON", "docs_asset", "swagger_urls"]
+__all__ = ["ASSETS_PATH", "CSS_URL", "FAVICON", "JS_URL", "PRESET_URL", "docs_asset"]
 
 ASSETS_PATH: Final = "/api/docs/assets"
 """Where the files are served."""
@@ -35,14 +35,10 @@ FAVICON: Final = f"<link rel='icon' type='image/png' href='{ASSETS_PATH}/favicon
 """The page's icon tag (Litestar's default points at a CDN too)."""
 
 
-def swagger_urls() -> dict[str, str]:
-    """The Swagger render plugin's asset URLs, all on the gateway."""
-    return {
-        "js_url": f"{ASSETS_PATH}/swagger-ui-bundle.js",
-        "css_url": f"{ASSETS_PATH}/swagger-ui.css",
-        "standalone_preset_js_url": f"{ASSETS_PATH}/swagger-ui-standalone-preset.js",
-        "favicon": FAVICON,
-    }
+JS_URL: Final = f"{ASSETS_PATH}/swagger-ui-bundle.js"
+CSS_URL: Final = f"{ASSETS_PATH}/swagger-ui.css"
+PRESET_URL: Final = f"{ASSETS_PATH}/swagger-ui-standalone-preset.js"
+"""The Swagger render plugin's asset URLs, all on the gateway."""
 
 
 @cache

@@ -14,7 +14,7 @@ from litestar.openapi.spec import Components, SecurityScheme, Tag
 from litestar.types import Message, Scope
 
 from api_gateway.http.allow_header import AllowIndex
-from api_gateway.http.docs_assets import swagger_urls
+from api_gateway.http.docs_assets import CSS_URL, FAVICON, JS_URL, PRESET_URL
 from api_gateway.http.openapi_strict import (
     StrictJsonRenderPlugin,
     StrictSwaggerRenderPlugin,
@@ -64,7 +64,13 @@ def openapi_config() -> OpenAPIConfig:
             opt={"exclude_from_auth": True},
         ),
         render_plugins=[
-            StrictSwaggerRenderPlugin(path="/", **swagger_urls()),
+            StrictSwaggerRenderPlugin(
+                path="/",
+                js_url=JS_URL,
+                css_url=CSS_URL,
+                standalone_preset_js_url=PRESET_URL,
+                favicon=FAVICON,
+            ),
             StrictJsonRenderPlugin(path="/openapi.json"),
         ],
         use_handler_docstrings=True,
