@@ -79,6 +79,7 @@ from contracts.workspace_config import (
     StopPolicy,
     WorkspaceStrategy,
 )
+from contracts.workspace_diff import GetWorkspaceDiff
 from contracts.workspace_events import (
     IssueAssigned,
     IssueCommented,
@@ -209,6 +210,7 @@ def build(envelope: Callable[..., dict[str, Any]], principal: Principal) -> list
             principal=p, company_id=COMPANY, filters=WorkspaceFilters(reuse_eligible=True)
         ),
         GetCloseReadiness(principal=p, workspace_id=WS),
+        GetWorkspaceDiff(principal=p, workspace_id=WS, path="src/app.py"),
         ListWorkspaceOperations(principal=p, workspace_id=WS),
         GetWorkspaceOperation(principal=p, operation_id=OP),
         GetWorkspaceOperationOutput(principal=p, operation_id=OP, stream="stderr", offset=10),

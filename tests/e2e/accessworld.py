@@ -84,6 +84,7 @@ ROUTES: Final[dict[str, tuple[Resource, Action]]] = {
     "getExecutionWorkspace": (Resource.EXECUTION_WORKSPACE, _R),
     "listExecutionWorkspaces": (Resource.EXECUTION_WORKSPACE, _R),
     "getCloseReadiness": (Resource.EXECUTION_WORKSPACE, _R),
+    "getWorkspaceDiff": (Resource.EXECUTION_WORKSPACE, _R),
     "getWorkspaceHistory": (Resource.EXECUTION_WORKSPACE, _R),
     "getWorkspaceOperation": (Resource.EXECUTION_WORKSPACE, _R),
     "getWorkspaceOperationOutput": (Resource.EXECUTION_WORKSPACE, _R),

@@ -28,6 +28,7 @@ __all__ = [
     "PROJECT_WORKSPACE_GET",
     "PROJECT_WORKSPACE_LIST",
     "WORKSPACE_CLOSE_READINESS",
+    "WORKSPACE_DIFF",
     "WORKSPACE_GET",
     "WORKSPACE_HISTORY",
     "WORKSPACE_LIST",
@@ -68,6 +69,7 @@ WORKSPACE_GET: Final = query("workspace", "get")
 WORKSPACE_LIST: Final = query("workspace", "list")
 WORKSPACE_LIST_SUMMARIES: Final = query("workspace", "list_summaries")
 WORKSPACE_CLOSE_READINESS: Final = query("workspace", "close_readiness")
+WORKSPACE_DIFF: Final = query("workspace", "diff")
 WORKSPACE_HISTORY: Final = query("workspace", "history")
 
 

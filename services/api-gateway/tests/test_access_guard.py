@@ -80,6 +80,7 @@ ROUTE_TABLE: dict[str, tuple[Resource, Action]] = {
     "getExecutionWorkspace": (R.EXECUTION_WORKSPACE, A.READ),
     "listExecutionWorkspaces": (R.EXECUTION_WORKSPACE, A.READ),
     "getCloseReadiness": (R.EXECUTION_WORKSPACE, A.READ),
+    "getWorkspaceDiff": (R.EXECUTION_WORKSPACE, A.READ),
     "getWorkspaceHistory": (R.EXECUTION_WORKSPACE, A.READ),
     "getWorkspaceOperation": (R.EXECUTION_WORKSPACE, A.READ),
     "getWorkspaceOperationOutput": (R.EXECUTION_WORKSPACE, A.READ),

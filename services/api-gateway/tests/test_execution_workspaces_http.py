@@ -21,6 +21,7 @@ from contracts.execution_commands import (
     ReconcileBranch,
     UpdateExecutionWorkspace,
 )
+from contracts.workspace_diff import GetWorkspaceDiff
 
 _spec = importlib.util.spec_from_file_location(
     "workspace_fixtures", Path(__file__).parent / "workspace_fixtures.py"
@@ -179,6 +180,33 @@ def test_close_readiness_and_detail(
     detail = client.get(WS_URL, headers=board).json()
     assert (detail["deliveryState"], detail["commitsAhead"]) == ("merged_by_squash", 2)
     assert detail["runtimeProvisioning"]["state"] == "none"
+
+
+def test_the_diff_asks_the_realizer_with_the_path_and_passes_its_answer(
+    client: Client, bus: Any, company: str, board: dict[str, str]
+) -> None:
+    bus.replies["ws.qry.workspace.diff"] = wire.ok(
+        {"workspaceId": wire.WS, "available": True, "headSha": "a" * 40,
+         "files": [{"path": "a.py", "status": "modified", "additions": 2, "deletions": 1}],
+         "filesTotal": 1, "untracked": ["notes.md"], "untrackedTotal": 1,
+         "patch": {"path": "a.py", "text": "-x\n+y\n", "totalBytes": 6}}
+    )  # fmt: skip
+    response = client.get(f"{WS_URL}/diff", params={"path": "a.py"}, headers=board)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["files"][0]["path"], body["untracked"], body["patch"]["text"]) == (
+        "a.py", ["notes.md"], "-x\n+y\n",
+    )  # fmt: skip
+    asked = bus.sent[0].message
+    assert isinstance(asked, GetWorkspaceDiff)
+    assert (asked.workspace_id, asked.path) == (wire.WS, "a.py")
+    bus.replies["ws.qry.workspace.diff"] = ErrorReply(
+        code="not_found", message="'x' is not a changed or untracked file", status=404
+    )
+    assert client.get(f"{WS_URL}/diff", params={"path": "x"}, headers=board).status_code == 404
+    too_long = client.get(f"{WS_URL}/diff", params={"path": "p" * 5000}, headers=board)
+    assert too_long.status_code == 400
+    assert len(bus.sent) == 2
 
 
 def test_reconcile_is_board_only_and_override_needs_a_reason(

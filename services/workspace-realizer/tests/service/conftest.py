@@ -25,6 +25,7 @@ from realizer_git_helpers import clone_with_bare_origin, use_hermetic_git
 
 from contracts.base import Actor
 from contracts.gateway import CompanyCreated
+from contracts.workspace_diff import WorkspaceDiff
 from eventstore import Cause, StoreExecutor, acting
 from servicekit.access import Access, ActorKind
 from workspace_realizer.adapters.host import HostPorts, default_ports
@@ -42,6 +43,7 @@ from workspace_realizer.adapters.ports import (
     StepSink,
     WorktreeOutcome,
 )
+from workspace_realizer.adapters.worktree_diff import NotAChangedFileError
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.orchestration.context import Realizer
 
@@ -128,6 +130,16 @@ class FakeGit:
         await _step(sink, "worktree_prepare", f"git worktree add -b {branch} {path}", repo_root)
         return WorktreeOutcome(path=path, branch=branch, head_sha=head, created=True,
                                reused_existing_branch=attached)  # fmt: skip
+
+    async def diff(self, *, workspace_id: str, path: Path, base_ref: str | None,
+                   file: str | None) -> WorkspaceDiff:  # fmt: skip
+        """No changes (the fake's trees hold no files); a file asked for is not a changed one."""
+        self._enter("diff", path=path)
+        tree = self.trees.get(str(path))
+        if file is not None:
+            raise NotAChangedFileError(f"{file!r} is not a changed or untracked file")
+        return WorkspaceDiff(workspace_id=workspace_id, available=True, base_ref=base_ref,
+                             head_sha=tree.head if tree else None)  # fmt: skip
 
     async def inspect(self, *, repo_root: Path, path: Path, branch: str | None,
                       base_ref: str | None) -> GitInspection:  # fmt: skip

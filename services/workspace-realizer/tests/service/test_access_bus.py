@@ -65,6 +65,7 @@ from contracts.workspace_config import (
     ServiceSpec,
     WorkspaceStrategy,
 )
+from contracts.workspace_diff import GetWorkspaceDiff
 from natsbus import BusClient, error_reply
 from servicekit import ServiceSettings, start_service
 from testkit.nats_server import start_nats_server
@@ -238,6 +239,7 @@ async def test_agent_principals_get_403_on_every_read_and_command_of_another_age
                                   GetExecutionWorkspace(principal=me, workspace_id=ws)),
         "getCloseReadiness": (subjects.WORKSPACE_CLOSE_READINESS,
                               GetCloseReadiness(principal=me, workspace_id=ws)),
+        "getWorkspaceDiff": (subjects.WORKSPACE_DIFF, GetWorkspaceDiff(principal=me, workspace_id=ws)),
         "getWorkspaceHistory": (subjects.WORKSPACE_HISTORY,
                                 GetWorkspaceHistory(principal=me, workspace_id=ws, version=1)),
         "listWorkspaceEvents": (service_query("realizer", "workspace_events"),
@@ -267,7 +269,7 @@ async def test_agent_principals_get_403_on_every_read_and_command_of_another_age
                       ListExecutionWorkspaces(principal=me, company_id=COMPANY))  # fmt: skip
     assert [w["id"] for w in rows["items"]] == [spaces[mine]]
     # Another company's board: not found, whatever the route.
-    for route in ("getIssue", "getExecutionWorkspace", "getWorkspaceOperation"):
+    for route in ("getIssue", "getExecutionWorkspace", "getWorkspaceOperation", "getWorkspaceDiff"):
         subject, message = calls[route]
         foreign = msgspec.structs.replace(message, principal=OTHER_BOARD)
         assert (await s.error(subject, foreign)).status == 404, route

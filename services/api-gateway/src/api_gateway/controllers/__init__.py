@@ -19,6 +19,7 @@ from api_gateway.controllers.runtime_services import RuntimeServiceController
 from api_gateway.controllers.secrets import SecretController
 from api_gateway.controllers.sessions import SessionController
 from api_gateway.controllers.workspace_audit import WorkspaceAuditController
+from api_gateway.controllers.workspace_diff import WorkspaceDiffController
 
 __all__ = ["CONTROLLERS"]
 
@@ -34,6 +35,7 @@ CONTROLLERS = (
     IssueController,
     ExecutionWorkspaceController,
     WorkspaceAuditController,
+    WorkspaceDiffController,
     RuntimeServiceController,
     SecretController,
     AgentController,

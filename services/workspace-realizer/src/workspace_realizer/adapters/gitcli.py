@@ -56,6 +56,8 @@ class GitResult:
     stdout: str
     stderr: str
     step: Step
+    stdout_bytes: int = 0
+    """Bytes git wrote to stdout (``stdout`` holds fewer when the run had a ``stdout_limit``)."""
 
     @property
     def ok(self) -> bool:
@@ -133,6 +135,7 @@ class GitRunner:
         stdin: bytes | None = None,
         check: bool = False,
         metadata: Mapping[str, object] | None = None,
+        stdout_limit: int | None = None,
     ) -> GitResult:
         """Run ``git <args>`` in ``cwd``.
 
@@ -147,6 +150,7 @@ class GitRunner:
             stdin: Input bytes.
             check: Raise :class:`HostOperationError` when git fails.
             metadata: Step metadata (scrubbed).
+            stdout_limit: Keep at most this many bytes of stdout (``stdout_bytes`` counts all).
 
         Returns:
             The result, with its step.
@@ -162,6 +166,7 @@ class GitRunner:
             timeout=timeout if timeout is not None else self.timeout,
             stdin=stdin,
             keep_full_stdout=True,
+            full_stdout_limit=stdout_limit,
         )
         reported = sink is not None and phase is not None
         result = self._result(args, cwd, phase, metadata, secrets, outcome, timeout, reported)
@@ -229,6 +234,7 @@ class GitRunner:
             stdout=full.decode("utf-8", errors="surrogateescape"),
             stderr=stderr.decode("utf-8", errors="replace"),
             step=step,
+            stdout_bytes=outcome.stdout_total,
         )
         return result
 

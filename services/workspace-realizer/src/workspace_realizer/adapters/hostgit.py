@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
+from contracts.workspace_diff import WorkspaceDiff
 from workspace_realizer.adapters import (
     baseref,
     branches,
@@ -33,6 +34,7 @@ from workspace_realizer.adapters.ports import (
     StepSink,
     WorktreeOutcome,
 )
+from workspace_realizer.adapters.worktree_diff import worktree_diff
 from workspace_realizer.adapters.worktree_pool import WorktreePool
 
 __all__ = ["HostGit"]
@@ -126,6 +128,14 @@ class HostGit:
         """
         return await inspection.inspect_worktree(
             self.git, repo_root=repo_root, path=path, branch=branch, base_ref=base_ref
+        )
+
+    async def diff(
+        self, *, workspace_id: str, path: Path, base_ref: str | None, file: str | None
+    ) -> WorkspaceDiff:
+        """See :meth:`GitPort.diff` (read-only: no repository lock, as :meth:`inspect`)."""
+        return await worktree_diff(
+            self.git, workspace_id=workspace_id, path=path, base_ref=base_ref, file=file
         )
 
     async def write_rescue_ref(

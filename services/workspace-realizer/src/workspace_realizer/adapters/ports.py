@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from contracts.errors import ErrorCode
+from contracts.workspace_diff import WorkspaceDiff
 from workspace_realizer.adapters.provider_ports import (
     CredentialPort,
     GitInvocation,
@@ -232,6 +233,13 @@ class GitPort(Protocol):
         self, *, repo_root: Path, path: Path, branch: str | None, base_ref: str | None
     ) -> GitInspection:
         """Status counts, ahead/behind and delivery facts of a worktree."""
+        ...
+
+    async def diff(
+        self, *, workspace_id: str, path: Path, base_ref: str | None, file: str | None
+    ) -> WorkspaceDiff:
+        """What the worktree changed against ``base_ref``, with ``file``'s unified diff when
+        asked (read-only; raises ``NotAChangedFileError`` for a file the lists do not hold)."""
         ...
 
     async def write_rescue_ref(

@@ -50,18 +50,23 @@ class ProcessOutcome:
     started_at: datetime
     finished_at: datetime
     full_stdout: bytes | None = None
+    stdout_total: int = 0
+    """Bytes the process wrote to stdout (``full_stdout`` may hold fewer: its limit)."""
 
 
 class _Collector:
-    def __init__(self, *, keep_full: bool) -> None:
+    def __init__(self, *, keep_full: bool, full_limit: int | None = None) -> None:
         self.tail = bytearray()
         self.total = 0
         self.full: bytearray | None = bytearray() if keep_full else None
+        self.full_limit = full_limit
 
     def feed(self, chunk: bytes) -> None:
         self.total += len(chunk)
         if self.full is not None:
-            self.full += chunk
+            room = len(chunk) if self.full_limit is None else self.full_limit - len(self.full)
+            if room > 0:
+                self.full += chunk[:room]
         self.tail += chunk
         excess = len(self.tail) - (OUTPUT_CAP + _MARGIN)
         if excess > 0:
@@ -137,6 +142,7 @@ async def run_process(
     timeout: float,
     stdin: bytes | None = None,
     keep_full_stdout: bool = False,
+    full_stdout_limit: int | None = None,
 ) -> ProcessOutcome:
     """Run ``argv`` in its own session and collect its output.
 
@@ -151,12 +157,13 @@ async def run_process(
         timeout: Seconds until the process group is killed (output must also have ended by then).
         stdin: Bytes written to the child's stdin (else stdin is ``/dev/null``).
         keep_full_stdout: Keep all of stdout as well (for parsing).
+        full_stdout_limit: Keep at most this many bytes of it (the rest is read and counted).
 
     Returns:
         The outcome; a process that could not start has ``returncode=None`` and ``spawn_error``.
     """
     started = datetime.now(UTC)
-    out = _Collector(keep_full=keep_full_stdout)
+    out = _Collector(keep_full=keep_full_stdout, full_limit=full_stdout_limit)
     err = _Collector(keep_full=False)
     try:
         proc = _start(argv, cwd=cwd, env=env, with_stdin=stdin is not None)
@@ -202,4 +209,5 @@ async def run_process(
         started_at=started,
         finished_at=datetime.now(UTC),
         full_stdout=bytes(out.full) if out.full is not None else None,
+        stdout_total=out.total,
     )

@@ -1,4 +1,4 @@
-"""Endpoints that read execution workspaces: the detail and close readiness (they run git, on
+"""Endpoints that read execution workspaces: the detail, close readiness and diff (they run git, on
 the workspace's node: a request for another node's workspace is sent on there, and the detail
 answers as recorded, ``nodeState`` ``unreachable``, when that node does not answer), and the
 lists (store reads, any host part)."""
@@ -19,11 +19,13 @@ from contracts.execution_commands import (
     ListExecutionWorkspaceSummaries,
 )
 from contracts.subjects import on_node
+from contracts.workspace_diff import GetWorkspaceDiff, WorkspaceDiff
 from contracts.workspace_views import Page
 from servicekit.access import Action, Resource
 from servicekit.node_routing import NodeUnreachableError
 from servicekit.routes import Route
 from workspace_realizer.endpoints.common import Endpoints
+from workspace_realizer.orchestration.diff import workspace_diff
 from workspace_realizer.orchestration.facts import assess, gather, inspect
 from workspace_realizer.usecases.host.views import (
     readiness_view,
@@ -93,6 +95,13 @@ class WorkspaceReadEndpoints(Endpoints):
                 self.close_readiness,
                 GetCloseReadiness,
             ),
+            Route("workspace_diff", subjects.WORKSPACE_DIFF, self.diff, GetWorkspaceDiff),
+            Route(
+                "workspace_diff_here",
+                on_node(subjects.WORKSPACE_DIFF, node),
+                self.diff,
+                GetWorkspaceDiff,
+            ),
         )
 
     async def get(
@@ -142,6 +151,20 @@ class WorkspaceReadEndpoints(Endpoints):
         facts = await self.read(q.principal, WORKSPACE, lambda a: gather(app, a, q.workspace_id))
         verdict, delivery, _ = await assess(self.realizer, facts)
         return readiness_view(facts, verdict, delivery)
+
+    async def diff(
+        self, q: GetWorkspaceDiff, ctx: RequestContext
+    ) -> WorkspaceDiff | Ok | Accepted | ErrorReply:
+        """``ws.qry.workspace.diff``: what the workspace changed against its base (runs git on
+        its node)."""
+        access = self.allow(q.principal, WORKSPACE, Action.READ)
+        subject_of = _here(subjects.WORKSPACE_DIFF)
+        moved = await self.on_workspace_node(access, q.workspace_id, subject_of, q, ctx)
+        if moved is not None:
+            return moved
+        app = self.app
+        facts = await self.read(q.principal, WORKSPACE, lambda a: gather(app, a, q.workspace_id))
+        return await workspace_diff(self.realizer, facts, q.path)
 
     async def list(
         self, q: ListExecutionWorkspaces, ctx: RequestContext
