@@ -33,6 +33,7 @@ __all__ = [
     "RunErrorCode",
     "RunFilters",
     "RunStage",
+    "RunStageEntry",
     "RunStatusName",
     "RunView",
     "TrustLevel",
@@ -156,6 +157,15 @@ class RunView(Struct, frozen=True, kw_only=True):
     cancel_requested: bool
     created_at: datetime
     updated_at: datetime
+    stages: list[RunStageEntry] = []
+    """Each stage the run entered and when, in order (the detail only; list rows have none)."""
+
+
+class RunStageEntry(Struct, frozen=True, kw_only=True):
+    """A stage a run entered, and when."""
+
+    stage: RunStage
+    entered_at: datetime
 
 
 class WakeAccepted(Struct, frozen=True, kw_only=True):

@@ -166,6 +166,7 @@ def scripted(bus: Any, company: str) -> Any:
     )  # fmt: skip
     bus.replies[RUNTIME_STATE] = wire.ok(rt.state(company))
     bus.replies[subjects.WORKSPACE_CLOSE_READINESS] = wire.ok(readiness(company))
+    bus.replies[subjects.WORKSPACE_DIFF] = wire.ok(DIFF)
     bus.replies[subjects.workspace_operations("realizer")] = wire.page(wire.operation(company))
     bus.replies[subjects.workspace_operations("supervisor")] = wire.page(job_operation(company))
     detail = job_operation(company, stdoutExcerpt="hello\n", stderrExcerpt="", truncated=False)
@@ -195,6 +196,67 @@ def scripted(bus: Any, company: str) -> Any:
     return bus
 
 
+DIFF = {
+    "workspaceId": wire.WS, "available": True, "baseRef": "origin/main", "mergeBase": "c" * 40,
+    "headSha": "d" * 40, "commitsTotal": 2, "filesTotal": 2, "additions": 7, "deletions": 1,
+    "commits": [
+        {"sha": "e" * 40, "subject": "Document login", "authorName": "Ada", "committedAt": wire.NOW},
+        {"sha": "f" * 40, "subject": "Add login", "authorName": "Ada", "committedAt": wire.NOW},
+    ],
+    "files": [
+        {"path": "login.py", "status": "added", "additions": 6, "deletions": 0},
+        {"path": "logo.png", "status": "modified", "binary": True},
+        {"path": "docs/new name.md", "status": "renamed", "oldPath": "docs/old.md",
+         "additions": 1, "deletions": 1},
+    ],
+    "untracked": ["scratch.txt"], "untrackedTotal": 1,
+}  # fmt: skip
+
+
+def test_the_changes_section_lists_commits_files_and_untracked_and_shows_a_files_diff(
+    signed_in: Client, scripted: Any
+) -> None:
+    html = between(signed_in.get(PAGE).text, 'data-fragment="diff"')
+    assert "2 commits, 2 changed files (+7 −1), 1 untracked." in " ".join(
+        re.sub(r"<[^>]+>", "", html).split()
+    )
+    assert "Document login" in html
+    assert "Add login" in html
+    assert '<a href="?diffPath=login.py#section-diff">login.py</a>' in html
+    assert '?diffPath=docs/new%20name.md#section-diff">docs/new name.md</a>' in html
+    assert "(from docs/old.md)" in html
+    assert "binary" in html
+    assert '<a href="?diffPath=scratch.txt#section-diff">scratch.txt</a>' in html
+    patch = {"path": "login.py", "text": "--- /dev/null\n+++ b/login.py\n@@ -0,0 +1 @@\n+ok\n",
+             "totalBytes": 50}  # fmt: skip
+    scripted.replies[subjects.WORKSPACE_DIFF] = wire.ok({**DIFF, "patch": patch})
+    shown = between(signed_in.get(f"{PAGE}?diffPath=login.py").text, 'data-fragment="diff"')
+    assert '<span class="diff-add">+ok</span>' in shown
+    assert '<span class="diff-hunk">@@ -0,0 +1 @@</span>' in shown
+    asked = [m.message for m in scripted.sent if m.subject == subjects.WORKSPACE_DIFF]
+    assert asked[-1].path == "login.py"
+
+
+def test_a_diff_path_the_diff_does_not_list_shows_why_and_the_lists(
+    signed_in: Client, scripted: Any
+) -> None:
+    refused = ErrorReply(code="not_found", message="'nope' is not a changed file", status=404)
+    answers = iter([refused, wire.ok(DIFF)])
+    scripted.replies[subjects.WORKSPACE_DIFF] = lambda message: next(answers)
+    html = between(signed_in.get(f"{PAGE}?diffPath=nope").text, 'data-fragment="diff"')
+    assert "&#39;nope&#39; is not a changed file" in html
+    assert "could not be loaded" not in html
+    assert "login.py" in html
+
+
+def test_a_workspace_with_nothing_to_compare_says_why(signed_in: Client, scripted: Any) -> None:
+    scripted.replies[subjects.WORKSPACE_DIFF] = wire.ok(
+        {"workspaceId": wire.WS, "available": False, "reason": "its worktree is no longer on disk"}
+    )
+    html = between(signed_in.get(f"{PAGE}?fragment=diff").text, 'data-fragment="diff"')
+    assert "Nothing to compare: its worktree is no longer on disk." in html
+
+
 def test_without_a_session_the_page_redirects_to_sign_in(client: Client) -> None:
     response = client.get(PAGE, follow_redirects=False)
     assert response.status_code == 303
@@ -207,8 +269,8 @@ def test_every_section_renders_from_the_bus_answers(signed_in: Client, scripted:
     html = response.text
     tags = parse(html)
     headings = [a.get("id") for t, a in tags.tags if t == "h2"]
-    for name in ("summary", "readiness", "services", "jobs", "configuration", "operations",
-                 "lifecycle", "timeline", "runs"):  # fmt: skip
+    for name in ("summary", "readiness", "diff", "services", "jobs", "configuration",
+                 "operations", "lifecycle", "timeline", "runs"):  # fmt: skip
         assert f"{name}-heading" in headings
         assert f'aria-labelledby="{name}-heading" data-fragment="{name}"' in html
     assert re.search(r"<h1>\s*acme-1\s*</h1>", html)
@@ -321,7 +383,7 @@ def test_a_closed_workspace_offers_reopen(signed_in: Client, scripted: Any, comp
 
 
 @pytest.mark.parametrize(
-    "name", ["summary", "readiness", "services", "jobs", "configuration", "operations",
+    "name", ["summary", "readiness", "diff", "services", "jobs", "configuration", "operations",
              "lifecycle", "timeline", "runs"],
 )  # fmt: skip
 def test_each_section_is_a_fragment(signed_in: Client, scripted: Any, name: str) -> None:
@@ -410,7 +472,7 @@ def test_every_button_has_a_name_and_every_table_a_caption(
     signed_in: Client, scripted: Any
 ) -> None:
     html = signed_in.get(PAGE).text
-    assert html.count("<table>") == html.count("<caption>") == 3
+    assert html.count("<table>") == html.count("<caption>") == 4
     for match in re.finditer(r"<button([^>]*)>(.*?)</button>", html, re.S):
         assert match.group(2).strip() or "aria-label" in match.group(1)
     live = between(html, "data-live-event-types=", ">")

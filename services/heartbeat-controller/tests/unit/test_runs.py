@@ -286,3 +286,25 @@ def test_lifecycle_calls_on_a_finished_run_record_nothing(
     assert app.has_processed("supervisor", world.positions["supervisor"])
     run = app.get_run(BOARD, run_id)
     assert (run.status, run.error_code, run.error) == ("failed", "slot_unavailable", "no slot")
+
+
+def test_a_run_keeps_each_stage_it_entered_and_when_list_rows_do_not(
+    app: HeartbeatControllerApplication, world: World, clock: Clock
+) -> None:
+    agent_id = world.agent(trust_level="trusted")
+    issue = world.issue(workspace="ws-1")
+    queued_at = clock.now
+    accepted = world.wake(agent_id, issue)
+    resolving_at = clock.advance(2)
+    app.claim_runnable(resolving_at)
+    slot_at = clock.advance(3)
+    assert app.record_stage(accepted.run_id, "slot_acquisition")
+    assert not app.record_stage(accepted.run_id, "slot_acquisition")  # already in it
+    stages = [(s.stage, s.entered_at) for s in app.get_run(BOARD, accepted.run_id).stages]
+    assert stages == [
+        ("wakeup", queued_at),
+        ("workspace_resolution", resolving_at),
+        ("slot_acquisition", slot_at),
+    ]
+    [row] = app.list_runs(BOARD, RunFilters(), 10, 0).items
+    assert row.stages == []

@@ -31,6 +31,7 @@ __all__ = ["LIVE_EVENT_TYPES", "ROUTES", "SECTION_TITLES", "when", "workspace_de
 SECTION_TITLES: Final = {
     "summary": "Summary",
     "readiness": "Close readiness",
+    "diff": "Changes",
     "services": "Runtime services",
     "jobs": "Jobs",
     "configuration": "Configuration",
@@ -69,10 +70,12 @@ async def workspace_detail_page(
     page_session: NamedDependency[PageSession],
     fragment: Annotated[str | None, QueryParameter()] = None,
     operation_id: Annotated[str | None, QueryParameter(name="operationId")] = None,
+    diff_path: Annotated[str | None, QueryParameter(name="diffPath", max_length=4096)] = None,
 ) -> Template:
     """The workspace detail page, or one of its sections (``?fragment=<section>``; the "Jobs"
     section takes ``operationId`` to show that job run's output, ignored when the operation is
-    not one of this workspace's). Every fragment answers 404 for another company's or a missing
+    not one of this workspace's; "Changes" takes ``diffPath``, a changed file whose unified diff it
+    shows). Every fragment answers 404 for another company's or a missing
     workspace, as the page does; only the full page re-probes the services' health."""
     if fragment is not None and fragment not in FRAGMENTS:
         return render(page_session, "workspace_detail.html", fragments=FRAGMENTS, fragment=fragment)
@@ -83,6 +86,7 @@ async def workspace_detail_page(
         workspace_id,
         sections,
         operation_id=operation_id,
+        diff_path=diff_path or None,
         probe_health=fragment is None,
     )
     return render(

@@ -28,6 +28,7 @@ from api_gateway.ui.workspace_page import (
 )
 from api_gateway.ui.workspace_sections import (
     load_commands,
+    load_diff,
     load_job_output,
     load_operations,
     load_readiness,
@@ -76,6 +77,8 @@ def _section_loads(
     loads: list[Awaitable[None]] = []
     if "readiness" in wanted:
         loads.append(load_readiness(gateway, principal, page))
+    if "diff" in wanted:
+        loads.append(load_diff(gateway, principal, page))
     if wanted & {"operations", "jobs"}:
         loads.append(load_operations(gateway, principal, page))
     if "timeline" in wanted:
@@ -96,6 +99,7 @@ async def load_workspace_page(
     sections: Collection[str] = SECTIONS,
     *,
     operation_id: str | None = None,
+    diff_path: str | None = None,
     probe_health: bool = False,
 ) -> WorkspacePage:
     """Load what ``sections`` of the workspace page show.
@@ -110,6 +114,7 @@ async def load_workspace_page(
         sections: Which sections (names of :data:`SECTIONS`).
         operation_id: A job's workspace operation whose output the "Jobs" section shows; one
             that belongs to another workspace is ignored (the newest job run is shown instead).
+        diff_path: A changed file whose unified diff the "Changes" section shows.
         probe_health: Re-probe the running services' health (the full page load only; live
             fragment refreshes read the health as last probed).
 
@@ -119,7 +124,7 @@ async def load_workspace_page(
     Raises:
         BusReplyError: The workspace itself could not be read (404 for another company's).
     """
-    page = WorkspacePage(workspace_id=workspace_id)
+    page = WorkspacePage(workspace_id=workspace_id, diff_path=diff_path)
     wanted = set(sections)
     workspace, warning = await _workspace(
         gateway,

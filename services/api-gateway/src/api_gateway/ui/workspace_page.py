@@ -22,6 +22,7 @@ from contracts.execution_views import (
     WorkspaceOperation,
     WorkspaceOperationDetail,
 )
+from contracts.workspace_diff import WorkspaceDiff
 
 __all__ = [
     "EVENT_WINDOW",
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 SECTIONS: Final = (
     "summary",
     "readiness",
+    "diff",
     "services",
     "jobs",
     "configuration",
@@ -87,6 +89,12 @@ class WorkspacePage:
     events_total: int = 0
     """How many events the workspace has in all."""
     runs: list[RunView] = field(default_factory=list)
+    diff: WorkspaceDiff | None = None
+    """What the workspace changed against its base (the "Changes" section)."""
+    diff_path: str | None = None
+    """The file whose unified diff the "Changes" section shows (``?diffPath=``)."""
+    diff_refused: str | None = None
+    """Why the file asked for has no diff (not a file the diff lists); the lists still show."""
 
     @property
     def jobs(self) -> list[ConfiguredCommand]:

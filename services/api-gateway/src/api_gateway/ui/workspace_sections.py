@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 
 from api_gateway.controllers.realizer import fetch
 from api_gateway.controllers.runtime_facts import close_readiness
@@ -36,6 +37,7 @@ from contracts.runtime_commands import GetRuntimeServiceLog, RuntimeServiceLog
 from contracts.runtime_subjects import RUNTIME_LOG
 from contracts.workspace_commands import GetProjectWorkspace
 from contracts.workspace_config import RuntimeConfig
+from contracts.workspace_diff import GetWorkspaceDiff, WorkspaceDiff
 from contracts.workspace_views import Page, ProjectWorkspace
 
 __all__ = [
@@ -119,6 +121,21 @@ async def load_readiness(gateway: Gateway, principal: Principal, page: Workspace
         page.readiness, warning = found
         if warning:
             page.warnings.append(warning)
+
+
+async def load_diff(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
+    """What the workspace changed against its base, with the unified diff of ``page.diff_path``
+    (a path the diff does not list: the lists alone, and the section says why)."""
+
+    def ask(path: str | None) -> Awaitable[WorkspaceDiff]:
+        query = GetWorkspaceDiff(principal=principal, workspace_id=page.workspace_id, path=path)
+        return fetch(gateway, subjects.WORKSPACE_DIFF, query, WorkspaceDiff)
+
+    page.diff = await load_section(page, "diff", ask(page.diff_path))
+    if page.diff is None and page.diff_path is not None:
+        page.diff_refused = page.errors.pop("diff", None)
+        page.diff_path = None
+        page.diff = await load_section(page, "diff", ask(None))
 
 
 async def load_operations(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:

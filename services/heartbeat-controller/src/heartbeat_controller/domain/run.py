@@ -17,7 +17,7 @@ from uuid import UUID, uuid4
 import msgspec
 from eventsourcing.domain import event
 
-from contracts.agents import RunView
+from contracts.agents import RunStageEntry, RunView
 from eventstore import CompanyScoped, current_cause
 
 if TYPE_CHECKING:
@@ -111,6 +111,8 @@ class Run(CompanyScoped):
         self.payload = dict(payload) if payload is not None else None
         self.status, self.stage = "queued", "wakeup"
         self.queued_at = self.created_at = self.updated_at = at
+        self.stages: list[tuple[str, datetime]] = [("wakeup", at)]
+        """Each stage entered and when, in order (the run page's timeline)."""
         self.started_at: datetime | None = None
         self.finished_at: datetime | None = None
         self.coalesced_count = 0
@@ -187,6 +189,8 @@ class Run(CompanyScoped):
         self, stage: str, previous_stage: str, detail: StageDetailRecord | None, at: datetime
     ) -> None:
         self.stage, self.updated_at = stage, at
+        # A snapshot taken before runs kept their stages has none: theirs start from here.
+        self.stages = [*getattr(self, "stages", ()), (stage, at)]
 
     @event("WorkspaceLeased")
     def lease(self, workspace_id: str, at: datetime) -> None:
@@ -332,4 +336,10 @@ class Run(CompanyScoped):
             cancel_requested=self.cancel_requested,
             created_at=self.created_at,
             updated_at=self.updated_at,
+            stages=[
+                RunStageEntry(stage=stage, entered_at=entered)  # type: ignore[arg-type]
+                for stage, entered in getattr(self, "stages", ())
+            ]
+            if full
+            else [],
         )
