@@ -104,11 +104,14 @@ def test_runs_are_listed_with_agent_issue_and_error(
     for header in ("Agent", "Issue", "Status", "Stage", "Started", "Finished", "Error code"):
         assert f'<th scope="col">{header}</th>' in html
     row = html.split(f'<tr data-run-id="{heartbeat.RUN}">')[1].split("</tr>")[0]
-    assert f'href="/api/runs/{heartbeat.RUN}"' in row
+    assert f'href="/runs/{heartbeat.RUN}"' in row
     assert ">coder<" in row
     assert f'<a href="/issues/{wire.ISSUE}">ACME-1</a>' in row
     assert "<code>adapter_exit</code>" in row
     assert "adapter_launch" in row
+    live = html.split('data-live-fragment="rows"')[0].rsplit("<table", 1)[1]
+    assert "run.queued.v1" in live
+    assert "run.finished.v1" in live
     (query,) = _sent(bus, ListRuns)[-1:]
     assert query.filters.status == "failed"
     assert query.principal.company_id == company

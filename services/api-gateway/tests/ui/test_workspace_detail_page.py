@@ -217,7 +217,7 @@ def test_the_changes_section_lists_commits_files_and_untracked_and_shows_a_files
     signed_in: Client, scripted: Any
 ) -> None:
     html = between(signed_in.get(PAGE).text, 'data-fragment="diff"')
-    assert "2 commits, 2 changed files (+7 −1), 1 untracked." in " ".join(
+    assert "2 commits, 2 changed files (+7 \u22121), 1 untracked." in " ".join(
         re.sub(r"<[^>]+>", "", html).split()
     )
     assert "Document login" in html

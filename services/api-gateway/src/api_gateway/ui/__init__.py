@@ -60,6 +60,7 @@ _PAGE_MODULES: Final = (
     "pages_issues_list",
     "pages_issue",
     "pages_runs",
+    "pages_run",
 )
 
 

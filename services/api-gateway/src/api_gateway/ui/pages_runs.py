@@ -2,7 +2,8 @@
 
 Rendered from the same bus query as ``GET /api/companies/{companyId}/runs`` (filter ``status``, one
 at a time, as there); agents' names and issues' identifiers are looked up best effort. A run links
-to its JSON (``/api/runs/{id}``) for now.
+to its page (``/runs/{id}``, :mod:`api_gateway.ui.pages_run`). The rows follow the company's run
+events live (``static/live.js``: a new run shows without a reload).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from litestar.di import NamedDependency
 from litestar.params import QueryParameter
 from litestar.response import Template
 
+from api_gateway.controllers.events import EVENT_TYPES
 from api_gateway.controllers.realizer import fetch, parse_choices
 from api_gateway.controllers.runs import RUN_STATUSES
 from api_gateway.http.dependencies import Gateway
@@ -29,6 +31,8 @@ __all__ = ["FRAGMENTS", "ROUTES", "RUN_LIMIT", "list_runs", "runs_page"]
 
 FRAGMENTS: Final = {"rows": "_run_rows.html"}
 RUN_LIMIT: Final = 100
+LIVE_TYPES: Final = tuple(sorted(t for t in EVENT_TYPES if t.startswith("run.")))
+"""The events that change the rows: a run queued, started, moved to a stage, finished."""
 
 
 async def list_runs(
@@ -75,6 +79,7 @@ async def runs_page(
         issues=issues,
         status=status,
         statuses=RUN_STATUSES,
+        live_types=",".join(LIVE_TYPES),
     )
 
 
