@@ -72,19 +72,19 @@ async def run_page(
         issue_identifiers(gateway, principal),
         workspace_names(gateway, principal),
     )
-    context: dict[str, Any] = {
-        "run": run,
-        "active": run.status in ACTIVE,
-        "spans": stage_spans(run),
-        "agent_name": agents.get(run.agent_id, run.agent_id),
-        "issue_name": issues.get(run.issue_id or "", run.issue_id),
-        "workspace_name": workspaces.get(
-            run.execution_workspace_id or "", run.execution_workspace_id
-        ),
-        "live_types": ",".join(LIVE_TYPES),
-    }
     return render(
-        page_session, "run.html", fragments=FRAGMENTS, fragment=fragment, nav="runs", **context
+        page_session,
+        "run.html",
+        fragments=FRAGMENTS,
+        fragment=fragment,
+        nav="runs",
+        run=run,
+        active=run.status in ACTIVE,
+        spans=stage_spans(run),
+        agent_name=agents.get(run.agent_id, run.agent_id),
+        issue_name=issues.get(run.issue_id or "", run.issue_id),
+        workspace_name=workspaces.get(run.execution_workspace_id or "", run.execution_workspace_id),
+        live_types=",".join(LIVE_TYPES),
     )
 
 

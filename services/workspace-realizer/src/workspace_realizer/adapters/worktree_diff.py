@@ -102,9 +102,9 @@ async def _commits(git: GitRunner, path: Path, base: str | None) -> tuple[list[D
     span = f"{base}..HEAD"
     counted = await git.run(["rev-list", "--count", span], cwd=path)
     total = int(counted.out) if counted.ok and counted.out.isdigit() else 0
-    fields = "--format=%H%x1f%an%x1f%cI%x1f%s%x1e"  # unit and record separators
+    fmt = "--format=%H%x1f%an%x1f%cI%x1f%s%x1e"  # unit and record separators
     log = await git.run(
-        ["log", "--no-color", f"--max-count={MAX_DIFF_COMMITS}", fields, span], cwd=path
+        ["log", "--no-color", f"--max-count={MAX_DIFF_COMMITS}", fmt, span], cwd=path
     )
     rows = []
     for record in log.stdout.split("\x1e") if log.ok else []:
