@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
+from contracts import heartbeat_subjects
 from contracts import workspace_subjects as subjects
 from contracts.base import ErrorReply
 from contracts.execution_commands import ListExecutionWorkspaces
@@ -24,6 +25,13 @@ assert _spec
 assert _spec.loader
 wire: Any = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(wire)
+_hb_spec = importlib.util.spec_from_file_location(
+    "heartbeat_fixtures", Path(__file__).parent.parent / "heartbeat_fixtures.py"
+)
+assert _hb_spec
+assert _hb_spec.loader
+heartbeat: Any = importlib.util.module_from_spec(_hb_spec)
+_hb_spec.loader.exec_module(heartbeat)
 
 Client = TestClient[Any]
 PAGE = f"/issues/{wire.ISSUE}"
@@ -34,7 +42,8 @@ REUSE_B = "b2222222-2222-4222-8222-222222222222"
 
 def options(html: str) -> list[tuple[str, str, bool, str | None]]:
     """``(value, label, selected, optgroup label)`` of every option of the mode selector."""
-    select = html[html.index('<select id="workspace-mode"') : html.index("</select>")]
+    start = html.index('<select id="workspace-mode"')
+    select = html[start : html.index("</select>", start)]
     found: list[tuple[str, str, bool, str | None]] = []
     group: str | None = None
     for match in re.finditer(
@@ -223,3 +232,25 @@ def test_a_confined_current_workspace_has_no_unconfined_mark(
     html = signed_in.get(f"{PAGE}?fragment=workspace").text
     assert f'<a href="/workspaces/{wire.WS}">acme-1</a>' in html
     assert "unconfined" not in html
+
+
+def test_status_and_assignee_are_changed_from_the_page_with_names(
+    signed_in: Client, scripted: Any, company: str
+) -> None:
+    scripted.replies[heartbeat_subjects.AGENT_LIST] = wire.page(heartbeat.agent(company))
+    scripted.replies[heartbeat_subjects.RUN_LIST] = wire.page(heartbeat.run(company))
+    assigned = wire.issue(company, assigneeAgentId=heartbeat.AGENT, status="in_progress")
+    scripted.replies[subjects.ISSUE_GET] = wire.ok(assigned)
+    html = signed_in.get(PAGE).text
+    facts = html.split('data-fragment="facts"')[1].split("</section>")[0]
+    assert '<dd data-field="issue-assignee">coder</dd>' in facts
+    change = html.split("data-issue-change")[1].split("</form>")[0]
+    assert '<option value="in_progress" selected>in_progress</option>' in change
+    assert f'<option value="{heartbeat.AGENT}" selected>coder</option>' in change
+    assert '<label for="issue-status">Status</label>' in change
+    assert "Save changes" in change
+    runs = html.split('data-field="issue-runs"')[1].split("</ul>")[0]
+    assert f'<a href="/runs/{heartbeat.RUN}">' in runs
+    fragment = signed_in.get(f"{PAGE}?fragment=facts").text.strip()
+    assert fragment.startswith("<section")
+    assert 'data-field="issue-status">in_progress<' in fragment

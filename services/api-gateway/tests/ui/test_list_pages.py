@@ -89,6 +89,23 @@ def test_the_issue_list_renders_when_names_cannot_be_looked_up(
     assert "<nav" not in rows
 
 
+def test_the_new_issue_form_offers_the_projects_agents_and_statuses(
+    signed_in: Client, bus: Any, company: str
+) -> None:
+    bus.replies[workspace_subjects.PROJECT_LIST] = wire.page(wire.project(company))
+    bus.replies[heartbeat_subjects.AGENT_LIST] = wire.page(heartbeat.agent(company))
+    html = signed_in.get("/issues").text
+    form = html.split("data-new-issue")[1].split("</form>")[0]
+    assert '<label for="new-issue-title">Title</label>' in form
+    assert f'<option value="{wire.PROJECT}">' in form
+    assert '<option value="">Unassigned</option>' in form
+    assert f'<option value="{heartbeat.AGENT}">coder</option>' in form
+    assert '<option value="todo" selected>todo</option>' in form
+    assert "issue_forms.js" in html
+    bus.replies[workspace_subjects.PROJECT_LIST] = wire.page()
+    assert "Create a project first" in signed_in.get("/issues").text
+
+
 def test_runs_are_listed_with_agent_issue_and_error(
     signed_in: Client, bus: Any, company: str
 ) -> None:

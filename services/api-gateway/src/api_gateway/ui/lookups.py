@@ -22,10 +22,17 @@ from contracts.execution_commands import (
     WorkspaceFilters,
 )
 from contracts.execution_views import ExecutionWorkspaceSummary
-from contracts.workspace_commands import ListIssues
-from contracts.workspace_views import Issue, Page
+from contracts.workspace_commands import ListIssues, ListProjects
+from contracts.workspace_views import Issue, Page, Project
 
-__all__ = ["LOOKUP_LIMIT", "agent_names", "gather", "issue_identifiers", "workspace_names"]
+__all__ = [
+    "LOOKUP_LIMIT",
+    "agent_names",
+    "gather",
+    "issue_identifiers",
+    "project_names",
+    "workspace_names",
+]
 
 T = TypeVar("T")
 
@@ -91,3 +98,12 @@ async def workspace_names(gateway: Gateway, principal: Principal) -> dict[str, s
         gateway, workspace_subjects.WORKSPACE_LIST_SUMMARIES, query, ExecutionWorkspaceSummary
     )
     return {row.id: row.name for row in rows}
+
+
+async def project_names(gateway: Gateway, principal: Principal) -> dict[str, str]:
+    """Project id → name, oldest first (the order the forms offer them in)."""
+    query = ListProjects(
+        principal=principal, company_id=principal.company_id or "", limit=LOOKUP_LIMIT
+    )
+    rows = await _items(gateway, workspace_subjects.PROJECT_LIST, query, Project)
+    return {project.id: project.name for project in rows}

@@ -1,4 +1,8 @@
-"""``/issues/{id}``: an issue, its "Workspace mode" selector and its current workspace.
+"""``/issues/{id}``: an issue, its status and assignee (changed from the page), its "Workspace mode"
+selector, its current workspace and its runs.
+
+Saving the status and assignee PATCHes ``/api/issues/{id}`` (``static/issue_forms.js``) and
+re-renders the facts (``?fragment=facts``); agents show by name.
 
 The selector's options come from :mod:`api_gateway.ui.issue_data`; choosing one PATCHes
 ``/api/issues/{id}`` with ``{executionWorkspaceSettings: {mode, executionWorkspaceId?}}``
@@ -14,15 +18,24 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Template
 
+from api_gateway.controllers.realizer import fetch
 from api_gateway.http.dependencies import Gateway
+from api_gateway.http.errors import BusReplyError
 from api_gateway.ui.fragments import render
 from api_gateway.ui.issue_data import MODE_LABELS, load_issue_page
+from api_gateway.ui.lookups import agent_names, gather
 from api_gateway.ui.session import PageSession
+from contracts import heartbeat_subjects
+from contracts.agents import ListRuns, RunFilters, RunView
+from contracts.base import Principal
+from contracts.workspace_views import ISSUE_STATUSES, Page
 
 __all__ = ["FRAGMENTS", "ROUTES", "issue_page"]
 
-FRAGMENTS: Final = {"workspace": "_detail_issue_workspace.html"}
-"""``?fragment=workspace``: the selector and the current workspace."""
+FRAGMENTS: Final = {"workspace": "_detail_issue_workspace.html", "facts": "_issue_facts.html"}
+"""``?fragment=workspace``: the selector and the current workspace; ``facts``: status, assignee."""
+RUN_WINDOW: Final = 20
+"""The issue's newest runs the page lists."""
 
 
 @get("/issues/{issue_id:str}", name="ui-issue", include_in_schema=False)
@@ -35,7 +48,11 @@ async def issue_page(
     """The issue page, or its workspace section (``?fragment=workspace``)."""
     if fragment is not None and fragment not in FRAGMENTS:
         return render(page_session, "issue.html", fragments=FRAGMENTS, fragment=fragment)
-    page = await load_issue_page(gateway, page_session.principal, issue_id)
+    principal = page_session.principal
+    page = await load_issue_page(gateway, principal, issue_id)
+    agents, runs = await gather(
+        agent_names(gateway, principal), _runs(gateway, principal, issue_id)
+    )
     return render(
         page_session,
         "issue.html",
@@ -45,7 +62,26 @@ async def issue_page(
         page=page,
         issue=page.issue,
         mode_labels=MODE_LABELS,
+        agents=agents,
+        runs=runs,
+        statuses=ISSUE_STATUSES,
     )
+
+
+async def _runs(gateway: Gateway, principal: Principal, issue_id: str) -> list[RunView]:
+    """The issue's newest runs (none when the controller does not answer: the page still shows)."""
+    query = ListRuns(principal=principal, filters=RunFilters(issue_id=issue_id), limit=RUN_WINDOW)
+    try:
+        found = await fetch(
+            gateway,
+            heartbeat_subjects.RUN_LIST,
+            query,
+            Page[RunView],  # type: ignore[valid-type]
+            timeout=gateway.settings.query_timeout,
+        )
+    except BusReplyError:
+        return []
+    return list(found.items)
 
 
 ROUTES: Final = [issue_page]

@@ -17,7 +17,7 @@ from litestar.response import Template
 from api_gateway.controllers.realizer import fetch, parse_choices
 from api_gateway.http.dependencies import Gateway
 from api_gateway.ui.fragments import check_fragment, render
-from api_gateway.ui.lookups import agent_names, gather, workspace_names
+from api_gateway.ui.lookups import agent_names, gather, project_names, workspace_names
 from api_gateway.ui.session import PageSession
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
@@ -62,10 +62,11 @@ async def issues_page(
     """The issues page, or its rows (``?fragment=rows``)."""
     check_fragment(fragment, FRAGMENTS)
     principal = page_session.principal
-    (issues, total), agents, workspaces = await gather(
+    (issues, total), agents, workspaces, projects = await gather(
         list_issues(gateway, principal, status=status, project_id=project_id),
         agent_names(gateway, principal),
         workspace_names(gateway, principal),
+        project_names(gateway, principal),
     )
     return render(
         page_session,
@@ -77,6 +78,7 @@ async def issues_page(
         total=total,
         agents=agents,
         workspaces=workspaces,
+        projects=projects,
         status=status,
         statuses=ISSUE_STATUSES,
     )
