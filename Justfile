@@ -14,7 +14,7 @@ export UV_PROJECT_ENVIRONMENT := venv
 
 # List the recipes
 default:
-    @just --list --unsorted
+    @{{ bin }}/just --justfile {{ justfile() }} --list --unsorted
 
 # Create .venv and its pinned uv if missing, then sync every workspace member from uv.lock
 install:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from clipyard_cli.main import build_parser, main
@@ -88,3 +91,47 @@ def test_up_takes_services_to_skip() -> None:
         "realizer",
         "api-gateway",
     ]
+
+
+def test_the_user_commands_parse_with_their_options() -> None:
+    listed = parse("runs", "list", "--company", "c1", "--status", "running", "--json")
+    assert (listed.command, listed.action, listed.company, listed.status) == (
+        "runs", "list", "c1", "running",
+    )  # fmt: skip
+    assert listed.json is True
+    followed = parse("runs", "log", "r1", "-f")
+    assert (followed.id, followed.follow) == ("r1", True)
+    diff = parse("workspaces", "diff", "w1", "--path", "src/a.py")
+    assert (diff.id, diff.path, diff.json) == ("w1", "src/a.py", False)
+    assert parse("issues", "list").company is None
+
+
+def test_a_user_command_without_a_key_says_how_to_get_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLIPYARD_API_KEY", raising=False)
+    assert main(["workspaces", "show", "w1"]) == 2
+    assert "set CLIPYARD_API_KEY to a board key" in capsys.readouterr().err
+
+
+def test_an_unreachable_api_names_where_it_looked(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLIPYARD_API_KEY", "cy_board_x")
+    monkeypatch.setenv("CLIPYARD_API_URL", "http://127.0.0.1:9")
+    assert main(["runs", "show", "r1"]) == 2
+    err = capsys.readouterr().err
+    assert "the API at http://127.0.0.1:9 cannot be reached" in err
+    assert "CLIPYARD_API_URL" in err
+
+
+def test_dev_alone_lists_the_recipes() -> None:
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [str(root / ".venv" / "bin" / "just"), "--justfile", str(root / "Justfile")],
+        capture_output=True, text=True, timeout=60, check=False, cwd="/",
+        env={"PATH": "/usr/bin:/bin", "HOME": "/root"},  # no just on the PATH, as on a fresh machine
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Available recipes:" in done.stdout
+    assert "test" in done.stdout

@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from clipyard_cli.api import ApiError, api_client
 from clipyard_cli.audit import run_audit
 from clipyard_cli.clusterprocs import DEFAULT_HTTP_PORT, DEFAULT_NATS_PORT
 from clipyard_cli.clusterup import run_cluster_up
@@ -22,6 +23,8 @@ from clipyard_cli.replay import run_replay
 from clipyard_cli.run import run_service
 from clipyard_cli.status import run_status
 from clipyard_cli.up import run_up
+from clipyard_cli.usercmds import run_user_command
+from clipyard_cli.userparser import USER_COMMANDS, add_user_commands
 from contracts.subjects import SERVICE_NAMES, SERVICES
 from natsbus.connection import NatsConnectError
 
@@ -34,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
         prog="clipyard",
-        description="Run and inspect a Clipyard stack. Talks to the services over NATS only.",
+        description="Run and inspect a Clipyard stack. The operator commands (up, status, "
+        "events, audit, replay, nodes) talk to the services over NATS; workspaces, runs and "
+        "issues use the HTTP API (CLIPYARD_API_URL, CLIPYARD_API_KEY).",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log connection events")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -98,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("compose-env", help="print fresh secrets for docker compose's .env")
     _add_cluster(commands)
+    add_user_commands(commands)
     return parser
 
 
@@ -145,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = dict(os.environ)
     try:
         return _dispatch(args, env)
-    except (HomeError, NatsConnectError, ValueError) as exc:
+    except (HomeError, NatsConnectError, ValueError, ApiError) as exc:
         print(f"clipyard {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -153,6 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
+    if args.command in USER_COMMANDS:
+        api = api_client(env)
+        try:
+            return run_user_command(api, args, env, sys.stdout)
+        finally:
+            api.close()
     match args.command:
         case "up":
             return asyncio.run(run_up(env, skip=args.skip))
