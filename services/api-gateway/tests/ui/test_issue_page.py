@@ -25,13 +25,12 @@ assert _spec
 assert _spec.loader
 wire: Any = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(wire)
-_hb_spec = importlib.util.spec_from_file_location(
-    "heartbeat_fixtures", Path(__file__).parent.parent / "heartbeat_fixtures.py"
-)
-assert _hb_spec
-assert _hb_spec.loader
-heartbeat: Any = importlib.util.module_from_spec(_hb_spec)
-_hb_spec.loader.exec_module(heartbeat)
+_pages_spec = importlib.util.spec_from_file_location("pages", Path(__file__).parent / "pages.py")
+assert _pages_spec
+assert _pages_spec.loader
+_pages: Any = importlib.util.module_from_spec(_pages_spec)
+_pages_spec.loader.exec_module(_pages)
+heartbeat = _pages.heartbeat
 
 Client = TestClient[Any]
 PAGE = f"/issues/{wire.ISSUE}"
