@@ -206,7 +206,7 @@ DIFF = {
     "files": [
         {"path": "login.py", "status": "added", "additions": 6, "deletions": 0},
         {"path": "logo.png", "status": "modified", "binary": True},
-        {"path": "docs/new name.md", "status": "renamed", "oldPath": "docs/old.md",
+        {"path": "notes/new name.md", "status": "renamed", "oldPath": "notes/old.md",
          "additions": 1, "deletions": 1},
     ],
     "untracked": ["scratch.txt"], "untrackedTotal": 1,
@@ -223,8 +223,8 @@ def test_the_changes_section_lists_commits_files_and_untracked_and_shows_a_files
     assert "Document login" in html
     assert "Add login" in html
     assert '<a href="?diffPath=login.py#section-diff">login.py</a>' in html
-    assert '?diffPath=docs/new%20name.md#section-diff">docs/new name.md</a>' in html
-    assert "(from docs/old.md)" in html
+    assert '?diffPath=notes/new%20name.md#section-diff">notes/new name.md</a>' in html
+    assert "(from notes/old.md)" in html
     assert "binary" in html
     assert '<a href="?diffPath=scratch.txt#section-diff">scratch.txt</a>' in html
     patch = {"path": "login.py", "text": "--- /dev/null\n+++ b/login.py\n@@ -0,0 +1 @@\n+ok\n",
