@@ -62,7 +62,7 @@ class ApiClient:
             message, code = answer.text.strip()[:500] or answer.reason_phrase, "error"
         raise ApiError(f"{message} ({answer.status_code})", status=answer.status_code, code=code)
 
-    def get(self, path: str, **params: Any) -> Any:
+    def get(self, path: str, /, **params: Any) -> Any:
         """``GET path`` → the decoded JSON."""
         return self._send("GET", path, params).json()
 
@@ -70,7 +70,7 @@ class ApiClient:
         """``POST path`` (no body) → the decoded JSON."""
         return self._send("POST", path, None).json()
 
-    def text(self, path: str, **params: Any) -> tuple[str, Mapping[str, str]]:
+    def text(self, path: str, /, **params: Any) -> tuple[str, Mapping[str, str]]:
         """``GET path`` as text, with the answer's headers."""
         answer = self._send("GET", path, params)
         return answer.text, answer.headers
