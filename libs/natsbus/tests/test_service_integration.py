@@ -60,6 +60,8 @@ async def greet(request: Greet, ctx: RequestContext) -> Any:
             return Accepted(operation_id=f"op-{request.name}")
         case "huge":
             return {"blob": "x" * MAX_MESSAGE_BYTES}
+        case "surrogate":
+            return {"name": b"caf\xe9".decode("utf-8", errors="surrogateescape")}
     return Greeting(text=f"hello {request.name}", deadline=ctx.deadline)
 
 
@@ -308,6 +310,17 @@ async def test_an_oversize_reply_becomes_message_too_large(
     assert isinstance(reply, ErrorReply)
     assert (reply.code, reply.status) == ("message_too_large", 413)
     assert subject in reply.message
+
+
+async def test_a_reply_json_cannot_carry_is_answered_as_an_internal_error_at_once(
+    service: tuple[BusService, str], client: BusClient
+) -> None:
+    _, subject = service
+    started = time.monotonic()
+    reply = await client.request(subject, Greet(name="x", fail="surrogate"), timeout=5)
+    assert isinstance(reply, ErrorReply)
+    assert reply.status == 500
+    assert time.monotonic() - started < 2  # answered, not left to the requester's timeout
 
 
 async def test_micro_discovery_answers(nc: Client, service: tuple[BusService, str]) -> None:

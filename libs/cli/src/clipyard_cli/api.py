@@ -48,7 +48,7 @@ class ApiClient:
         wanted = {k: v for k, v in (params or {}).items() if v is not None}
         try:
             answer = self._http.request(method, path, params=wanted)
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.InvalidURL) as exc:
             raise ApiError(
                 f"the API at {self.base_url} cannot be reached ({exc}); "
                 "set CLIPYARD_API_URL to the gateway's address"

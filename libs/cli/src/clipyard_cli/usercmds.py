@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TextIO
+from urllib.parse import quote
 
 from clipyard_cli.api import ApiClient, ApiError
 
@@ -53,6 +54,11 @@ def _facts(out: TextIO, pairs: Sequence[tuple[str, Any]]) -> None:
         out.write(f"{key.ljust(width)}  {'—' if value is None else value}\n")
 
 
+def _q(segment: str) -> str:
+    """An id as one path segment of a URL."""
+    return quote(segment, safe="")
+
+
 def _n(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
@@ -64,7 +70,7 @@ def _json(out: TextIO, answer: Any) -> int:
 
 def workspaces_list(api: ApiClient, args: Any, out: TextIO) -> int:
     """``clipyard workspaces list``."""
-    rows = api.get(f"/api/companies/{args.company_id}/execution-workspaces", status=args.status)
+    rows = api.get(f"/api/companies/{_q(args.company_id)}/execution-workspaces", status=args.status)
     if args.json:
         return _json(out, rows)
     _table(
@@ -80,7 +86,7 @@ def workspaces_list(api: ApiClient, args: Any, out: TextIO) -> int:
 
 def workspaces_show(api: ApiClient, args: Any, out: TextIO) -> int:
     """``clipyard workspaces show ID``."""
-    w = api.get(f"/api/execution-workspaces/{args.id}")
+    w = api.get(f"/api/execution-workspaces/{_q(args.id)}")
     if args.json:
         return _json(out, w)
     services = ", ".join(f"{s['serviceName']} {s['status']}" for s in w.get("runtimeServices", []))
@@ -104,7 +110,7 @@ def workspaces_show(api: ApiClient, args: Any, out: TextIO) -> int:
 
 def workspaces_diff(api: ApiClient, args: Any, out: TextIO) -> int:
     """``clipyard workspaces diff ID [--path FILE]``."""
-    d = api.get(f"/api/execution-workspaces/{args.id}/diff", path=args.path)
+    d = api.get(f"/api/execution-workspaces/{_q(args.id)}/diff", path=args.path)
     if args.json:
         return _json(out, d)
     if not d["available"]:
@@ -131,7 +137,7 @@ def workspaces_diff(api: ApiClient, args: Any, out: TextIO) -> int:
 def runs_list(api: ApiClient, args: Any, out: TextIO) -> int:
     """``clipyard runs list``."""
     rows = api.get(
-        f"/api/companies/{args.company_id}/runs",
+        f"/api/companies/{_q(args.company_id)}/runs",
         status=args.status,
         agentId=args.agent,
         issueId=args.issue,
@@ -159,7 +165,7 @@ def runs_list(api: ApiClient, args: Any, out: TextIO) -> int:
 
 def runs_show(api: ApiClient, args: Any, out: TextIO) -> int:
     """``clipyard runs show ID``."""
-    r = api.get(f"/api/runs/{args.id}")
+    r = api.get(f"/api/runs/{_q(args.id)}")
     if args.json:
         return _json(out, r)
     stages = " > ".join(s["stage"] for s in r.get("stages", [])) or r["stage"]
@@ -189,11 +195,11 @@ def runs_log(api: ApiClient, args: Any, out: TextIO) -> int:
     ends (as ``tail -f``)."""
     offset = 0
     while True:
-        status = api.get(f"/api/runs/{args.id}")["status"] if args.follow else ""
+        status = api.get(f"/api/runs/{_q(args.id)}")["status"] if args.follow else ""
         try:
             while True:
                 text, headers = api.text(
-                    f"/api/runs/{args.id}/log", offset=offset, length=LOG_CHUNK
+                    f"/api/runs/{_q(args.id)}/log", offset=offset, length=LOG_CHUNK
                 )
                 out.write(text)
                 out.flush()
@@ -212,7 +218,7 @@ def runs_log(api: ApiClient, args: Any, out: TextIO) -> int:
 
 def runs_cancel(api: ApiClient, args: Any, out: TextIO) -> int:
     """``clipyard runs cancel ID``."""
-    r = api.post(f"/api/runs/{args.id}/cancel")
+    r = api.post(f"/api/runs/{_q(args.id)}/cancel")
     if args.json:
         return _json(out, r)
     out.write(f"run {r['id']}: {r['status']}{' (cancelling)' if r['cancelRequested'] else ''}\n")
@@ -221,7 +227,7 @@ def runs_cancel(api: ApiClient, args: Any, out: TextIO) -> int:
 
 def issues_list(api: ApiClient, args: Any, out: TextIO) -> int:
     """``clipyard issues list``."""
-    rows = api.get(f"/api/companies/{args.company_id}/issues", status=args.status)
+    rows = api.get(f"/api/companies/{_q(args.company_id)}/issues", status=args.status)
     if args.json:
         return _json(out, rows)
     _table(

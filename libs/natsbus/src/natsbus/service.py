@@ -277,7 +277,9 @@ class BusService:
             logger.error("reply on %s too large: %s", subject, exc)
             reply = error_reply(exc.code, str(exc), status=exc.status, details=exc.details)
             data = encode(reply)
-        except (TypeError, msgspec.EncodeError):
+        except (TypeError, msgspec.EncodeError, UnicodeEncodeError):
+            # UnicodeEncodeError: a str holding lone surrogates (bytes decoded with
+            # surrogateescape) that JSON cannot carry. The requester still gets an answer.
             logger.exception("reply on %s cannot be encoded", subject)
             reply = internal_error()
             data = encode(reply)

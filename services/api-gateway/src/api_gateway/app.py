@@ -28,6 +28,7 @@ from api_gateway.http.openapi_document import (
     allow_header,
     openapi_config,
     openapi_json,
+    warm_up_later,
 )
 from api_gateway.http.security import (
     PUBLIC_OPT,
@@ -105,6 +106,7 @@ def create_app(
         template_config=ui_template_config(),
         logging_config=None,  # the service's JSON logging (telemetry.logs) stays in charge
         state=State({"gateway": gateway}),
+        on_startup=[warm_up_later],
         on_shutdown=[partial(_shut_down, gateway, owned)],
         debug=debug,
     )

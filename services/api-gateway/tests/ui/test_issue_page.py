@@ -250,6 +250,12 @@ def test_status_and_assignee_are_changed_from_the_page_with_names(
     assert "Save changes" in change
     runs = html.split('data-field="issue-runs"')[1].split("</ul>")[0]
     assert f'<a href="/runs/{heartbeat.RUN}">' in runs
+    # An assignee the agent list does not hold (the controller did not answer) stays selected.
+    scripted.replies[heartbeat_subjects.AGENT_LIST] = ErrorReply(
+        code="service_unavailable", message="no controller", status=503
+    )
+    kept = signed_in.get(PAGE).text.split("data-issue-change")[1].split("</form>")[0]
+    assert f'<option value="{heartbeat.AGENT}" selected>{heartbeat.AGENT}</option>' in kept
     fragment = signed_in.get(f"{PAGE}?fragment=facts").text.strip()
     assert fragment.startswith("<section")
     assert 'data-field="issue-status">in_progress<' in fragment

@@ -96,3 +96,12 @@ def test_another_companys_run_is_not_found(signed_in: Client, bus: Any) -> None:
     response = signed_in.get(PAGE)
     assert response.status_code == 404
     assert "No run with this id." in response.text
+
+
+def test_a_run_without_stages_from_an_older_controller_still_shows(
+    signed_in: Client, bus: Any, company: str
+) -> None:
+    bus.replies[heartbeat_subjects.RUN_GET] = wire.ok(heartbeat.run(company, stages=[]))
+    response = signed_in.get(PAGE)
+    assert response.status_code == 200, response.text
+    assert 'data-run-status="running"' in response.text

@@ -59,10 +59,14 @@ def test_read_range(log: Path) -> None:
     assert read_range(log, size, 10) == LogSlice(text="", offset=size, length=0, size=size)
 
 
-def test_a_range_cutting_a_character_still_reads(tmp_path: Path) -> None:
+def test_a_range_cutting_a_character_ends_before_it_and_one_starting_inside_still_reads(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "utf8.log"
     path.write_text("héllo\n", encoding="utf-8")
-    assert read_range(path, 0, 2).text == "h\ufffd"
+    cut = read_range(path, 0, 2)
+    assert (cut.text, cut.length) == ("h", 1)
+    assert read_range(path, 2, 3).text == "\ufffdll"
 
 
 @pytest.mark.parametrize(
@@ -91,3 +95,23 @@ def test_tail_bytes(log: Path) -> None:
     assert tail_bytes(log, 8) == LogSlice(
         text="\nline 10\n"[1:], offset=size - 8, length=8, size=size
     )
+
+
+def test_ranges_read_in_turn_never_cut_a_character_in_two(tmp_path: Path) -> None:
+    log = tmp_path / "agent.log"
+    text = "héllo wörld — ✓ done 🎉\n" * 50
+    log.write_bytes(text.encode())
+    offset, read = 0, []
+    while offset < log.stat().st_size:
+        piece = read_range(log, offset, 7)  # ranges that end inside characters
+        assert "\ufffd" not in piece.text, (offset, piece)
+        read.append(piece.text)
+        offset += piece.length
+    assert "".join(read) == text
+
+
+def test_a_range_of_only_an_unfinished_character_still_moves_on(tmp_path: Path) -> None:
+    log = tmp_path / "agent.log"
+    log.write_bytes("é".encode()[:1])  # a writer stopped halfway
+    piece = read_range(log, 0, 10)
+    assert (piece.length, piece.text) == (1, "\ufffd")

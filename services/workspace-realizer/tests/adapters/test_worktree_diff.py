@@ -4,13 +4,16 @@ on request, and the caps."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import msgspec
 import pytest
 from realizer_git_helpers import commit, git
 
 import workspace_realizer.adapters.worktree_diff as worktree_diff_module
 from workspace_realizer.adapters.hostgit import HostGit
+from workspace_realizer.adapters.untracked_file import UnreadableFileError, read_untracked
 from workspace_realizer.adapters.worktree_diff import NotAChangedFileError, worktree_diff
 
 pytestmark = pytest.mark.integration
@@ -109,7 +112,7 @@ async def test_a_large_file_diff_and_long_lists_are_cut_and_say_so(
     assert big.patch.truncated
     assert big.patch.total_bytes > 500_000
     assert len(big.patch.text.encode()) < 256 * 1024 + 200
-    assert big.patch.text.endswith("bytes, 262144 are shown\n")
+    assert big.patch.text.endswith("bytes, 262144 shown\n")
 
 
 async def test_no_base_lists_the_changes_since_head(host: HostGit, make_repo, home: Path) -> None:
@@ -124,3 +127,75 @@ async def test_no_base_lists_the_changes_since_head(host: HostGit, make_repo, ho
     )
     assert unknown.merge_base is None
     assert [f.path for f in unknown.files] == ["a.txt"]
+
+
+async def test_an_untracked_file_is_read_without_following_links(
+    host: HostGit, make_repo, home: Path, tmp_path: Path
+) -> None:
+    repo = make_repo("app")
+    wt = _worktree(repo, home, "links")
+    secret = tmp_path / "other-company" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("not yours\n")
+    (wt / "pointer").symlink_to(secret)
+    diff = await worktree_diff(
+        host.git, workspace_id="w1", path=wt, base_ref="main", file="pointer"
+    )
+    assert diff.patch is not None
+    assert f"+{secret}" in diff.patch.text  # the link's target, as git shows a link
+    assert "not yours" not in diff.patch.text
+    # A folder swapped for a link after the listing (the agent's race): refused, not followed.
+    (wt / "folder").mkdir()
+    (wt / "folder" / "secret.txt").write_text("mine\n")
+    with pytest.raises(UnreadableFileError):
+        read_untracked(wt, "folder/../pointer", 1000)
+    (wt / "folder" / "secret.txt").unlink()
+    (wt / "folder").rmdir()
+    (wt / "folder").symlink_to(secret.parent)
+    with pytest.raises(UnreadableFileError, match="symbolic link"):
+        read_untracked(wt, "folder/secret.txt", 1000)
+
+
+async def test_names_that_are_not_utf8_are_shown_replaced_and_can_be_asked_for(
+    host: HostGit, make_repo, home: Path
+) -> None:
+    repo = make_repo("app")
+    wt = _worktree(repo, home, "bytes")
+    raw = b"caf\xe9.txt"
+    with open(os.path.join(os.fsencode(wt), raw), "wb") as out:
+        out.write(b"latin-1 \xe9\n")
+    diff = await worktree_diff(host.git, workspace_id="w1", path=wt, base_ref="main", file=None)
+    assert diff.untracked == ["caf\ufffd.txt"]
+    msgspec.json.encode(diff)  # the bus can carry it
+    asked = await worktree_diff(
+        host.git, workspace_id="w1", path=wt, base_ref="main", file="caf\ufffd.txt"
+    )
+    assert asked.patch is not None
+    assert "+latin-1 \ufffd" in asked.patch.text
+
+
+async def test_git_failing_is_said_not_shown_as_no_changes(
+    host: HostGit, make_repo, home: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".git").write_text("gitdir: /nowhere/at/all\n")
+    diff = await worktree_diff(host.git, workspace_id="w1", path=broken, base_ref="main", file=None)
+    assert not diff.available
+    assert diff.reason is not None
+    assert diff.reason.startswith("git could not read the worktree:")
+
+
+async def test_an_answer_too_large_for_the_bus_is_cut_and_says_so(
+    host: HostGit, make_repo, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo("app")
+    wt = _worktree(repo, home, "many")
+    for i in range(400):
+        (wt / f"untracked-file-with-a-long-name-{i:04}.txt").write_text("x\n")
+    monkeypatch.setattr(worktree_diff_module, "MAX_REPLY_BYTES", 8 * 1024)
+    diff = await worktree_diff(host.git, workspace_id="w1", path=wt, base_ref="main", file=None)
+    assert len(msgspec.json.encode(diff)) <= 8 * 1024
+    assert diff.untracked_truncated
+    assert diff.untracked_total == 400
+    assert 0 < len(diff.untracked) < 400

@@ -6,7 +6,8 @@ serve the document :mod:`api_gateway.http.openapi_strict` corrects once, at its 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import logging
+from typing import Any, Final
 
 from litestar import Litestar, Request, Router, get
 from litestar.openapi import OpenAPIConfig
@@ -23,7 +24,13 @@ from api_gateway.http.openapi_strict import (
 from api_gateway.settings import SERVICE_VERSION
 from contracts.errors import CATALOGUE
 
-__all__ = ["allow_header", "openapi_config", "openapi_json"]
+__all__ = ["allow_header", "openapi_config", "openapi_json", "warm_up_later"]
+
+log = logging.getLogger(__name__)
+
+WARM_AFTER: Final = 2.0
+"""Seconds after start at which the document is built ahead of its first use, in a worker
+thread: late enough to leave the start its CPU, early enough that a first reader rarely waits."""
 
 _ALLOW_STATE = "allow"
 
@@ -119,3 +126,18 @@ async def allow_header(message: Message, scope: Scope) -> None:
     if index is None:
         index = await asyncio.to_thread(_allow_index, app)
     await index.hook(message, scope)
+
+
+def warm_up_later(app: Litestar) -> None:
+    """``on_startup``: build the document and its ``Allow`` index in a worker thread
+    :data:`WARM_AFTER` seconds from now, so that neither the start nor a first reader pays for
+    it (a reader before then builds it, once, under the document's lock)."""
+    loop = asyncio.get_running_loop()
+    loop.call_later(WARM_AFTER, lambda: loop.run_in_executor(None, _warm, app))
+
+
+def _warm(app: Litestar) -> None:
+    try:
+        _allow_index(app)
+    except Exception:  # the first reader builds it again, and fails visibly
+        log.exception("the OpenAPI document could not be built ahead of its first use")

@@ -50,6 +50,8 @@ def stage_spans(run: RunView) -> list[StageSpan]:
     """The run's stages in order; each ends where the next begins, the last when the run ended
     (still open while it runs)."""
     entries = run.stages
+    if not entries:  # a controller that keeps no stages yet (an older one, mid-upgrade)
+        return []
     ends = [e.entered_at for e in entries[1:]] + [run.finished_at]
     return [StageSpan(entry, end) for entry, end in zip(entries, ends, strict=True)]
 

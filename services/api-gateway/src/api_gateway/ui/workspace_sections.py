@@ -131,11 +131,16 @@ async def load_diff(gateway: Gateway, principal: Principal, page: WorkspacePage)
         query = GetWorkspaceDiff(principal=principal, workspace_id=page.workspace_id, path=path)
         return fetch(gateway, subjects.WORKSPACE_DIFF, query, WorkspaceDiff)
 
-    page.diff = await load_section(page, "diff", ask(page.diff_path))
-    if page.diff is None and page.diff_path is not None:
-        page.diff_refused = page.errors.pop("diff", None)
-        page.diff_path = None
-        page.diff = await load_section(page, "diff", ask(None))
+    if page.diff_path is not None:
+        try:
+            page.diff = await ask(page.diff_path)
+            return
+        except BusReplyError as exc:
+            if exc.reply.code != "not_found":
+                page.errors["diff"] = exc.reply.message
+                return
+            page.diff_refused, page.diff_path = exc.reply.message, None
+    page.diff = await load_section(page, "diff", ask(None))
 
 
 async def load_operations(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:

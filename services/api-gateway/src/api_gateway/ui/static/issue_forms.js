@@ -5,8 +5,9 @@
  * - New issue: POST /api/companies/{companyId}/issues with {title, projectId, status,
  *   assigneeAgentId?}; on 201 the page goes to the new issue's page; else the API's error shows
  *   next to the field it names (data-api-field) or at the form's top.
- * - Change: PATCH /api/issues/{id} with {status, assigneeAgentId} (null: unassigned); on success
- *   the "facts" fragment is re-rendered and the form says "Saved"; else the API's error shows.
+ * - Change: PATCH /api/issues/{id} with what the operator changed of {status, assigneeAgentId}
+ *   (null: unassigned) since the page showed it; on success the "facts" fragment is re-rendered
+ *   and the form says "Saved"; else the API's error shows.
  * While a request runs the form is aria-busy and its button disabled.
  */
 "use strict";
@@ -52,8 +53,17 @@
     const root = document.querySelector("[data-issue-page]");
     const issueId = root ? root.getAttribute("data-issue-id") : "";
     const fields = fieldsOf(form);
-    const body = { status: fields.status, assigneeAgentId: fields.assigneeAgentId || null };
+    // Only what the operator changed since the page showed it: a status or an assignee changed
+    // meanwhile (by an agent) is not written back.
+    const body = {};
+    form.querySelectorAll("select").forEach(function (select) {
+      const initial = Array.from(select.options).find(function (o) { return o.defaultSelected; });
+      if (select.value !== (initial ? initial.value : "")) {
+        body[select.name] = fields[select.name] || null;
+      }
+    });
     const status = form.querySelector("[data-action-status]");
+    if (!Object.keys(body).length) { status.textContent = "Nothing to save"; return; }
     status.textContent = "Saving…";
     const answer = await send(form, "PATCH", "/api/issues/" + encodeURIComponent(issueId), body);
     if (!answer.ok) {
@@ -62,6 +72,9 @@
       return;
     }
     await window.Clipyard.refreshFragment("facts");
+    form.querySelectorAll("select").forEach(function (select) {
+      Array.from(select.options).forEach(function (o) { o.defaultSelected = o.value === select.value; });
+    });
     status.textContent = "Saved";
   }
 

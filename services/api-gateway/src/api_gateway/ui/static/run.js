@@ -19,6 +19,7 @@
   let runId = "";
   let offset = 0;
   let reading = false;
+  let readAgain = false;
   let finalRead = false;
 
   function summary() {
@@ -35,9 +36,12 @@
     return pre.scrollHeight - pre.scrollTop - pre.clientHeight < 24;
   }
 
+  // One read at a time; a read asked for meanwhile runs when it ends (so the last bytes, written
+  // just before the run ended, are read even when the end is seen during a read).
   async function readLog() {
-    if (reading) { return; }
+    if (reading) { readAgain = true; return; }
     reading = true;
+    readAgain = false;
     const pre = root.querySelector("[data-run-log]");
     const note = root.querySelector("[data-log-status]");
     try {
@@ -68,6 +72,7 @@
     } finally {
       reading = false;
     }
+    if (readAgain) { return readLog(); }
     if (!active()) {
       note.textContent = offset ? "The run has ended; this is its whole log." : "The run has ended without output.";
     }

@@ -18,7 +18,7 @@
 (function () {
   const POLL_MS = 1000;
   const POLL_LIMIT_MS = 30 * 60 * 1000;
-  const LIVE_SECTIONS = ["summary", "readiness", "diff", "services", "jobs", "operations", "lifecycle", "timeline", "runs"];
+  const LIVE_SECTIONS = ["summary", "readiness", "services", "jobs", "operations", "lifecycle", "timeline", "runs"];
 
   let root = null;
   let workspaceId = "";

@@ -1,8 +1,10 @@
 """Reading a service's log file: its last lines, or a byte range (at most 256 KiB at a time).
 
 A missing log file reads as empty (a service that never wrote anything, or whose run directory
-was cleaned). Text is decoded as UTF-8 with replacement characters, so a range that cuts a
-character in two still reads.
+was cleaned). Text is decoded as UTF-8 with replacement characters. A range ends before a
+character its last bytes begin but do not finish (``length`` says so), so a reader that follows
+the log by ranges, each from where the last ended, never sees a character cut in two; a range
+that holds nothing else keeps those bytes, so every read moves on.
 """
 
 from __future__ import annotations
@@ -57,7 +59,20 @@ def read_range(path: Path, offset: int, length: int) -> LogSlice:
     data, size = _read(path, offset, length)
     if offset > size:
         raise ValueError(f"offset {offset} is past the end of the log ({size} bytes)")
-    return _slice(data, offset, size)
+    return _slice(_whole_characters(data), offset, size)
+
+
+def _whole_characters(data: bytes) -> bytes:
+    """``data`` without a UTF-8 character its end begins but does not finish (unless that is
+    all it holds)."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:  # ASCII: nothing unfinished after it
+            return data
+        if byte >= 0xC0:  # the lead byte of the last character
+            needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data[:-back] if back < needed and len(data) > back else data
+    return data
 
 
 def tail_bytes(path: Path, length: int = 64 * 1024) -> LogSlice:
