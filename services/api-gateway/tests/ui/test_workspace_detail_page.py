@@ -235,6 +235,9 @@ def test_the_changes_section_lists_commits_files_and_untracked_and_shows_a_files
     assert '<span class="diff-hunk">@@ -0,0 +1 @@</span>' in shown
     asked = [m.message for m in scripted.sent if m.subject == subjects.WORKSPACE_DIFF]
     assert asked[-1].path == "login.py"
+    # "Refresh" without the page's script: the same page again, from git.
+    assert 'href="?diffPath=login.py&amp;refresh#section-diff" data-diff-refresh' in shown
+    assert signed_in.get(f"{PAGE}?diffPath=login.py&refresh").status_code == 200
 
 
 def test_a_diff_path_the_diff_does_not_list_shows_why_and_the_lists(

@@ -238,6 +238,15 @@ def apply_controller_event(
             }
             app.note_copy("run", event.aggregate_id, event.company_id, fields, tracking)
             return True
+        case re_.RunWorkspaceLeased():
+            # A run whose issue had no workspace yet starts without one and takes the lease of
+            # the one realized for it: from then on it holds that workspace.
+            fields = {"agent_id": event.agent_id, "workspace_id": event.workspace_id}
+            fields["status"] = "running"
+            if event.issue_id is not None:  # the event may leave it out: keep the started one's
+                fields["issue_id"] = event.issue_id
+            app.note_copy("run", event.aggregate_id, event.company_id, fields, tracking)
+            return True
         case re_.RunFinished():
             fields = {
                 "agent_id": event.agent_id,

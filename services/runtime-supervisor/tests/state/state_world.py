@@ -24,7 +24,7 @@ from contracts.execution_events import (
     WorkspaceReused,
     WorkspaceStatusChanged,
 )
-from contracts.run_events import RunFinished, RunStarted
+from contracts.run_events import RunFinished, RunStarted, RunWorkspaceLeased
 from contracts.workspace_config import (
     ExecutionWorkspaceConfig,
     ManagedCheckout,
@@ -218,6 +218,10 @@ class World:
         self.publish(RunStarted(**self.envelope("run", run, company, CONTROLLER), agent_id=agent,
                                 issue_id=issue, workspace_id=ws), "controller")  # fmt: skip
         return run
+
+    def run_leased(self, run: str, ws: str, agent: str = "agent-1") -> None:
+        self.publish(RunWorkspaceLeased(**self.envelope("run", run, ACME, CONTROLLER),
+                                        agent_id=agent, workspace_id=ws), "controller")  # fmt: skip
 
     def run_finished(self, run: str, status: str = "succeeded", ws: str | None = None) -> None:
         self.publish(RunFinished(**self.envelope("run", run, ACME, CONTROLLER), agent_id="agent-1",

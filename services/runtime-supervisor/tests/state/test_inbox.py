@@ -147,6 +147,22 @@ def test_issue_statuses_and_deletions_are_copied(
     assert app.issue_status("unknown") is None
 
 
+def test_a_run_started_before_its_workspace_existed_holds_the_one_it_leases(
+    app: RuntimeSupervisorApplication, world: World
+) -> None:
+    run = world.run_started(None, issue="issue-1")  # the issue had no workspace yet
+    ws = world.workspace(None)
+    assert app.runs_holding(ws) == []
+    world.run_leased(run, ws)
+    assert [r.id for r in app.runs_holding(ws)] == [run]
+    assert app.run_status(run) == "running"
+    copy = app.copy_of("run", run)
+    assert copy is not None
+    assert copy.get("issue_id") == "issue-1"  # the lease left it out: the started one's stays
+    world.run_finished(run, "succeeded", ws)
+    assert app.runs_holding(ws) == []
+
+
 def test_runs_are_copied_and_a_finished_one_releases_its_leases_in_the_same_save(
     app: RuntimeSupervisorApplication, world: World
 ) -> None:

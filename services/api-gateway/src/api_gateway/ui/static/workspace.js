@@ -364,6 +364,15 @@
     });
   }
 
+  // "Refresh" of the Changes section: the section again, from git (the link alone would only
+  // move to its anchor when the page's address is already the same).
+  document.addEventListener("click", function (event) {
+    const link = event.target instanceof Element ? event.target.closest("[data-diff-refresh]") : null;
+    if (!link) { return; }
+    event.preventDefault();
+    refresh(["diff"]);
+  });
+
   function live() {
     const types = (root.getAttribute("data-live-event-types") || "").split(",").filter(Boolean);
     if (!types.length || !window.Clipyard.subscribe) { return; }
