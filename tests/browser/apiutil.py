@@ -17,7 +17,7 @@ from tests.e2e.gitutil import make_repo
 from tests.e2e.hostfacts import wait_until
 from tests.e2e.runtimeutil import ISOLATED, ApiStack, Board, status_of
 
-__all__ = ["Operator", "operator_board", "wait_supervisor_knows"]
+__all__ = ["Operator", "create_process_agent", "operator_board", "wait_supervisor_knows"]
 
 
 @dataclass
@@ -73,6 +73,19 @@ async def operator_board(
             repo=repo,
         )
         yield Operator(board=board, key=key)
+
+
+async def create_process_agent(
+    operator: Operator, name: str, adapter_config: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A ``process`` agent of the operator's company (asserted 201; untrusted)."""
+    made = await operator.board.http.post(
+        f"/api/companies/{operator.company_id}/agents",
+        json={"name": name, "adapterType": "process", "adapterConfig": dict(adapter_config)},
+    )
+    assert made.status_code == 201, status_of(made)
+    agent: dict[str, Any] = made.json()
+    return agent
 
 
 async def wait_supervisor_knows(board: Board, workspace_id: str, command_id: str) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page, expect
 
-from tests.browser.apiutil import operator_board
+from tests.browser.apiutil import create_process_agent, operator_board
 from tests.browser.pageutil import screenshot, section, sign_in
 from tests.e2e.hostfacts import wait_until
 from tests.e2e.runtimeutil import status_of
@@ -26,11 +26,7 @@ async def test_an_issue_created_assigned_and_done_from_the_page_then_its_workspa
 ) -> None:
     async with operator_board(stack, tmp_path) as operator:
         board = operator.board
-        made = await board.http.post(
-            f"/api/companies/{operator.company_id}/agents",
-            json={"name": "Quick answerer", "adapterType": "process", "adapterConfig": QUICK},
-        )
-        assert made.status_code == 201, status_of(made)
+        agent = await create_process_agent(operator, "Quick answerer", QUICK)
         await sign_in(page, operator.key)
         await page.goto("/issues")
         form = page.locator("form[data-new-issue]")
@@ -45,7 +41,7 @@ async def test_an_issue_created_assigned_and_done_from_the_page_then_its_workspa
         await expect(facts.locator('[data-field="issue-assignee"]')).to_have_text("Quick answerer")
         await expect(facts.locator('[data-field="issue-status"]')).to_have_text("in_progress")
         issue = (await board.http.get(f"/api/issues/{issue_id}")).json()
-        assert (issue["title"], issue["assigneeAgentId"]) == ("Ship the login", made.json()["id"])
+        assert (issue["title"], issue["assigneeAgentId"]) == ("Ship the login", agent["id"])
         # Its workspace (the assignment's run may have made it already: then it is reused).
         realized = await board.http.post(f"/api/issues/{issue_id}/execution-workspace", json={})
         assert realized.status_code in (200, 201), status_of(realized)

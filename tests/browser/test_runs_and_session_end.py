@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
 
-from tests.browser.apiutil import operator_board
+from tests.browser.apiutil import create_process_agent, operator_board
 from tests.browser.pageutil import expect_live, screenshot, sign_in
 from tests.e2e.heartbeatutil import grant_trust
 from tests.e2e.runtimeutil import status_of
@@ -31,12 +31,8 @@ async def test_a_run_appears_live_its_page_follows_its_log_and_cancel_ends_it(
 ) -> None:
     async with operator_board(stack, tmp_path) as operator:
         board = operator.board
-        made = await board.http.post(
-            f"/api/companies/{operator.company_id}/agents",
-            json={"name": "Stepper", "adapterType": "process", "adapterConfig": AGENT_CONFIG},
-        )
-        assert made.status_code == 201, status_of(made)
-        agent = await grant_trust(board.http, made.json()["id"])
+        made = await create_process_agent(operator, "Stepper", AGENT_CONFIG)
+        agent = await grant_trust(board.http, made["id"])
         await sign_in(page, operator.key)
         await page.goto("/runs")
         await expect_live(page)
