@@ -378,6 +378,26 @@ def test_operations_lifecycle_timeline_and_runs(signed_in: Client, scripted: Any
     assert query.filters.issue_id == wire.ISSUE
 
 
+def test_agents_show_by_name_in_the_timeline_and_the_runs(
+    signed_in: Client, scripted: Any, company: str
+) -> None:
+    agent = "a1b2c3d4-0000-4000-8000-000000000001"
+    scripted.replies[heartbeat_subjects.AGENT_LIST] = wire.page(
+        {"id": agent, "companyId": company, "name": "coder", "adapterType": "process",
+         "adapterConfig": {"command": ["true"]}, "trustLevel": "untrusted",
+         "maxConcurrentRuns": 1, "heartbeatIntervalSec": None, "createdAt": wire.NOW,
+         "updatedAt": wire.NOW}
+    )  # fmt: skip
+    scripted.replies[subjects.workspace_events("realizer")] = wire.page(
+        event(actor={"type": "agent", "id": agent})
+    )
+    page = signed_in.get(PAGE).text
+    assert '<dd data-field="event-actor">agent coder</dd>' in between(
+        page, 'data-fragment="timeline"'
+    )
+    assert "<td>coder</td>" in between(page, 'data-fragment="runs"')
+
+
 def test_a_closed_workspace_offers_reopen(signed_in: Client, scripted: Any, company: str) -> None:
     scripted.replies[subjects.WORKSPACE_GET] = wire.ok(wire.workspace(company, status="archived"))
     html = signed_in.get(f"{PAGE}?fragment=lifecycle").text

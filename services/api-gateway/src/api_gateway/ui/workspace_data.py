@@ -27,6 +27,7 @@ from api_gateway.ui.workspace_page import (
     WorkspacePage,
 )
 from api_gateway.ui.workspace_sections import (
+    load_agent_names,
     load_commands,
     load_diff,
     load_job_output,
@@ -89,6 +90,8 @@ def _section_loads(
         loads.append(load_commands(gateway, principal, page))
     if "runs" in wanted:
         loads.append(load_runs(gateway, principal, page))
+    if wanted & {"timeline", "runs"}:
+        loads.append(load_agent_names(gateway, principal, page))
     return loads
 
 

@@ -89,6 +89,8 @@ class WorkspacePage:
     events_total: int = 0
     """How many events the workspace has in all."""
     runs: list[RunView] = field(default_factory=list)
+    agents: dict[str, str] = field(default_factory=dict)
+    """Agent id → name, for the timeline's actors and the runs (empty when not looked up)."""
     diff: WorkspaceDiff | None = None
     """What the workspace changed against its base (the "Changes" section)."""
     diff_path: str | None = None

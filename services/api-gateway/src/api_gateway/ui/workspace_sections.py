@@ -17,6 +17,7 @@ from api_gateway.controllers.realizer import fetch
 from api_gateway.controllers.runtime_facts import close_readiness
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
+from api_gateway.ui.lookups import agent_names
 from api_gateway.ui.workspace_commands import configured_commands, service_rows
 from api_gateway.ui.workspace_page import (
     EVENT_WINDOW,
@@ -41,7 +42,9 @@ from contracts.workspace_diff import GetWorkspaceDiff, WorkspaceDiff
 from contracts.workspace_views import Page, ProjectWorkspace
 
 __all__ = [
+    "load_agent_names",
     "load_commands",
+    "load_diff",
     "load_job_output",
     "load_operations",
     "load_readiness",
@@ -185,6 +188,11 @@ async def load_timeline(gateway: Gateway, principal: Principal, page: WorkspaceP
     )
     if tail is not None:
         page.events, page.events_total = tail.rows, tail.total
+
+
+async def load_agent_names(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
+    """The company's agents by name (best effort: ids are shown when the controller is away)."""
+    page.agents = await agent_names(gateway, principal)
 
 
 async def load_runs(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
