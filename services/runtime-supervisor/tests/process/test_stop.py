@@ -130,3 +130,30 @@ async def test_a_recycled_leader_pid_is_not_stopped(spawn) -> None:
     assert alive(service.pid, service.start_time or -1, service.pgid)
     outcome = await stop_group(service.pgid, grace=5, leader_start_time=service.wrapper_start_time)
     assert outcome.outcome == "terminated"
+
+
+async def test_a_member_forked_after_the_stop_read_the_group_gets_sigterm_too(
+    spawn, tmp_path: Path
+) -> None:
+    # The command ignores SIGTERM (and says so), forks a child that would end on it half a
+    # second later, and leaves: the child appears after the stop's first read of the group.
+    ready = tmp_path / "ignoring"
+    script = tmp_path / "late_child.py"
+    script.write_text(
+        "import pathlib, signal, subprocess, sys, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        f"pathlib.Path({str(ready)!r}).write_text('yes')\n"
+        "time.sleep(0.5)\n"
+        "subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+        "signal.signal(signal.SIGTERM, signal.SIG_DFL); time.sleep(300)'])\n"
+        "time.sleep(0.3)\n"
+    )
+    service = await spawn(f"exec {sys.executable} {script}")
+    deadline = time.monotonic() + 10
+    while not ready.exists():
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    started = time.monotonic()
+    outcome = await stop_group(service.pgid, grace=10)
+    assert outcome.outcome == "terminated"
+    assert time.monotonic() - started < 5  # not the grace period, then SIGKILL

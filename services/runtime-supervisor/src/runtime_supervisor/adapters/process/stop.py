@@ -57,13 +57,15 @@ def _kill(pid: int, sig: signal.Signals) -> None:
         os.kill(pid, sig)
 
 
-def _terminate(pgid: int, stats: list[ProcStat]) -> None:
-    """SIGTERM, once, to each member of ``stats`` (the group as just read); to the leader only
-    when it is alone."""
+def _terminate(pgid: int, stats: list[ProcStat], signalled: set[int]) -> None:
+    """SIGTERM, once, to each member of ``stats`` (the group as just read) not in ``signalled``
+    (which it then holds); to the leader only when it is alone."""
     members = [stat for stat in stats if stat.name != "bwrap"] or stats
     others = [stat.pid for stat in members if stat.pid != pgid]
     for pid in others or [stat.pid for stat in members]:
-        _kill(pid, signal.SIGTERM)
+        if pid not in signalled:
+            signalled.add(pid)
+            _kill(pid, signal.SIGTERM)
 
 
 def _kill_all(pgid: int) -> None:
@@ -75,7 +77,10 @@ def _kill_all(pgid: int) -> None:
             _kill(stat.pid, signal.SIGKILL)
 
 
-async def _gone_within(pgid: int, seconds: float) -> bool:
+async def _gone_within(pgid: int, seconds: float, signalled: set[int] | None = None) -> bool:
+    """Whether the group ends within ``seconds``. With ``signalled`` (the pids SIGTERM reached),
+    a member that appeared since (a shell forked it just as the group was read) gets its
+    SIGTERM too, once, rather than waiting for the SIGKILL at the end of the grace period."""
     deadline = time.monotonic() + seconds
     # The leader (the wrapper) ends once the command has: wait for that without polling (a
     # pidfd wakes us as it ends), then look at the rest of the group.
@@ -84,11 +89,13 @@ async def _gone_within(pgid: int, seconds: float) -> bool:
     # The sandbox's processes may end a few ms after the leader: wake as one of those still
     # there ends (a pidfd each), and look at the group again; at the latest after ``poll``.
     poll = _POLL_FIRST
-    while members := group_members(pgid):
+    while stats := member_stats(pgid):
         left = deadline - time.monotonic()
         if left <= 0:
             return False
-        await _first_exit(members, min(poll, left))
+        if signalled is not None:
+            _terminate(pgid, stats, signalled)
+        await _first_exit([stat.pid for stat in stats], min(poll, left))
         poll = min(poll * 1.5, _POLL_MAX)
     return True
 
@@ -130,8 +137,9 @@ async def stop_group(
     stats = member_stats(pgid)  # one scan of /proc (3.5 ms with 70 processes) for both uses
     if not stats or _foreign_leader(pgid, leader_start_time):
         return StopOutcome(outcome="already_gone")
-    _terminate(pgid, stats)
-    if await _gone_within(pgid, grace):
+    signalled: set[int] = set()
+    _terminate(pgid, stats, signalled)
+    if await _gone_within(pgid, grace, signalled):
         return StopOutcome(outcome="terminated")
     _kill_all(pgid)
     await _gone_within(pgid, _KILL_WAIT)
