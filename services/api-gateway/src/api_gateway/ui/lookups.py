@@ -15,7 +15,7 @@ from api_gateway.controllers.realizer import fetch
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
 from contracts import heartbeat_subjects, workspace_subjects
-from contracts.agents import AgentView, ListAgents
+from contracts.agents import AgentView, ListAgents, ListRuns, RunFilters, RunView
 from contracts.base import Principal
 from contracts.execution_commands import (
     ListExecutionWorkspaceSummaries,
@@ -30,6 +30,7 @@ __all__ = [
     "agent_names",
     "gather",
     "issue_identifiers",
+    "issue_runs",
     "project_names",
     "workspace_names",
 ]
@@ -107,3 +108,22 @@ async def project_names(gateway: Gateway, principal: Principal) -> dict[str, str
     )
     rows = await _items(gateway, workspace_subjects.PROJECT_LIST, query, Project)
     return {project.id: project.name for project in rows}
+
+
+async def issue_runs(
+    gateway: Gateway, principal: Principal, issue_id: str, limit: int
+) -> list[RunView]:
+    """The issue's newest ``limit`` runs.
+
+    Raises:
+        BusReplyError: The heartbeat controller refused or did not answer.
+    """
+    query = ListRuns(principal=principal, filters=RunFilters(issue_id=issue_id), limit=limit)
+    page = await fetch(
+        gateway,
+        heartbeat_subjects.RUN_LIST,
+        query,
+        Page[RunView],  # type: ignore[valid-type]
+        timeout=gateway.settings.query_timeout,
+    )
+    return list(page.items)

@@ -18,17 +18,15 @@ from litestar.di import NamedDependency
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Template
 
-from api_gateway.controllers.realizer import fetch
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
 from api_gateway.ui.fragments import render
 from api_gateway.ui.issue_data import MODE_LABELS, load_issue_page
-from api_gateway.ui.lookups import agent_names, gather
+from api_gateway.ui.lookups import agent_names, gather, issue_runs
 from api_gateway.ui.session import PageSession
-from contracts import heartbeat_subjects
-from contracts.agents import ListRuns, RunFilters, RunView
+from contracts.agents import RunView
 from contracts.base import Principal
-from contracts.workspace_views import ISSUE_STATUSES, Page
+from contracts.workspace_views import ISSUE_STATUSES
 
 __all__ = ["FRAGMENTS", "ROUTES", "issue_page"]
 
@@ -70,18 +68,10 @@ async def issue_page(
 
 async def _runs(gateway: Gateway, principal: Principal, issue_id: str) -> list[RunView]:
     """The issue's newest runs (none when the controller does not answer: the page still shows)."""
-    query = ListRuns(principal=principal, filters=RunFilters(issue_id=issue_id), limit=RUN_WINDOW)
     try:
-        found = await fetch(
-            gateway,
-            heartbeat_subjects.RUN_LIST,
-            query,
-            Page[RunView],  # type: ignore[valid-type]
-            timeout=gateway.settings.query_timeout,
-        )
+        return await issue_runs(gateway, principal, issue_id, RUN_WINDOW)
     except BusReplyError:
         return []
-    return list(found.items)
 
 
 ROUTES: Final = [issue_page]

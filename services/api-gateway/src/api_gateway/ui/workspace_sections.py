@@ -17,7 +17,7 @@ from api_gateway.controllers.realizer import fetch
 from api_gateway.controllers.runtime_facts import close_readiness
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
-from api_gateway.ui.lookups import agent_names
+from api_gateway.ui.lookups import agent_names, issue_runs
 from api_gateway.ui.workspace_commands import configured_commands, service_rows
 from api_gateway.ui.workspace_page import (
     EVENT_WINDOW,
@@ -28,9 +28,8 @@ from api_gateway.ui.workspace_page import (
     load_section,
 )
 from api_gateway.ui.workspace_records import newest_rows, workspace_operation
-from contracts import heartbeat_subjects
 from contracts import workspace_subjects as subjects
-from contracts.agents import ListRuns, RunFilters, RunView
+from contracts.agents import RunView
 from contracts.base import Principal
 from contracts.execution_commands import GetWorkspaceEvents, ListWorkspaceOperations
 from contracts.execution_views import ExecutionWorkspace, WorkspaceEventRow, WorkspaceOperation
@@ -39,7 +38,7 @@ from contracts.runtime_subjects import RUNTIME_LOG
 from contracts.workspace_commands import GetProjectWorkspace
 from contracts.workspace_config import RuntimeConfig
 from contracts.workspace_diff import GetWorkspaceDiff, WorkspaceDiff
-from contracts.workspace_views import Page, ProjectWorkspace
+from contracts.workspace_views import ProjectWorkspace
 
 __all__ = [
     "load_agent_names",
@@ -205,24 +204,10 @@ async def _runs(
     gateway: Gateway, principal: Principal, workspace: ExecutionWorkspace
 ) -> list[RunView]:
     issues = dict.fromkeys([workspace.source_issue_id, *workspace.linked_issue_ids])
-    queries = [
-        ListRuns(principal=principal, filters=RunFilters(issue_id=issue), limit=RUN_WINDOW)
-        for issue in issues
-        if issue
-    ]
     pages = await asyncio.gather(
-        *(
-            fetch(
-                gateway,
-                heartbeat_subjects.RUN_LIST,
-                query,
-                Page[RunView],
-                timeout=gateway.settings.query_timeout,
-            )
-            for query in queries
-        )
+        *(issue_runs(gateway, principal, issue, RUN_WINDOW) for issue in issues if issue)
     )
-    runs = {run.id: run for one in pages for run in one.items}
+    runs = {run.id: run for one in pages for run in one}
     held = [run for run in runs.values() if run.execution_workspace_id == workspace.id]
     return sorted(held, key=lambda run: run.queued_at, reverse=True)
 
