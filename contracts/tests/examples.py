@@ -27,6 +27,8 @@ from contracts.service import (
     GetOperation,
     InboxMessageRejected,
     OperationFinished,
+    OperationProgress,
+    OperationProgressed,
     OperationStarted,
     StopAllRuntimeServices,
     VerifyReplay,
@@ -87,6 +89,17 @@ MESSAGES: list[Message] = [
     ApiKeyCreated(**_envelope("api_key"), name="ci", kind="board", agent_id=None),  # type: ignore[arg-type]
     ApiKeyRevoked(**_envelope("api_key", 2)),  # type: ignore[arg-type]
     OperationStarted(**_envelope("operation"), kind="realize"),  # type: ignore[arg-type]
+    OperationProgressed(  # type: ignore[arg-type]
+        **_envelope("operation", 2),
+        kind="realize",
+        progress=OperationProgress(
+            phase="managed_clone",
+            message="Receiving objects",
+            percent=45,
+            workspace_operation_id="0b8f3c2e-5d1a-4c6b-9e7f-1a2b3c4d5e6f",
+            project_workspace_id="7c9e6679-7425-40de-944b-e07fc1f90ae7",
+        ),
+    ),
     OperationFinished(  # type: ignore[arg-type]
         **_envelope("operation", 2), kind="realize", status="succeeded", result={"created": True}
     ),

@@ -42,6 +42,16 @@ class RunContainedCommand(Command, tag="contained.run.v1", frozen=True, kw_only=
     """The execution workspace it runs for (its egress is recorded on that workspace)."""
     project_id: str | None = None
     """The project whose egress allowlist holds for it (none: nothing outside is reachable)."""
+    output_ref: (
+        Annotated[
+            str,
+            msgspec.Meta(pattern="^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"),
+        ]
+        | None
+    ) = None
+    """The workspace operation the command is (a UUID): its output is appended, as it comes, to
+    ``$CLIPYARD_HOME/operations/<outputRef>/{stdout,stderr}`` of the node, URL secrets hidden, so
+    it can be read while the command runs (the answer still carries the capped tails)."""
 
 
 class ContainedCommandResult(Struct, frozen=True, kw_only=True):

@@ -62,7 +62,12 @@ from contracts.runtime_events import (
     RuntimeServiceStarting,
     RuntimeServiceStopped,
 )
-from contracts.service import InboxMessageRejected, OperationFinished, OperationStarted
+from contracts.service import (
+    InboxMessageRejected,
+    OperationFinished,
+    OperationProgressed,
+    OperationStarted,
+)
 from contracts.slot_events import (
     SlotAdapterFinished,
     SlotAdapterStarted,
@@ -98,6 +103,7 @@ AnyEvent = (
     | ApiKeyRevoked
     | OperationStarted
     | OperationFinished
+    | OperationProgressed
     | InboxMessageRejected
     | ProjectCreated
     | ProjectUpdated

@@ -23,6 +23,8 @@ __all__ = [
     "InboxMessageRejected",
     "OperationFailure",
     "OperationFinished",
+    "OperationProgress",
+    "OperationProgressed",
     "OperationStarted",
     "OperationStatus",
     "OperationView",
@@ -123,6 +125,21 @@ class OperationFailure(Struct, frozen=True, kw_only=True):
     message: str
 
 
+class OperationProgress(Struct, frozen=True, kw_only=True):
+    """How far running long work has come: the step it is at (a workspace operation's ``phase``,
+    e.g. ``managed_clone`` or ``workspace_provision``), what that step says (git's own phase,
+    ``Receiving objects``), a percent when the step knows one, and the workspace operation whose
+    output grows meanwhile."""
+
+    phase: str
+    message: str = ""
+    percent: int | None = None
+    workspace_operation_id: str | None = None
+    execution_workspace_id: str | None = None
+    project_workspace_id: str | None = None
+    at: datetime | None = None
+
+
 class OperationView(Struct, frozen=True, kw_only=True):
     """An operation as ``GET /api/operations/{id}`` shows it."""
 
@@ -134,12 +151,22 @@ class OperationView(Struct, frozen=True, kw_only=True):
     workspace_operation_ids: list[str] = msgspec.field(default_factory=list)
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    progress: OperationProgress | None = None
+    """The last progress the work reported (None until it reports one)."""
 
 
 class OperationStarted(Event, tag="operation.started.v1", frozen=True, kw_only=True):
     """A service began long work that may outlive the request that asked for it."""
 
     kind: str
+
+
+class OperationProgressed(Event, tag="operation.progressed.v1", frozen=True, kw_only=True):
+    """Long work reached a new step, or moved on within one (reported at most every second or
+    so, and at every change of phase); output never travels in it."""
+
+    kind: str
+    progress: OperationProgress
 
 
 class OperationFinished(Event, tag="operation.finished.v1", frozen=True, kw_only=True):

@@ -32,10 +32,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, TypedDict
 
+from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import event
 from eventsourcing.utils import get_topic
 
-from contracts.service import OperationFailure, OperationFinished, OperationStarted, OperationView
+from contracts.service import (
+    OperationFailure,
+    OperationFinished,
+    OperationProgress,
+    OperationProgressed,
+    OperationStarted,
+    OperationView,
+)
 from eventstore import ClipyardAggregate, envelope
 
 if TYPE_CHECKING:
@@ -51,6 +59,7 @@ __all__ = [
     "StoredOperationError",
     "failure_details",
     "operation_to_contract",
+    "report_progress",
     "running_since",
 ]
 
@@ -119,6 +128,15 @@ class Operation(ClipyardAggregate):
         """``{"code", "message"}`` once failed (see :class:`OperationError`)."""
         self.workspace_operation_ids: list[str] = []
         self.finished_at: datetime | None = None
+        self.progress: dict[str, Any] | None = None
+        self.progress_at: datetime | None = None
+
+    @event("Progressed")
+    def report(self, progress: dict[str, Any], kind: str, company_id: str | None) -> None:
+        """The work reached a new step or moved on within one (``progress``: the fields of
+        :class:`~contracts.service.OperationProgress`, without ``at``)."""
+        self.progress = progress
+        self.progress_at = self.modified_on
 
     @event("Succeeded")
     def succeed(self, result: Any, kind: str, company_id: str | None) -> None:
@@ -132,6 +150,13 @@ class Operation(ClipyardAggregate):
         self.error = error
         self.finished_at = self.modified_on
 
+    def last_progress(self) -> OperationProgress | None:
+        """The last progress reported (aggregates saved before progress existed have none)."""
+        stored: dict[str, Any] | None = getattr(self, "progress", None)
+        if stored is None:
+            return None
+        return OperationProgress(**stored, at=getattr(self, "progress_at", None))
+
     def view(self) -> OperationView:
         """The operation as the API shows it."""
         return OperationView(
@@ -143,18 +168,23 @@ class Operation(ClipyardAggregate):
             workspace_operation_ids=list(self.workspace_operation_ids),
             started_at=self.created_on,
             finished_at=self.finished_at,
+            progress=self.last_progress(),
         )
 
 
 def operation_to_contract(domain_event: Any, *, service: str) -> Any:
     """The public event for a stored ``Operation`` event, or None if it is not one."""
-    if not isinstance(domain_event, Operation.Started | Operation.Succeeded | Operation.Failed):
+    known = Operation.Started | Operation.Progressed | Operation.Succeeded | Operation.Failed
+    if not isinstance(domain_event, known):
         return None
     fields = envelope(
         domain_event, aggregate="operation", company_id=domain_event.company_id, service=service
     )
     if isinstance(domain_event, Operation.Started):
         return OperationStarted(**fields, kind=domain_event.kind)
+    if isinstance(domain_event, Operation.Progressed):
+        progress = OperationProgress(**domain_event.progress, at=domain_event.timestamp)
+        return OperationProgressed(**fields, kind=domain_event.kind, progress=progress)
     return OperationFinished(
         **fields,
         kind=domain_event.kind,
@@ -162,6 +192,26 @@ def operation_to_contract(domain_event: Any, *, service: str) -> Any:
         result=getattr(domain_event, "result", None),
         error=_failure(getattr(domain_event, "error", None)),
     )
+
+
+def report_progress(app: ServiceApplication, operation_id: str, progress: dict[str, Any]) -> bool:
+    """Record ``progress`` on a running operation (blocking: run it on the store's thread);
+    False, and nothing saved, when the operation is unknown or has ended.
+
+    Args:
+        app: The service's application (the operation's store).
+        operation_id: The operation.
+        progress: The fields of :class:`~contracts.service.OperationProgress`, without ``at``.
+    """
+    try:
+        operation: object = app.repository.get(uuid.UUID(operation_id))
+    except (ValueError, AggregateNotFoundError):
+        return False
+    if not isinstance(operation, Operation) or operation.status != "running":
+        return False
+    operation.report(progress, operation.kind, operation.company_id)
+    app.save(operation)
+    return True
 
 
 @dataclass(frozen=True)

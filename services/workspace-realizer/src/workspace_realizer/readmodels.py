@@ -91,7 +91,11 @@ class RealizerReadModels(ServiceApplication):
                 self.run_holders[key] = set(aggregate.run_ids)
             else:
                 self.run_holders.pop(key, None)
-        elif isinstance(aggregate, WorkspaceOperation) and aggregate.execution_workspace_id:
+        elif (
+            isinstance(aggregate, WorkspaceOperation)
+            and aggregate.execution_workspace_id
+            and domain_event.originator_version == 1  # its ``Finished`` adds no second row
+        ):
             ids = self.operations_by_workspace.setdefault(aggregate.execution_workspace_id, [])
             ids.append(key)
 

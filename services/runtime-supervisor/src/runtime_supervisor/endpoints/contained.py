@@ -23,6 +23,7 @@ from contracts.contained_commands import (
 )
 from runtime_supervisor.adapters.containment.cgroups import Limits
 from runtime_supervisor.adapters.containment.workspaces import prepare_in, run_prepared
+from runtime_supervisor.adapters.outputs import output_path
 from runtime_supervisor.domain import InvalidInputError, target_key
 from runtime_supervisor.endpoints.common import SupervisorEndpoints
 from runtime_supervisor.usecases.egress import EgressOwner
@@ -60,6 +61,13 @@ class ContainedEndpoints(SupervisorEndpoints):
     def routes(self) -> Sequence[Route]:
         return (Route("contained_run", contained_run(self.node), self.run, RunContainedCommand),)
 
+    def _live(self, output_ref: str | None) -> Path | None:
+        """Where the command's output is written as it comes: its operation's directory under
+        ``$CLIPYARD_HOME/operations`` (the contract holds ``outputRef`` to a UUID)."""
+        if output_ref is None:
+            return None
+        return output_path(self.sup.settings.home, output_ref, "stdout").parent
+
     async def run(self, c: RunContainedCommand, ctx: RequestContext) -> ContainedCommandResult:
         root, cwd = _checked(c)
         unit = f"cmd-{c.label}-{uuid.uuid4()}"
@@ -91,6 +99,7 @@ class ContainedEndpoints(SupervisorEndpoints):
                     cwd=cwd,
                     env=dict(c.env),
                     timeout=c.timeout_sec,
+                    live=self._live(c.output_ref),
                 )
             finally:
                 if self.sup.launcher is not None:

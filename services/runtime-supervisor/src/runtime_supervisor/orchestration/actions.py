@@ -17,7 +17,7 @@ from runtime_supervisor.adapters.containment.workspaces import (
     limits_of,
     run_contained_job,
 )
-from runtime_supervisor.adapters.outputs import finish_with_output
+from runtime_supervisor.adapters.outputs import finish_with_output, output_path
 from runtime_supervisor.adapters.process import JOB_OUTPUT_CAP
 from runtime_supervisor.domain import ServiceRecord, StateConflictError
 from runtime_supervisor.domain.config.templates import render, resolve_cwd
@@ -25,6 +25,7 @@ from runtime_supervisor.domain.desired import desired_state_patch
 from runtime_supervisor.domain.environment import service_env
 from runtime_supervisor.domain.identity import require_cwd, template_values
 from runtime_supervisor.domain.operations import lease_metadata
+from runtime_supervisor.orchestration.progress import report_step
 from runtime_supervisor.orchestration.provisioning import describe_job
 from runtime_supervisor.orchestration.starting import Started, start_service
 from runtime_supervisor.orchestration.stopping import stop_many
@@ -206,6 +207,7 @@ async def run_job_action(
         run_id=plan.run_id,
         metadata=metadata,
     )
+    await report_step(sup, operation_id, target, op, f'job "{job.name}" started')
     try:
         result = await run_contained_job(
             sup,
@@ -217,6 +219,7 @@ async def run_job_action(
             env=env,
             timeout=timeout,
             cap=JOB_OUTPUT_CAP,
+            live=output_path(sup.settings.home, op, "stdout").parent,
         )
     except Exception as exc:
         await finish_with_output(
@@ -249,4 +252,5 @@ async def run_job_action(
             "stderrTotalBytes": result.stderr_bytes,
         },
     )
+    await report_step(sup, operation_id, target, op, describe_job(result, timeout), percent=100)
     return ActionOutcome(operation=op, lines=[describe_job(result, timeout)])

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 
 from runtime_supervisor.adapters.containment.cgroups import Limits
 from runtime_supervisor.adapters.containment.workspaces import job_unit, run_contained_job
-from runtime_supervisor.adapters.outputs import finish_with_output
+from runtime_supervisor.adapters.outputs import finish_with_output, output_path
 from runtime_supervisor.adapters.process import JobResult
 from runtime_supervisor.domain import ProvisioningFailedError
 from runtime_supervisor.domain.environment import sanitized_env
 from runtime_supervisor.domain.identity import require_cwd
+from runtime_supervisor.orchestration.progress import report_step
 
 if TYPE_CHECKING:
     from runtime_supervisor.domain import RuntimeTarget
@@ -71,6 +72,7 @@ async def ensure_provisioned(
             metadata={"workspaceCommandKind": "runtime_provision"},
         )
         await sup.store(app.provisioning_started, target, operation_id=op, command=command)
+        await report_step(sup, operation_id, target, op, "runtime provision command started")
         timeout = sup.settings.job_timeout
         result = await run_contained_job(
             sup,
@@ -81,6 +83,7 @@ async def ensure_provisioned(
             cwd=Path(cwd),
             env=sanitized_env(sup.base_env),
             timeout=timeout,
+            live=output_path(sup.settings.home, op, "stdout").parent,
         )
         ok = result.exit_code == 0 and not result.timed_out and not result.limit
         await finish_with_output(
@@ -95,6 +98,7 @@ async def ensure_provisioned(
             truncated=result.truncated,
             metadata={"exitSignal": result.signal, "timedOut": result.timed_out},
         )
+        await report_step(sup, operation_id, target, op, describe_job(result, timeout), percent=100)
         if ok:
             await sup.store(app.provisioning_succeeded, target, operation_id=op)
             return

@@ -19,12 +19,14 @@ from contracts.errors import ErrorCode
 from telemetry import scrub_url_secrets
 from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.auth_failure import describe_auth_failure
+from workspace_realizer.adapters.clone_progress import CloneProgress, report_while
 from workspace_realizer.adapters.gitcli import GitResult, GitRunner
 from workspace_realizer.adapters.ports import (
     GitInvocation,
     HostOperationError,
     ManagedClone,
     StepSink,
+    begin_step,
 )
 from workspace_realizer.adapters.probes import (
     current_branch,
@@ -37,6 +39,37 @@ from workspace_realizer.adapters.probes import (
 __all__ = ["CLONE_TIMEOUT", "managed_clone"]
 
 CLONE_TIMEOUT = 600.0
+
+
+async def _clone(
+    git: GitRunner,
+    repo_url: str,
+    target: Path,
+    work: Path,
+    auth: GitInvocation | None,
+    sink: StepSink,
+) -> GitResult:
+    """``git clone --progress`` into ``work``, shown as a step that begins at once and reports
+    git's phase and percent every second while it runs."""
+    args = ["clone", "--progress", "--origin", "origin", "--", repo_url, str(work)]
+    shown = " ".join(["git", *args[:-2], scrub_url_secrets(repo_url), str(work)])
+    await begin_step(sink, phase="managed_clone", command=shown, cwd=str(target.parent))
+    progress, stop = CloneProgress(), asyncio.Event()
+    reporter = asyncio.create_task(report_while(progress, sink, stop))
+    try:
+        return await git.run(
+            args,
+            cwd=target.parent,
+            phase="managed_clone",
+            sink=sink,
+            auth=auth,
+            timeout=CLONE_TIMEOUT,
+            metadata={"repoUrl": repo_url, "path": str(target)},
+            on_stderr=progress.feed,
+        )
+    finally:
+        stop.set()
+        await reporter
 
 
 def _normalized_url(url: str) -> str:
@@ -176,15 +209,7 @@ async def managed_clone(
         )
     work = target.with_name(f"{target.name}.clone-{secrets.token_hex(4)}")
     try:
-        result = await git.run(
-            ["clone", "--origin", "origin", "--", repo_url, str(work)],
-            cwd=target.parent,
-            phase="managed_clone",
-            sink=sink,
-            auth=auth,
-            timeout=CLONE_TIMEOUT,
-            metadata={"repoUrl": repo_url, "path": str(target)},
-        )
+        result = await _clone(git, repo_url, target, work, auth, sink)
         if not result.ok:
             raise _clone_failure(repo_url, target, result, auth)
         if repo_ref:

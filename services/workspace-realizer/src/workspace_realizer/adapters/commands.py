@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from workspace_realizer.adapters.environment import workspace_env
-from workspace_realizer.adapters.ports import CommandResult, Phase, Step, StepSink
+from workspace_realizer.adapters.ports import CommandResult, Phase, Step, StepSink, begin_step
 from workspace_realizer.adapters.process import run_process, scrub_bytes
 
 __all__ = ["TIMEOUT_EXIT_CODE", "ShellCommandRunner", "command_step"]
@@ -78,6 +78,7 @@ class ShellCommandRunner:
         """
         base = dict(os.environ) if self._base_env is None else self._base_env
         shell = self._shell_path(base)
+        await begin_step(sink, phase=phase, command=command, cwd=str(cwd))
         outcome = await run_process(
             [shell, "-c", command], cwd=cwd, env=workspace_env(env, base=base), timeout=timeout
         )

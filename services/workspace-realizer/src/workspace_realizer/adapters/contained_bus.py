@@ -26,7 +26,7 @@ from contracts.contained_commands import (
 from workspace_realizer.adapters.commands import command_step
 from workspace_realizer.adapters.credentials_bus import RequestBus
 from workspace_realizer.adapters.environment import workspace_env
-from workspace_realizer.adapters.ports import CommandResult, Phase, StepSink
+from workspace_realizer.adapters.ports import CommandResult, Phase, StepSink, begin_step
 
 __all__ = ["BusCommandRunner"]
 
@@ -63,7 +63,9 @@ class BusCommandRunner:
         project_id: str = "",
         workspace_id: str = "",
     ) -> CommandResult:
-        """Run ``command`` contained in the worktree ``cwd`` and report it as one step."""
+        """Run ``command`` contained in the worktree ``cwd`` and report it as one step (begun
+        first when the sink shows steps as they run: the supervisor writes the output there)."""
+        ref = await begin_step(sink, phase=phase, command=command, cwd=str(cwd))
         request = RunContainedCommand(
             principal=Principal(company_id=company_id, actor=Actor(type="system", id=ACTOR_ID)),
             company_id=company_id,
@@ -76,6 +78,7 @@ class BusCommandRunner:
             label=_LABELS.get(phase, "command"),
             project_id=project_id or None,
             workspace_id=workspace_id or None,
+            output_ref=ref,
         )
         started = datetime.now(UTC)
         reply = await self._bus.request(self._subject, request, timeout=timeout + _MARGIN)

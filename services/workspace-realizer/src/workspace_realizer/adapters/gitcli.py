@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,6 +136,7 @@ class GitRunner:
         check: bool = False,
         metadata: Mapping[str, object] | None = None,
         stdout_limit: int | None = None,
+        on_stderr: Callable[[bytes], None] | None = None,
     ) -> GitResult:
         """Run ``git <args>`` in ``cwd``.
 
@@ -151,6 +152,7 @@ class GitRunner:
             check: Raise :class:`HostOperationError` when git fails.
             metadata: Step metadata (scrubbed).
             stdout_limit: Keep at most this many bytes of stdout (``stdout_bytes`` counts all).
+            on_stderr: Called with each chunk of stderr as it comes (``--progress`` output).
 
         Returns:
             The result, with its step.
@@ -167,6 +169,7 @@ class GitRunner:
             stdin=stdin,
             keep_full_stdout=True,
             full_stdout_limit=stdout_limit,
+            on_stderr=on_stderr,
         )
         reported = sink is not None and phase is not None
         result = self._result(args, cwd, phase, metadata, secrets, outcome, timeout, reported)

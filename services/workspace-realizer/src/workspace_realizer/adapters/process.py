@@ -15,7 +15,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,8 +60,11 @@ class _Collector:
         self.total = 0
         self.full: bytearray | None = bytearray() if keep_full else None
         self.full_limit = full_limit
+        self.echo: Callable[[bytes], None] | None = None
 
     def feed(self, chunk: bytes) -> None:
+        if self.echo is not None:
+            self.echo(chunk)
         self.total += len(chunk)
         if self.full is not None:
             room = len(chunk) if self.full_limit is None else self.full_limit - len(self.full)
@@ -143,6 +146,7 @@ async def run_process(
     stdin: bytes | None = None,
     keep_full_stdout: bool = False,
     full_stdout_limit: int | None = None,
+    on_stderr: Callable[[bytes], None] | None = None,
 ) -> ProcessOutcome:
     """Run ``argv`` in its own session and collect its output.
 
@@ -158,6 +162,7 @@ async def run_process(
         stdin: Bytes written to the child's stdin (else stdin is ``/dev/null``).
         keep_full_stdout: Keep all of stdout as well (for parsing).
         full_stdout_limit: Keep at most this many bytes of it (the rest is read and counted).
+        on_stderr: Called with each chunk of stderr as it comes (git's progress).
 
     Returns:
         The outcome; a process that could not start has ``returncode=None`` and ``spawn_error``.
@@ -165,6 +170,7 @@ async def run_process(
     started = datetime.now(UTC)
     out = _Collector(keep_full=keep_full_stdout, full_limit=full_stdout_limit)
     err = _Collector(keep_full=False)
+    err.echo = on_stderr
     try:
         proc = _start(argv, cwd=cwd, env=env, with_stdin=stdin is not None)
     except OSError as exc:

@@ -1,31 +1,51 @@
 """Every host step becomes a workspace operation (reference §1.11): the step's full (capped)
 output is written under ``$CLIPYARD_HOME/operations/<id>/{stdout,stderr}`` for the byte-range
-endpoint, then the operation is recorded with the last 64 KiB of each stream."""
+endpoint, then the operation is recorded with the last 64 KiB of each stream.
+
+A long step (a clone, a provision command) is recorded ``running`` when it begins: its output
+files exist from then on and grow while it runs (the supervisor writes a contained command's output
+there as it comes), and the long operation it belongs to reports ``operation.progressed.v1`` as
+it begins, moves on and ends (docs/design/workspace-realizer.md, "Progress").
+"""
 
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventstore import current_cause
+from servicekit.operations import report_progress
+from workspace_realizer.adapters.process import scrub_bytes
 from workspace_realizer.domain.host.operations import excerpt
-from workspace_realizer.domain.host.records import OperationRecord
+from workspace_realizer.domain.host.records import OperationEnding, OperationRecord
 
 if TYPE_CHECKING:
-    from workspace_realizer.adapters.ports import Step
+    from workspace_realizer.adapters.ports import Phase, Step
     from workspace_realizer.application import WorkspaceRealizerApplication
 
 __all__ = ["StepRecorder", "output_path", "read_output"]
 
 Store = Callable[..., Awaitable[Any]]
 
+_PROGRESS_EVERY = 1.0
+"""Seconds between two progress reports of one step that say the same thing."""
+
 
 def output_path(home: Path, operation_id: str, stream: str) -> Path:
     """Where one stream of a workspace operation's output is kept."""
     return home / "operations" / operation_id / stream
+
+
+def _prepare(directory: Path) -> None:
+    """The output directory of a step that begins, with both streams empty."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for stream in ("stdout", "stderr"):
+        (directory / stream).touch()
 
 
 def _write(directory: Path, stdout: bytes, stderr: bytes) -> None:
@@ -80,16 +100,93 @@ class StepRecorder:
         self._operation_id = operation_id
         self.ids: list[str] = []
         self.steps: list[Step] = []
+        self._open: dict[str, str] = {}
+        """Phase -> the id of the step of that phase recorded ``running``."""
+        self._reported: dict[str, tuple[str, int | None, float]] = {}
+
+    async def begin(self, *, phase: Phase, command: str, cwd: str) -> str:
+        """Record a step that begins now, ``running``, with empty output files; return its id."""
+        ref = str(uuid.uuid4())
+        directory = self._home / "operations" / ref
+        await asyncio.to_thread(_prepare, directory)
+        fields = self._record(ref, directory, phase=phase, command=command, cwd=cwd)
+        await self._store(self._app.record_operation, fields)
+        self._open[phase] = ref
+        await self.progress(phase, "started")
+        return ref
+
+    async def progress(self, phase: Phase, message: str, percent: int | None = None) -> None:
+        """Report how far the step of ``phase`` has come on the long operation (if any)."""
+        if self._operation_id is None:
+            return
+        now = time.monotonic()
+        last = self._reported.get(phase)
+        if last is not None:
+            same = last[:2] == (message, percent)
+            soon = last[0] == message and percent != 100 and now - last[2] < _PROGRESS_EVERY
+            if same or soon:
+                return
+        self._reported[phase] = (message, percent, now)
+        fields = {
+            "phase": phase,
+            "message": message,
+            "percent": percent,
+            "workspace_operation_id": self._open.get(phase),
+            "execution_workspace_id": self._workspace_id,
+            "project_workspace_id": self._project_workspace_id,
+        }
+        await self._store(report_progress, self._app, self._operation_id, fields)
 
     async def __call__(self, step: Step) -> None:
-        """Write the step's output files, then record it."""
-        ref = str(uuid.uuid4())
+        """Write the step's output files, then record it (ending it if it began ``running``)."""
+        begun = self._open.pop(step.phase, None)
+        ref = begun or str(uuid.uuid4())
         directory = self._home / "operations" / ref
         await asyncio.to_thread(_write, directory, step.stdout, step.stderr)
         stdout, cut_out = excerpt(step.stdout)
         stderr, cut_err = excerpt(step.stderr)
+        metadata = {key: _plain(value) for key, value in step.metadata.items()}
+        if begun is None:
+            fields = self._record(
+                ref, directory, phase=step.phase, command=step.command, cwd=step.cwd
+            )
+            fields.update(
+                status=step.status,
+                exit_code=step.exit_code,
+                started_at=step.started_at,
+                finished_at=step.finished_at,
+                stdout_excerpt=stdout,
+                stderr_excerpt=stderr,
+                truncated=step.truncated or cut_out or cut_err,
+                stdout_bytes=len(step.stdout),
+                stderr_bytes=len(step.stderr),
+                metadata=metadata,
+            )
+            self.ids.append(await self._store(self._app.record_operation, fields))
+        else:
+            ending: OperationEnding = {
+                "status": step.status,
+                "exit_code": step.exit_code,
+                "finished_at": step.finished_at,
+                "stdout_excerpt": stdout,
+                "stderr_excerpt": stderr,
+                "truncated": step.truncated or cut_out or cut_err,
+                "stdout_bytes": len(step.stdout),
+                "stderr_bytes": len(step.stderr),
+                "metadata": metadata,
+            }
+            await self._store(self._app.finish_operation, begun, ending)
+            self.ids.append(begun)
+            code = "" if step.exit_code is None else f" (exit code {step.exit_code})"
+            await self.progress(step.phase, f"{step.status}{code}", 100)
+        self.steps.append(step)
+
+    def _record(
+        self, ref: str, directory: Path, *, phase: str, command: str, cwd: str
+    ) -> OperationRecord:
+        """The record of a step that begins now (the caller fills in an ended one's outcome)."""
         cause = current_cause()
-        fields: OperationRecord = {
+        return {
             "company_id": self._company_id,
             "execution_workspace_id": self._workspace_id,
             "project_workspace_id": self._project_workspace_id,
@@ -97,23 +194,21 @@ class StepRecorder:
             "operation_id": self._operation_id,
             "operation_ref": ref,
             "heartbeat_run_id": cause.run_id if cause else None,
-            "phase": step.phase,
-            "command": step.command,
-            "cwd": step.cwd,
-            "status": step.status,
-            "exit_code": step.exit_code,
-            "started_at": step.started_at,
-            "finished_at": step.finished_at,
-            "stdout_excerpt": stdout,
-            "stderr_excerpt": stderr,
-            "truncated": step.truncated or cut_out or cut_err,
-            "stdout_bytes": len(step.stdout),
-            "stderr_bytes": len(step.stderr),
+            "phase": phase,
+            "command": scrub_bytes(command.encode(), cap=None).decode("utf-8", "replace"),
+            "cwd": cwd,
+            "status": "running",
+            "exit_code": None,
+            "started_at": datetime.now(UTC),
+            "finished_at": None,
+            "stdout_excerpt": "",
+            "stderr_excerpt": "",
+            "truncated": False,
+            "stdout_bytes": 0,
+            "stderr_bytes": 0,
             "log_dir": str(directory),
-            "metadata": {key: _plain(value) for key, value in step.metadata.items()},
+            "metadata": {},
         }
-        self.ids.append(await self._store(self._app.record_operation, fields))
-        self.steps.append(step)
 
 
 def _plain(value: object) -> Any:

@@ -8,7 +8,7 @@
  * - Live: the run's events (data-live-event-types, those naming this run) refresh the "summary"
  *   fragment, whose data-run-status says whether the run is still active.
  * - Cancel: POST /api/runs/{id}/cancel; the API's error shows next to the button.
- * - Elapsed time: [data-elapsed-since="<ISO time>"] reads "running for 12 s", every second.
+ * - Elapsed time: [data-elapsed-since] is kept by elapsed.js.
  */
 "use strict";
 
@@ -116,16 +116,6 @@
     await refreshSummary();
   }
 
-  function tick() {
-    document.querySelectorAll("[data-elapsed-since]").forEach(function (element) {
-      const since = Date.parse(element.getAttribute("data-elapsed-since"));
-      if (Number.isNaN(since)) { return; }
-      const seconds = Math.max(0, Math.round((Date.now() - since) / 1000));
-      const minutes = Math.floor(seconds / 60);
-      element.textContent = "running for " + (minutes ? minutes + " min " : "") + (seconds % 60) + " s";
-    });
-  }
-
   function live() {
     const types = (root.getAttribute("data-live-event-types") || "").split(",").filter(Boolean);
     if (!types.length || !window.Clipyard.subscribe) { return; }
@@ -147,8 +137,6 @@
     if (button) { button.addEventListener("click", cancel); }
     follow();
     live();
-    tick();
-    window.setInterval(tick, 1000);
   }
 
   document.addEventListener("DOMContentLoaded", start);

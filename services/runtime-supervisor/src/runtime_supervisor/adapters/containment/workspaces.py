@@ -272,15 +272,17 @@ async def run_contained_job(
     env: dict[str, str],
     timeout: float,
     cap: int = JOB_OUTPUT_CAP,
+    live: Path | None = None,
 ) -> JobResult:
     """Run a one-shot command of ``target`` contained in the unit ``unit``; whatever it left
-    running dies with the unit, and a hit limit is named in the result."""
+    running dies with the unit, and a hit limit is named in the result (``live``: the output
+    directory written as the output comes)."""
     try:
         launch = await prepare_launch(sup, target, unit, limits, cwd)
     except ContainmentError as exc:
         return not_started(str(exc))
     return await run_prepared(
-        sup, launch, command=command, cwd=cwd, env=env, timeout=timeout, cap=cap
+        sup, launch, command=command, cwd=cwd, env=env, timeout=timeout, cap=cap, live=live
     )
 
 
@@ -311,6 +313,7 @@ async def run_prepared(
     env: dict[str, str],
     timeout: float,
     cap: int = JOB_OUTPUT_CAP,
+    live: Path | None = None,
 ) -> JobResult:
     """Run ``command`` under a prepared launch; its unit ends with it."""
     try:
@@ -322,6 +325,7 @@ async def run_prepared(
             cap=cap,
             prefix=launch.prefix,
             preexec=launch.preexec,
+            live=live,
         )
         hit = await asyncio.to_thread(launch.unit.usage)
     finally:

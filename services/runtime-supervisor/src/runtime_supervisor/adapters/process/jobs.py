@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from runtime_supervisor.adapters.process.live_output import LiveFile, live_files
 from servicekit.pipes import follow_pipe
 
 __all__ = ["JOB_OUTPUT_CAP", "JobResult", "run_job"]
@@ -52,12 +53,15 @@ class JobResult:
 
 
 class _Tail:
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, live: LiveFile | None = None) -> None:
         self.cap = cap
         self.data = bytearray()
         self.total = 0
+        self.live = live
 
     def feed(self, chunk: bytes) -> None:
+        if self.live is not None:
+            self.live.write(chunk)
         self.total += len(chunk)
         self.data += chunk
         if len(self.data) > self.cap:
@@ -168,6 +172,7 @@ async def run_job(
     cap: int = JOB_OUTPUT_CAP,
     prefix: Sequence[str] = (),
     preexec: Callable[[], None] | None = None,
+    live: Path | None = None,
 ) -> JobResult:
     """Run ``command`` once with ``/bin/sh -c`` and collect its output.
 
@@ -179,12 +184,35 @@ async def run_job(
         cap: Bytes kept of each stream (the last ones).
         prefix: The sandbox's argv (``bwrap … setpriv … --``) the shell runs under.
         preexec: What the child runs before exec (join the job's cgroup).
+        live: The operation's output directory, written as the output comes (None: only the
+            result carries it).
 
     Returns:
         The result; a job that could not start has ``error`` and no exit code.
     """
     started = datetime.now(UTC)
-    out, err = _Tail(cap), _Tail(cap)
+    live_out, live_err = live_files(live)
+    out, err = _Tail(cap, live_out), _Tail(cap, live_err)
+    try:
+        return await _run(command, cwd, env, timeout, prefix, preexec, (out, err), started)
+    finally:
+        for writer in (live_out, live_err):
+            if writer is not None:
+                writer.close()
+
+
+async def _run(
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    prefix: Sequence[str],
+    preexec: Callable[[], None] | None,
+    tails: tuple[_Tail, _Tail],
+    started: datetime,
+) -> JobResult:
+    out, err = tails
+    cap = out.cap
     try:
         proc = _start(command, cwd=cwd, env=env, prefix=prefix, preexec=preexec)
     except OSError as exc:

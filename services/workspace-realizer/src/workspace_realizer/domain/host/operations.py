@@ -17,9 +17,12 @@ __all__ = ["EXCERPT_BYTES", "WorkspaceOperation", "excerpt"]
 
 
 class WorkspaceOperation(RefIdentified, CompanyScoped):
-    """One finished host step: what ran, where, how it ended, and the tail of its output.
+    """One host step: what ran, where, how it ended, and the tail of its output.
 
-    ``heartbeat_run_id`` is the run it was done for (the acting cause's run, if any).
+    A step is recorded when it has ended, or, for one that may take long (a clone, a provision
+    command), when it begins (``status`` ``running``, no ``finished_at``) and again when it ends
+    (``Finished``); its output files grow meanwhile. ``heartbeat_run_id`` is the run it was done
+    for (the acting cause's run, if any).
     """
 
     @event("Recorded")
@@ -39,7 +42,7 @@ class WorkspaceOperation(RefIdentified, CompanyScoped):
         status: str,
         exit_code: int | None,
         started_at: datetime,
-        finished_at: datetime,
+        finished_at: datetime | None,
         stdout_excerpt: str,
         stderr_excerpt: str,
         truncated: bool,
@@ -67,6 +70,31 @@ class WorkspaceOperation(RefIdentified, CompanyScoped):
         self.stdout_bytes = stdout_bytes
         self.stderr_bytes = stderr_bytes
         self.log_dir = log_dir
+        self.metadata = metadata
+
+    @event("Finished")
+    def finish(
+        self,
+        *,
+        status: str,
+        exit_code: int | None,
+        finished_at: datetime,
+        stdout_excerpt: str,
+        stderr_excerpt: str,
+        truncated: bool,
+        stdout_bytes: int,
+        stderr_bytes: int,
+        metadata: dict[str, Any],
+    ) -> None:
+        """The step that began ``running`` has ended."""
+        self.status = status
+        self.exit_code = exit_code
+        self.finished_at = finished_at
+        self.stdout_excerpt = stdout_excerpt
+        self.stderr_excerpt = stderr_excerpt
+        self.truncated = truncated
+        self.stdout_bytes = stdout_bytes
+        self.stderr_bytes = stderr_bytes
         self.metadata = metadata
 
 

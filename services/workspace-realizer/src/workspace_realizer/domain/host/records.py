@@ -17,6 +17,7 @@ from workspace_realizer.domain.documents import RuntimeConfigDocument
 __all__ = [
     "ArchiveOutcome",
     "CloseStep",
+    "OperationEnding",
     "OperationRecord",
     "ReconcileInspection",
     "ReconcileRecord",
@@ -147,7 +148,8 @@ class ReconcileRecord:
 
 
 class OperationRecord(TypedDict):
-    """One finished host step, as :class:`~.operations.WorkspaceOperation` records it."""
+    """One host step, as :class:`~.operations.WorkspaceOperation` records it (``finished_at``
+    None: it began and is ``running``)."""
 
     operation_ref: str
     company_id: str
@@ -162,7 +164,7 @@ class OperationRecord(TypedDict):
     status: str
     exit_code: int | None
     started_at: datetime
-    finished_at: datetime
+    finished_at: datetime | None
     stdout_excerpt: str
     stderr_excerpt: str
     truncated: bool
@@ -171,3 +173,17 @@ class OperationRecord(TypedDict):
     log_dir: str | None
     metadata: dict[str, Any]
     """The adapter's own facts of the step (plain JSON), stored and shown as they are."""
+
+
+class OperationEnding(TypedDict):
+    """How a step recorded ``running`` ended (``WorkspaceOperation.finish``)."""
+
+    status: str
+    exit_code: int | None
+    finished_at: datetime
+    stdout_excerpt: str
+    stderr_excerpt: str
+    truncated: bool
+    stdout_bytes: int
+    stderr_bytes: int
+    metadata: dict[str, Any]

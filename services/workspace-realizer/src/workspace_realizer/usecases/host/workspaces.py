@@ -14,6 +14,7 @@ from workspace_realizer.domain.errors import FenceError
 from workspace_realizer.domain.host import ExecutionWorkspace, WorkspaceOperation
 from workspace_realizer.domain.host.records import (
     ArchiveOutcome,
+    OperationEnding,
     OperationRecord,
     ReconcileRecord,
     RescueRefRecord,
@@ -189,10 +190,18 @@ class WorkspaceUseCases(WorkspaceQueries):
     # -- operations ------------------------------------------------------------------------
 
     def record_operation(self, fields: OperationRecord) -> str:
-        """Record one finished host step; return the workspace operation's id."""
+        """Record one host step, finished or beginning; return the workspace operation's id."""
         operation = WorkspaceOperation(**fields)
         self.save(operation)
         return str(operation.id)
+
+    def finish_operation(self, operation_ref: str, ending: OperationEnding) -> None:
+        """Record how a step recorded ``running`` ended (once: a step already ended is left)."""
+        operation: WorkspaceOperation = self.load(operation_ref)
+        if operation.status != "running":
+            return
+        operation.finish(**ending)
+        self.save(operation)
 
     def stamp(self) -> datetime:
         """The store's notion of now (for orchestrators that compare with stored times)."""
