@@ -55,6 +55,7 @@ __all__ = [
     "Operation",
     "OperationError",
     "OperationRunner",
+    "ProgressFields",
     "RunningOperation",
     "StoredOperationError",
     "failure_details",
@@ -67,6 +68,18 @@ OPERATIONS_CHECKED: Final = "clipyard.operations"
 """Tracking name: the last notification a start has looked at for operations left running."""
 
 _SCAN_BATCH: Final = 500
+
+
+class ProgressFields(TypedDict):
+    """What a ``Progressed`` event stores (the fields of
+    :class:`~contracts.service.OperationProgress` but its time, which is the event's)."""
+
+    phase: str
+    message: str
+    percent: int | None
+    workspace_operation_id: str | None
+    execution_workspace_id: str | None
+    project_workspace_id: str | None
 
 
 class StoredOperationError(TypedDict):
@@ -128,11 +141,11 @@ class Operation(ClipyardAggregate):
         """``{"code", "message"}`` once failed (see :class:`OperationError`)."""
         self.workspace_operation_ids: list[str] = []
         self.finished_at: datetime | None = None
-        self.progress: dict[str, Any] | None = None
+        self.progress: ProgressFields | None = None
         self.progress_at: datetime | None = None
 
     @event("Progressed")
-    def report(self, progress: dict[str, Any], kind: str, company_id: str | None) -> None:
+    def report(self, progress: ProgressFields, kind: str, company_id: str | None) -> None:
         """The work reached a new step or moved on within one (``progress``: the fields of
         :class:`~contracts.service.OperationProgress`, without ``at``)."""
         self.progress = progress
@@ -152,7 +165,7 @@ class Operation(ClipyardAggregate):
 
     def last_progress(self) -> OperationProgress | None:
         """The last progress reported (aggregates saved before progress existed have none)."""
-        stored: dict[str, Any] | None = getattr(self, "progress", None)
+        stored: ProgressFields | None = getattr(self, "progress", None)
         if stored is None:
             return None
         return OperationProgress(**stored, at=getattr(self, "progress_at", None))
@@ -194,7 +207,7 @@ def operation_to_contract(domain_event: Any, *, service: str) -> Any:
     )
 
 
-def report_progress(app: ServiceApplication, operation_id: str, progress: dict[str, Any]) -> bool:
+def report_progress(app: ServiceApplication, operation_id: str, progress: ProgressFields) -> bool:
     """Record ``progress`` on a running operation (blocking: run it on the store's thread);
     False, and nothing saved, when the operation is unknown or has ended.
 

@@ -47,9 +47,11 @@ LIVE_EVENT_TYPES: Final = tuple(
         one
         for one in EVENT_TYPES
         if one.split(".", 1)[0] in ("workspace", "runtime_service", "job", "run")
+        or one == "operation.progressed.v1"
     )
 )
-"""The event types the page listens to (it refreshes when one names this workspace)."""
+"""The event types the page listens to (it refreshes when one names this workspace):
+``operation.progressed.v1`` says a long step of it (a provision command, a job) began or ended."""
 
 
 def when(moment: datetime | None) -> str:

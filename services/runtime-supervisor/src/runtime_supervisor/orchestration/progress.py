@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from servicekit.operations import report_progress
+from servicekit.operations import ProgressFields, report_progress
 
 if TYPE_CHECKING:
     from runtime_supervisor.domain import RuntimeTarget
@@ -29,7 +29,7 @@ async def report_step(
     without a long operation)."""
     if operation_id is None:
         return
-    progress = {
+    progress: ProgressFields = {
         "phase": "workspace_provision",
         "message": message,
         "percent": percent,

@@ -21,12 +21,12 @@ from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.auth_failure import describe_auth_failure
 from workspace_realizer.adapters.clone_progress import CloneProgress, report_while
 from workspace_realizer.adapters.gitcli import GitResult, GitRunner
+from workspace_realizer.adapters.live_steps import begin_step
 from workspace_realizer.adapters.ports import (
     GitInvocation,
     HostOperationError,
     ManagedClone,
     StepSink,
-    begin_step,
 )
 from workspace_realizer.adapters.probes import (
     current_branch,

@@ -6,6 +6,7 @@ objects`` at 45 %. git redraws a line with ``\\r`` and ends it with ``\\n``; ``r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from typing import Final
 
@@ -39,17 +40,19 @@ class CloneProgress:
 
 
 async def report_while(progress: CloneProgress, sink: StepSink, stop: asyncio.Event) -> None:
-    """Report ``progress`` on ``sink`` (when it takes progress) every second until ``stop``."""
+    """Report ``progress`` on ``sink`` (when it takes progress) every second until ``stop``,
+    and once more then (a clone shorter than a second still shows where it ended)."""
     report = getattr(sink, "progress", None)
     if report is None:
         await stop.wait()
         return
     shown: tuple[str | None, int | None] = (None, None)
-    while not stop.is_set():
+    while True:
+        stopped = stop.is_set()
         if progress.phase is not None and (progress.phase, progress.percent) != shown:
             shown = (progress.phase, progress.percent)
             await report("managed_clone", progress.phase, progress.percent)
-        try:
+        if stopped:
+            return  # the last progress git printed was reported
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), _EVERY)
-        except TimeoutError:
-            continue

@@ -15,7 +15,8 @@ from datetime import datetime
 from pathlib import Path
 
 from workspace_realizer.adapters.environment import workspace_env
-from workspace_realizer.adapters.ports import CommandResult, Phase, Step, StepSink, begin_step
+from workspace_realizer.adapters.live_steps import begin_step
+from workspace_realizer.adapters.ports import CommandResult, Phase, Step, StepSink
 from workspace_realizer.adapters.process import run_process, scrub_bytes
 
 __all__ = ["TIMEOUT_EXIT_CODE", "ShellCommandRunner", "command_step"]

@@ -26,7 +26,8 @@ from contracts.contained_commands import (
 from workspace_realizer.adapters.commands import command_step
 from workspace_realizer.adapters.credentials_bus import RequestBus
 from workspace_realizer.adapters.environment import workspace_env
-from workspace_realizer.adapters.ports import CommandResult, Phase, StepSink, begin_step
+from workspace_realizer.adapters.live_steps import begin_step
+from workspace_realizer.adapters.ports import CommandResult, Phase, StepSink
 
 __all__ = ["BusCommandRunner"]
 

@@ -35,7 +35,6 @@ __all__ = [
     "GitInvocation",
     "GitPort",
     "HostOperationError",
-    "LiveStepSink",
     "ManagedClone",
     "PullRequestFacts",
     "PullRequestPort",
@@ -44,7 +43,6 @@ __all__ = [
     "Step",
     "StepSink",
     "WorktreeOutcome",
-    "begin_step",
 ]
 
 Phase = Literal[
@@ -106,30 +104,6 @@ class StepSink(Protocol):
     """Receives every host step as it finishes (the realizer records it as an operation)."""
 
     async def __call__(self, step: Step) -> None: ...
-
-
-class LiveStepSink(StepSink, Protocol):
-    """A sink that can also show a long step while it runs: :meth:`begin` records it
-    ``running`` (its output files exist from then on and may grow), :meth:`progress` says how
-    far it has come, and the step given to ``__call__`` afterwards ends it."""
-
-    async def begin(self, *, phase: Phase, command: str, cwd: str) -> str:
-        """Record the step as begun; return its id (its output directory's name)."""
-        ...
-
-    async def progress(self, phase: Phase, message: str, percent: int | None = None) -> None:
-        """Report how far the step of ``phase`` has come (reports closer than a second apart
-        with the same message are dropped)."""
-        ...
-
-
-async def begin_step(sink: StepSink | None, *, phase: Phase, command: str, cwd: str) -> str | None:
-    """:meth:`LiveStepSink.begin` when ``sink`` is one, else None (the step shows when it ends)."""
-    begin = getattr(sink, "begin", None)
-    if begin is None:
-        return None
-    ref: str = await begin(phase=phase, command=command, cwd=cwd)
-    return ref
 
 
 @dataclass(frozen=True, kw_only=True)

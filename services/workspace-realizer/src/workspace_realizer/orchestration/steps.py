@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eventstore import current_cause
-from servicekit.operations import report_progress
+from servicekit.operations import ProgressFields, report_progress
 from workspace_realizer.adapters.process import scrub_bytes
 from workspace_realizer.domain.host.operations import excerpt
 from workspace_realizer.domain.host.records import OperationEnding, OperationRecord
@@ -127,7 +127,7 @@ class StepRecorder:
             if same or soon:
                 return
         self._reported[phase] = (message, percent, now)
-        fields = {
+        fields: ProgressFields = {
             "phase": phase,
             "message": message,
             "percent": percent,
@@ -145,36 +145,24 @@ class StepRecorder:
         await asyncio.to_thread(_write, directory, step.stdout, step.stderr)
         stdout, cut_out = excerpt(step.stdout)
         stderr, cut_err = excerpt(step.stderr)
-        metadata = {key: _plain(value) for key, value in step.metadata.items()}
+        ending: OperationEnding = {
+            "status": step.status,
+            "exit_code": step.exit_code,
+            "finished_at": step.finished_at,
+            "stdout_excerpt": stdout,
+            "stderr_excerpt": stderr,
+            "truncated": step.truncated or cut_out or cut_err,
+            "stdout_bytes": len(step.stdout),
+            "stderr_bytes": len(step.stderr),
+            "metadata": {key: _plain(value) for key, value in step.metadata.items()},
+        }
         if begun is None:
             fields = self._record(
                 ref, directory, phase=step.phase, command=step.command, cwd=step.cwd
             )
-            fields.update(
-                status=step.status,
-                exit_code=step.exit_code,
-                started_at=step.started_at,
-                finished_at=step.finished_at,
-                stdout_excerpt=stdout,
-                stderr_excerpt=stderr,
-                truncated=step.truncated or cut_out or cut_err,
-                stdout_bytes=len(step.stdout),
-                stderr_bytes=len(step.stderr),
-                metadata=metadata,
-            )
-            self.ids.append(await self._store(self._app.record_operation, fields))
+            fields["started_at"] = step.started_at
+            self.ids.append(await self._store(self._app.record_operation, {**fields, **ending}))
         else:
-            ending: OperationEnding = {
-                "status": step.status,
-                "exit_code": step.exit_code,
-                "finished_at": step.finished_at,
-                "stdout_excerpt": stdout,
-                "stderr_excerpt": stderr,
-                "truncated": step.truncated or cut_out or cut_err,
-                "stdout_bytes": len(step.stdout),
-                "stderr_bytes": len(step.stderr),
-                "metadata": metadata,
-            }
             await self._store(self._app.finish_operation, begun, ending)
             self.ids.append(begun)
             code = "" if step.exit_code is None else f" (exit code {step.exit_code})"

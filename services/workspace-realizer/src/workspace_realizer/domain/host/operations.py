@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
-from typing import Any
 
 from eventsourcing.domain import event
 
 from eventstore.topics import keep_old_topics
 from servicekit.workspace_audit import EXCERPT_BYTES, RefIdentified, excerpt
 from workspace_realizer.domain.base import CompanyScoped
+from workspace_realizer.domain.host.records import StepFacts
 
 __all__ = ["EXCERPT_BYTES", "WorkspaceOperation", "excerpt"]
 
@@ -49,7 +49,7 @@ class WorkspaceOperation(RefIdentified, CompanyScoped):
         stdout_bytes: int,
         stderr_bytes: int,
         log_dir: str | None,
-        metadata: dict[str, Any],
+        metadata: StepFacts,
     ) -> None:
         self.company_id = company_id
         self.execution_workspace_id = execution_workspace_id
@@ -84,7 +84,7 @@ class WorkspaceOperation(RefIdentified, CompanyScoped):
         truncated: bool,
         stdout_bytes: int,
         stderr_bytes: int,
-        metadata: dict[str, Any],
+        metadata: StepFacts,
     ) -> None:
         """The step that began ``running`` has ended."""
         self.status = status

@@ -22,6 +22,7 @@ __all__ = [
     "ReconcileInspection",
     "ReconcileRecord",
     "RescueRefRecord",
+    "StepFacts",
     "WorkspaceChanges",
     "WorkspaceConfig",
     "WorkspaceConfigPatch",
@@ -147,6 +148,10 @@ class ReconcileRecord:
     rescue_ref: RescueRefRecord | None
 
 
+StepFacts = dict[str, Any]
+"""The adapter's own facts of a step (plain JSON: ``shell``, ``repoUrl``, ``timeoutSec``...)."""
+
+
 class OperationRecord(TypedDict):
     """One host step, as :class:`~.operations.WorkspaceOperation` records it (``finished_at``
     None: it began and is ``running``)."""
@@ -171,7 +176,7 @@ class OperationRecord(TypedDict):
     stdout_bytes: int
     stderr_bytes: int
     log_dir: str | None
-    metadata: dict[str, Any]
+    metadata: StepFacts
     """The adapter's own facts of the step (plain JSON), stored and shown as they are."""
 
 
@@ -186,4 +191,4 @@ class OperationEnding(TypedDict):
     truncated: bool
     stdout_bytes: int
     stderr_bytes: int
-    metadata: dict[str, Any]
+    metadata: StepFacts
