@@ -1,6 +1,6 @@
-"""Long work shows while it runs: a provision command that prints a line a second has its lines
-on the workspace page before it ends, with the time it has been running; when it ends, its row
-says so."""
+"""Long work shows while it runs: the workspaces page lists a realize in progress at the step it
+is at; a provision command that prints a line a second has its lines on the workspace page before
+it ends, with the time it has been running; when it ends, its row says so."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.browser.apiutil import operator_board
-from tests.browser.pageutil import section, sign_in
+from tests.browser.pageutil import expect_live, section, sign_in
 from tests.e2e.hostfacts import wait_until
 from tests.e2e.runtimeutil import ISOLATED, status_of
 
@@ -39,10 +39,19 @@ async def test_a_provision_command_shows_its_lines_on_the_page_while_it_runs(
             },
         )
         assert issue.status_code == 201, status_of(issue)
+        await sign_in(page, operator.key)
+        await expect_live(page)
         realizing = asyncio.create_task(
             board.http.post(f"/api/issues/{issue.json()['id']}/execution-workspace", json={})
         )
-        await sign_in(page, operator.key)
+        # The workspaces page shows the realize in progress, at the step it is at.
+        panel = page.get_by_role("region", name="Work in progress")
+        work = panel.locator("[data-progress-operation]")
+        await expect(work.locator('[data-field="progress-kind"]')).to_have_text("realize")
+        await expect(work.locator('[data-field="progress-step"]')).to_contain_text(
+            "workspace provision: started", timeout=15_000
+        )
+        await expect(work).to_contain_text("running for")
 
         async def workspace_id() -> str | None:
             listed = await board.http.get(
