@@ -89,6 +89,12 @@ test-cluster *args: install
 test-browser *args: install
     cd "{{root}}" && "{{bin}}/pytest" -m "browser and not bench" tests/browser "$@"
 
+# Regenerate the operator page's screenshots of README.md (docs/images/workspace-page.png, run-page.png) from the browser tests that open those pages
+screenshots: install
+    cd "{{root}}" && CLIPYARD_DOC_SCREENSHOTS="{{root}}/docs/images" "{{bin}}/pytest" -q -p no:randomly \
+        tests/browser/test_workspace_diff.py::test_two_commits_and_an_untracked_file_show_in_the_workspace_diff \
+        tests/browser/test_runs_and_session_end.py::test_a_run_appears_live_its_page_follows_its_log_and_cancel_ends_it
+
 # Benchmarks (tests/bench), never part of `just test`: each row's ratio to its physical limit and its goal, printed as one table and written to tests/bench/results/latest.json
 bench *args: install
     cd "{{root}}" && "{{bin}}/pytest" -m "bench and not scale" tests/bench -p no:cacheprovider "$@"

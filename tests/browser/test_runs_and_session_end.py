@@ -13,7 +13,7 @@ import pytest
 from playwright.async_api import BrowserContext, Page, expect
 
 from tests.browser.apiutil import create_process_agent, operator_board
-from tests.browser.pageutil import expect_live, screenshot, sign_in
+from tests.browser.pageutil import doc_screenshot, expect_live, screenshot, sign_in
 from tests.e2e.heartbeatutil import grant_trust
 from tests.e2e.runtimeutil import status_of
 
@@ -55,6 +55,7 @@ async def test_a_run_appears_live_its_page_follows_its_log_and_cancel_ends_it(
         await expect(log).to_contain_text("step 12")  # later lines, read while it runs
         await expect(page.locator('[data-field="status"]')).to_contain_text("running")
         await screenshot(page, "run")
+        await doc_screenshot(page, "run-page")
         # Cancel ends it as cancelled, live.
         cancel = page.get_by_role("button", name="Cancel run")
         await cancel.click()

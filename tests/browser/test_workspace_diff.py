@@ -11,7 +11,7 @@ import pytest
 from playwright.async_api import Page, expect
 
 from tests.browser.apiutil import operator_board
-from tests.browser.pageutil import screenshot, section, sign_in
+from tests.browser.pageutil import doc_screenshot, screenshot, section, sign_in
 from tests.e2e.gitutil import git
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
@@ -48,6 +48,7 @@ async def test_two_commits_and_an_untracked_file_show_in_the_workspace_diff(
         await expect(patch).to_contain_text("+def login():")
         await expect(patch.locator(".diff-add").first).to_be_visible()
         await screenshot(page, "workspace-diff")
+        await doc_screenshot(page, "workspace-page")
         # Changed while the page is open: "Refresh" shows it.
         (worktree / "login.py").write_text("def login():\n    return False\n")
         await section(page, "Changes").get_by_role("link", name="Refresh").click()

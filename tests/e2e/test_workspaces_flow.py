@@ -59,7 +59,19 @@ async def _realize(board: Any, issue: dict[str, Any]) -> dict[str, Any]:
     assert answer.status_code == 201, answer.text
     body = answer.json()
     assert body["created"] is True
-    return dict(body["workspace"])
+    # Answered with its real delivery state, as a GET right after reads it: a new branch has
+    # nothing main lacks.
+    ws = body["workspace"]
+    assert (ws["deliveryState"], ws["commitsAhead"]) == ("merged_by_ancestry", 0), ws
+    await _same_as_read(board, ws)
+    return dict(ws)
+
+
+async def _same_as_read(board: Any, answered: dict[str, Any]) -> None:
+    """A write's answer carries the delivery state a GET of the workspace gives now."""
+    read = (await board.get(f"/api/execution-workspaces/{answered['id']}")).json()
+    shown = ("status", "deliveryState", "commitsAhead")
+    assert {k: answered[k] for k in shown} == {k: read[k] for k in shown}, (answered, read)
 
 
 async def test_squash_merged_workspace_archives_cleanly(stack: Any, tmp_path: Path) -> None:
@@ -97,6 +109,7 @@ async def test_squash_merged_workspace_archives_cleanly(stack: Any, tmp_path: Pa
         )
         assert archived.status_code == 200, archived.text
         assert archived.json()["status"] == "archived"
+        await _same_as_read(board, archived.json())  # its branch is gone: as a GET says
         assert not worktree.exists()
         assert git(repo, "branch", "--list", ws["branchName"]) == ""
         # The events endpoint shows every transition, oldest first.
@@ -150,5 +163,8 @@ async def test_open_issue_blocks_archive_then_rescue_and_reopen(stack: Any, tmp_
         )
         assert reopened.status_code == 200, reopened.text
         assert reopened.json()["status"] == "active"
+        assert reopened.json()["deliveryState"] == "unmerged", reopened.json()
+        assert reopened.json()["commitsAhead"] == 1, reopened.json()
+        await _same_as_read(board, reopened.json())
         assert (worktree / "notes.txt").read_text() == "unsaved thoughts\n"
         assert git(worktree, "rev-parse", "HEAD") == head

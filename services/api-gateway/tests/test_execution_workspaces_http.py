@@ -14,6 +14,7 @@ from litestar.testing import TestClient
 from contracts.base import Accepted, ErrorReply, Ok
 from contracts.execution_commands import (
     GetCloseReadiness,
+    GetExecutionWorkspace,
     GetWorkspaceHistory,
     GetWorkspaceOperationOutput,
     ListExecutionWorkspaces,
@@ -124,8 +125,16 @@ def test_patch_archived_goes_to_the_node_and_close_blocked_is_409(
         "status",
     }
     bus.replies[subject] = wire.ok(wire.workspace(company, status="archived"))
+    bus.replies["ws.qry.workspace.get"] = wire.ok(
+        wire.workspace(company, status="archived", deliveryState="merged_by_squash")
+    )
     response = client.patch(WS_URL, json={"status": "archived"}, headers=board)
-    assert response.json()["status"] == "archived"
+    # Answered as a GET reads it after the archive: with its delivery state.
+    assert (response.json()["status"], response.json()["deliveryState"]) == (
+        "archived",
+        "merged_by_squash",
+    )
+    assert any(isinstance(sent.message, GetExecutionWorkspace) for sent in bus.sent)
     bus.replies[subject] = Accepted(operation_id=wire.OP)
     response = client.patch(WS_URL, json={"status": "active"}, headers=board)
     assert response.status_code == 202

@@ -12,7 +12,7 @@ import pytest
 from litestar.testing import TestClient
 
 from contracts.base import Accepted, ErrorReply
-from contracts.execution_commands import RealizeWorkspace
+from contracts.execution_commands import GetExecutionWorkspace, RealizeWorkspace
 from contracts.workspace_commands import AddWorkProduct, CreateIssue, ListIssues, UpdateIssue
 
 _spec = importlib.util.spec_from_file_location(
@@ -156,23 +156,45 @@ def test_realize_answers_201_created_200_reused_202_running(
     subject = "ws.cmd.workspace.realize.local"
     result = {"workspace": wire.workspace(company), "created": True, "warnings": ["fetch failed"]}
     bus.replies[subject] = wire.ok(result)
+    bus.replies["ws.qry.workspace.get"] = wire.ok(
+        wire.workspace(company, deliveryState="unmerged", commitsAhead=2)
+    )
     response = client.post(url, json={"mode": "isolated_workspace"}, headers=board)
     assert response.status_code == 201, response.text
     body = response.json()
     assert body["created"] is True
     assert body["warnings"] == ["fetch failed"]
-    assert body["workspace"]["deliveryState"] == "unknown"
-    command = bus.sent[0].message
+    # The workspace as a GET reads it after the realize, not as the realizer recorded it.
+    assert (body["workspace"]["deliveryState"], body["workspace"]["commitsAhead"]) == (
+        "unmerged",
+        2,
+    )
+    command, read = (sent.message for sent in bus.sent if "runtime_service" not in sent.subject)
     assert isinstance(command, RealizeWorkspace)
     assert (command.issue_id, command.mode) == (wire.ISSUE, "isolated_workspace")
+    assert isinstance(read, GetExecutionWorkspace)
+    assert (read.workspace_id, read.delivery) == (wire.WS, True)
     bus.replies[subject] = wire.ok({**result, "created": False})
     response = client.post(url, headers=board)  # no body: the issue's own settings
     assert response.status_code == 200, response.text
-    assert bus.sent[1].message.mode is None
+    assert bus.sent[-3].message.mode is None
     bus.replies[subject] = Accepted(operation_id=wire.OP)
     response = client.post(url, json={}, headers=board)
     assert response.status_code == 202
     assert response.json() == {"operationId": wire.OP, "status": "running"}
+
+
+def test_a_realize_whose_workspace_cannot_be_read_after_is_answered_with_a_warning(
+    client: Client, bus: Any, company: str, board: dict[str, str]
+) -> None:
+    result = {"workspace": wire.workspace(company), "created": True, "warnings": []}
+    bus.replies["ws.cmd.workspace.realize.local"] = wire.ok(result)
+    bus.replies["ws.qry.workspace.get"] = ErrorReply(code="timeout", message="slow", status=504)
+    url = f"/api/issues/{wire.ISSUE}/execution-workspace"
+    response = client.post(url, json={}, headers=board)
+    assert response.status_code == 201, response.text  # the realize happened
+    assert response.json()["workspace"]["deliveryState"] == "unknown"
+    assert "could not be read after the realize" in response.headers["X-Clipyard-Warning"]
 
 
 @pytest.mark.parametrize(

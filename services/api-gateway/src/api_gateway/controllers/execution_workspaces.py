@@ -29,7 +29,6 @@ from api_gateway.controllers.realizer import (
     fetch_page,
     node_of,
     parse_choices,
-    perform,
 )
 from api_gateway.controllers.runtime_facts import (
     WARNING_HEADERS,
@@ -37,6 +36,7 @@ from api_gateway.controllers.runtime_facts import (
     warned,
     workspace_detail,
 )
+from api_gateway.controllers.workspace_writes import perform_and_read
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.security import access, check_company
 from contracts import workspace_subjects as subjects
@@ -190,7 +190,8 @@ class ExecutionWorkspaceController(Controller):
         cleanup and teardown commands, writes a rescue ref when anything undelivered would be
         lost, removes the worktree, deletes the branch only when delivered); a closed workspace
         patched to ``"active"`` is reopened. ``config`` (board keys only) is merged key by key.
-        202 with an operation past the request deadline (110 s).
+        Answers the workspace as ``GET`` reads it right after (delivery state and runtime
+        services included); 202 with an operation past the request deadline (110 s).
 
         Board keys only (the access model refuses agent keys and run tokens a workspace write).
         Errors: 400; 401; 403 (not a board key); 404; 409 ``close_blocked`` (details name the
@@ -200,7 +201,9 @@ class ExecutionWorkspaceController(Controller):
             principal=principal, workspace_id=workspace_id, **msgspec.structs.asdict(data)
         )
         subject = subjects.update_execution_workspace(node_of(gateway))
-        return await perform(gateway, subject, command, ExecutionWorkspace)
+        return await perform_and_read(
+            gateway, principal, subject, command, ExecutionWorkspace, action="update"
+        )
 
     @get(
         "/execution-workspaces/{workspace_id:str}/close-readiness",
@@ -258,4 +261,6 @@ class ExecutionWorkspaceController(Controller):
             principal=principal, workspace_id=workspace_id, mode=data.mode, reason=data.reason
         )
         subject = subjects.reconcile_branch(node_of(gateway))
-        return await perform(gateway, subject, command, ReconcileResult)
+        return await perform_and_read(
+            gateway, principal, subject, command, ReconcileResult, action="branch reconcile"
+        )

@@ -26,8 +26,8 @@ from api_gateway.controllers.realizer import (
     fetch_page,
     node_of,
     parse_choices,
-    perform,
 )
+from api_gateway.controllers.workspace_writes import perform_and_read
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.security import access, check_company
 from contracts import workspace_subjects as subjects
@@ -261,8 +261,9 @@ class IssueController(Controller):
         data: Annotated[RealizeIssueWorkspaceBody | None, Body()] = None,
     ) -> Response[RealizeResult]:
         """Realize (or reuse) the issue's execution workspace now, without a run: 201 created,
-        200 reused, ``{workspace, created, warnings}``; 202 with an operation past the request
-        deadline (110 s).
+        200 reused, ``{workspace, created, warnings}`` (the workspace as ``GET`` reads it right
+        after: delivery state and runtime services included); 202 with an operation past the
+        request deadline (110 s).
 
         ``mode`` overrides the issue's settings; ``executionWorkspaceId`` goes with
         ``reuse_existing``. Errors: 400; 401; 403; 404; 422 ``workspace_validation_failed``,
@@ -281,10 +282,12 @@ class IssueController(Controller):
             execution_workspace_id=body.execution_workspace_id,
         )
         subject = subjects.realize_workspace(node_of(gateway))
-        return await perform(
+        return await perform_and_read(
             gateway,
+            principal,
             subject,
             command,
             RealizeResult,
+            action="realize",
             status_code=lambda result: 201 if result.created else 200,
         )
