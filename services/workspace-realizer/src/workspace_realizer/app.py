@@ -36,7 +36,10 @@ from workspace_realizer.orchestration.clone import InProcessCheckouts
 from workspace_realizer.orchestration.context import Realizer
 from workspace_realizer.orchestration.host_lease import host_lease, take_host_lease
 from workspace_realizer.orchestration.reaper import ReaperWork
-from workspace_realizer.orchestration.recovery import fail_interrupted_archives
+from workspace_realizer.orchestration.recovery import (
+    fail_interrupted_archives,
+    fail_interrupted_steps,
+)
 from workspace_realizer.publishing import to_contract
 from workspace_realizer.settings import SERVICE_NAME, RealizerSettings, load_realizer_settings
 
@@ -60,7 +63,7 @@ log = logging.getLogger(__name__)
 
 def recovering(register: Register, settings: RealizerSettings | None = None) -> Register:
     """Wrap a ``register`` hook: first fail the archives a previous process left ``closing``
-    (no archive can be running yet in this one), then register the endpoints and the reaper.
+    and the host steps it left ``running`` (none can be running yet in this one), then register the endpoints and the reaper.
     Only a process serving both parts does here (``settings``: None serves both); a host part
     beside company-wide replicas does under its node's lease (:func:`take_host_lease`)."""
 
@@ -70,6 +73,7 @@ def recovering(register: Register, settings: RealizerSettings | None = None) -> 
             await runtime.store(
                 fail_interrupted_archives, app, SERVICE_NAME, runtime.settings.node_id
             )
+            await runtime.store(fail_interrupted_steps, app, SERVICE_NAME, runtime.settings.node_id)
         await register(runtime)
 
     return hook

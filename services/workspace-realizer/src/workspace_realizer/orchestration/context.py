@@ -79,5 +79,5 @@ class Realizer:
 
     def recorder(self, **context: Any) -> StepRecorder:
         """A step sink recording into this realizer (``company_id``, ``workspace_id``,
-        ``project_workspace_id``, ``issue_id``, ``operation_id``)."""
-        return StepRecorder(self.app, self.store, self.home, **context)
+        ``project_workspace_id``, ``issue_id``, ``operation_id``); its steps name this node."""
+        return StepRecorder(self.app, self.store, self.home, node_id=self.node_id, **context)

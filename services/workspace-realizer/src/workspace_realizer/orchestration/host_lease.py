@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING
 
 from eventstore.fence import fenced
 from servicekit.node_lease import hold_node_lease, node_lease
-from workspace_realizer.orchestration.recovery import fail_interrupted_archives
+from workspace_realizer.orchestration.recovery import (
+    fail_interrupted_archives,
+    fail_interrupted_steps,
+)
 from workspace_realizer.settings import SERVICE_NAME
 
 if TYPE_CHECKING:
@@ -52,3 +55,4 @@ async def take_host_lease(runtime: ServiceRuntime, leadership: Leadership) -> No
     assert leadership.fence is not None
     with fenced(leadership.fence):
         await runtime.store(fail_interrupted_archives, app, SERVICE_NAME, node)
+        await runtime.store(fail_interrupted_steps, app, SERVICE_NAME, node)

@@ -1,11 +1,15 @@
-"""Archives cut short by a crash or a kill (ARCHITECTURE §4.4): at start, no archive task can be
-running in this fresh process, so every workspace still ``closing`` is failed at its generation
-(``cleanupReason`` "interrupted"). It is then ``cleanup_failed``: the reaper retries it, a manual
-archive or a reopen may follow."""
+"""Work cut short by a crash or a kill (ARCHITECTURE §4.4): at start, no archive task and no host
+step can be running in this fresh process.
+- Every workspace still ``closing`` is failed at its generation (``cleanupReason``
+  "interrupted"). It is then ``cleanup_failed``: the reaper retries it, a manual archive or a
+  reopen may follow.
+- Every host step of this node still ``running`` (a clone, a provision command begun before the
+  crash) is ended ``failed``, saying so, so no page follows it forever."""
 
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from eventstore import acting, system_cause
@@ -14,7 +18,9 @@ from workspace_realizer.orchestration.archive import INTERRUPTED
 if TYPE_CHECKING:
     from workspace_realizer.application import WorkspaceRealizerApplication
 
-__all__ = ["fail_interrupted_archives"]
+__all__ = ["INTERRUPTED_STEP", "fail_interrupted_archives", "fail_interrupted_steps"]
+
+INTERRUPTED_STEP = "[clipyard] interrupted: the workspace-realizer stopped while this step ran\n"
 
 log = logging.getLogger(__name__)
 
@@ -49,3 +55,38 @@ def fail_interrupted_archives(
     if failed:
         log.warning("failed interrupted archives", extra={"workspace_ids": failed})
     return failed
+
+
+def fail_interrupted_steps(
+    app: WorkspaceRealizerApplication, service: str, node: str = "local"
+) -> list[str]:
+    """End ``failed`` every host step of ``node`` left ``running`` (store thread; at start only,
+    by that node's host part). Its output files keep what was written before the crash.
+
+    Returns:
+        The ids of the steps ended.
+    """
+    running = [
+        key
+        for key, step in app.operations.items()
+        if step.status == "running" and getattr(step, "node_id", None) == node
+    ]
+    with acting(system_cause(service, "a host step was interrupted by a restart")):
+        for key in running:
+            app.finish_operation(
+                key,
+                {
+                    "status": "failed",
+                    "exit_code": None,
+                    "finished_at": datetime.now(UTC),
+                    "stdout_excerpt": "",
+                    "stderr_excerpt": INTERRUPTED_STEP,
+                    "truncated": False,
+                    "stdout_bytes": 0,
+                    "stderr_bytes": 0,
+                    "metadata": {"interrupted": True},
+                },
+            )
+    if running:
+        log.warning("failed interrupted host steps", extra={"operation_ids": running})
+    return running

@@ -80,6 +80,8 @@ class StepRecorder:
         project_workspace_id: The project workspace concerned.
         issue_id: The issue concerned.
         operation_id: The long operation the steps belong to.
+        node_id: The node whose host runs the steps (a step left ``running`` by a crash is
+            ended by that node's next start).
     """
 
     def __init__(
@@ -93,8 +95,10 @@ class StepRecorder:
         project_workspace_id: str | None = None,
         issue_id: str | None = None,
         operation_id: str | None = None,
+        node_id: str | None = None,
     ) -> None:
         self._app, self._store, self._home = app, store, home
+        self._node_id = node_id
         self._company_id, self._workspace_id = company_id, workspace_id
         self._project_workspace_id, self._issue_id = project_workspace_id, issue_id
         self._operation_id = operation_id
@@ -117,6 +121,11 @@ class StepRecorder:
 
     async def progress(self, phase: Phase, message: str, percent: int | None = None) -> None:
         """Report how far the step of ``phase`` has come on the long operation (if any)."""
+        await self._report(phase, message, percent, self._open.get(phase))
+
+    async def _report(
+        self, phase: str, message: str, percent: int | None, step_id: str | None
+    ) -> None:
         if self._operation_id is None:
             return
         now = time.monotonic()
@@ -131,7 +140,7 @@ class StepRecorder:
             "phase": phase,
             "message": message,
             "percent": percent,
-            "workspace_operation_id": self._open.get(phase),
+            "workspace_operation_id": step_id,
             "execution_workspace_id": self._workspace_id,
             "project_workspace_id": self._project_workspace_id,
         }
@@ -166,7 +175,7 @@ class StepRecorder:
             await self._store(self._app.finish_operation, begun, ending)
             self.ids.append(begun)
             code = "" if step.exit_code is None else f" (exit code {step.exit_code})"
-            await self.progress(step.phase, f"{step.status}{code}", 100)
+            await self._report(step.phase, f"{step.status}{code}", 100, begun)
         self.steps.append(step)
 
     def _record(
@@ -174,7 +183,7 @@ class StepRecorder:
     ) -> OperationRecord:
         """The record of a step that begins now (the caller fills in an ended one's outcome)."""
         cause = current_cause()
-        return {
+        record: OperationRecord = {
             "company_id": self._company_id,
             "execution_workspace_id": self._workspace_id,
             "project_workspace_id": self._project_workspace_id,
@@ -197,6 +206,9 @@ class StepRecorder:
             "log_dir": str(directory),
             "metadata": {},
         }
+        if self._node_id is not None:
+            record["node_id"] = self._node_id
+        return record
 
 
 def _plain(value: object) -> Any:

@@ -50,6 +50,7 @@ class WorkspaceOperation(RefIdentified, CompanyScoped):
         stderr_bytes: int,
         log_dir: str | None,
         metadata: StepFacts,
+        node_id: str | None = None,
     ) -> None:
         self.company_id = company_id
         self.execution_workspace_id = execution_workspace_id
@@ -71,6 +72,8 @@ class WorkspaceOperation(RefIdentified, CompanyScoped):
         self.stderr_bytes = stderr_bytes
         self.log_dir = log_dir
         self.metadata = metadata
+        self.node_id = node_id
+        """The node whose host ran it (None for steps recorded before nodes were kept)."""
 
     @event("Finished")
     def finish(

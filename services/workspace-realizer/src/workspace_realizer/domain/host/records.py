@@ -178,6 +178,8 @@ class OperationRecord(TypedDict):
     log_dir: str | None
     metadata: StepFacts
     """The adapter's own facts of the step (plain JSON), stored and shown as they are."""
+    node_id: NotRequired[str]
+    """The node whose host ran it."""
 
 
 class OperationEnding(TypedDict):
