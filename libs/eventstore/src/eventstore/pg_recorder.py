@@ -8,7 +8,9 @@ A module of its own so that a SQLite or in-memory store never imports psycopg.""
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -24,7 +26,6 @@ from eventsourcing.postgres import (
     PostgresApplicationRecorder,
     PostgresTrackingRecorder,
 )
-from eventsourcing.utils import retry
 
 from eventstore.fence import active_fence
 from eventstore.lease_sql import SqlLeases
@@ -44,7 +45,7 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STORE_ATTEMPTS", "FencedPostgresRecorder"]
+__all__ = ["STORE_ATTEMPTS", "STORE_PATIENCE", "FencedPostgresRecorder"]
 
 
 STORE_ATTEMPTS = 3
@@ -53,14 +54,38 @@ each waiting for its pool: half a minute per call, and the store's one thread (r
 follower, relay) queues behind it, so a request learned that the store was down after 30 to 45 s.
 Three answer within seconds and still ride out a failover's blip."""
 
+STORE_PATIENCE = 6.0
+"""Seconds after which a failed call is not tried again: an attempt may wait for the pool's
+connection (``POSTGRES_CONNECT_TIMEOUT``, 5 s a host), so three such waits took 15 to 21 s; a
+call now gives up within about two of them."""
+
+_RETRY_WAIT = 0.2
+
+
+def _patient(once: Callable[..., T]) -> Callable[..., T]:
+    """``once`` tried at most :data:`STORE_ATTEMPTS` times while the database cannot be reached,
+    and not again once :data:`STORE_PATIENCE` seconds have passed."""
+
+    @functools.wraps(once)
+    def tried(*args: Any, **kwargs: Any) -> T:
+        deadline = time.monotonic() + STORE_PATIENCE
+        attempt = 1
+        while True:
+            try:
+                return once(*args, **kwargs)
+            except (InterfaceError, OperationalError):
+                late = time.monotonic() + _RETRY_WAIT >= deadline
+                if attempt >= STORE_ATTEMPTS or late:
+                    raise
+            attempt += 1
+            time.sleep(_RETRY_WAIT)
+
+    return tried
+
 
 def _fewer_tries(method: Callable[..., T]) -> Callable[..., T]:
-    """The library's ``method`` without its ten tries, tried :data:`STORE_ATTEMPTS` times."""
-    once = method.__wrapped__  # type: ignore[attr-defined]
-    tried: Callable[..., T] = retry(
-        (InterfaceError, OperationalError), max_attempts=STORE_ATTEMPTS, wait=0.2
-    )(once)
-    return tried
+    """The library's ``method`` without its ten tries, :func:`_patient` instead."""
+    return _patient(method.__wrapped__)  # type: ignore[attr-defined]
 
 
 class FencedPostgresRecorder(SqlLeaseCalls, StoreChannelRecorder):
@@ -107,9 +132,7 @@ class FencedPostgresRecorder(SqlLeaseCalls, StoreChannelRecorder):
         return True
 
     _insert_pipelined = _fewer_tries(PostgresApplicationRecorder.insert_events)
-    _insert_at_once = retry(
-        (InterfaceError, OperationalError), max_attempts=STORE_ATTEMPTS, wait=0.2
-    )(insert_at_once)
+    _insert_at_once = _patient(insert_at_once)
 
     def insert_events(
         self, stored_events: Sequence[StoredEvent], **kwargs: Any
