@@ -24,11 +24,12 @@ def test_whole_lines_are_written_as_they_come_with_secrets_hidden(tmp_path: Path
     assert (tmp_path / "op" / "stderr").read_bytes() == b""
 
 
-def test_a_long_unended_line_is_not_held_forever(tmp_path: Path) -> None:
+def test_a_long_unended_line_is_written_up_to_its_last_blank(tmp_path: Path) -> None:
     live = LiveFile(tmp_path / "stdout")
-    live.write(b"." * 5000)
-    assert len((tmp_path / "stdout").read_bytes()) == 5000
+    live.write(b"ab " * 1700 + b"tail")
+    assert (tmp_path / "stdout").read_bytes() == b"ab " * 1700
     live.close()
+    assert (tmp_path / "stdout").read_bytes().endswith(b"ab tail")
 
 
 def test_nothing_past_the_limit_is_written(tmp_path: Path, monkeypatch) -> None:
@@ -47,3 +48,32 @@ def test_a_symlink_in_place_of_the_file_is_not_followed(tmp_path: Path) -> None:
     live.write(b"line\n")
     live.close()
     assert target.read_bytes() == b"kept\n"
+
+
+def test_a_secret_in_a_long_unended_line_is_never_cut_in_two(tmp_path: Path) -> None:
+    live = LiveFile(tmp_path / "stdout")
+    secret = b"https://user:ghp_SECRETTOKEN@github.com/acme/robot.git"
+    # The hold boundary falls inside the URL: the words before it are written, the URL waits.
+    live.write(b"word " * 810 + secret[:20])
+    live.write(secret[20:] + b" and more\n")
+    live.close()
+    written = (tmp_path / "stdout").read_bytes()
+    assert b"ghp_SECRETTOKEN" not in written
+    assert b"https://***@github.com/acme/robot.git and more\n" in written
+
+
+def test_a_huge_line_without_blanks_is_left_out_not_written_unscrubbed(tmp_path: Path) -> None:
+    live = LiveFile(tmp_path / "stdout")
+    live.write(b"https://user:ghp_SECRET@example.com/" + b"x" * 70_000)
+    live.close()
+    written = (tmp_path / "stdout").read_bytes()
+    assert b"ghp_SECRET" not in written
+    assert b"left out" in written
+
+
+def test_a_linked_directory_is_not_written_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "op").symlink_to(elsewhere)
+    assert live_files(tmp_path / "op") == (None, None)
+    assert list(elsewhere.iterdir()) == []

@@ -41,13 +41,20 @@ class LiveRecorder(StepRecorder):
 
     begun: list[tuple[str, str]] = field(default_factory=list)
     reports: list[tuple[str, str, int | None]] = field(default_factory=list)
+    order: list[str] = field(default_factory=list)
 
     async def begin(self, *, phase: str, command: str, cwd: str) -> str:
         self.begun.append((phase, command))
+        self.order.append("begin")
         return "ref"
 
     async def progress(self, phase: str, message: str, percent: int | None = None) -> None:
         self.reports.append((phase, message, percent))
+        self.order.append("progress")
+
+    async def __call__(self, step) -> None:  # type: ignore[no-untyped-def]
+        await super().__call__(step)
+        self.order.append("end")
 
 
 @pytest.mark.integration
@@ -76,3 +83,7 @@ async def test_a_managed_clone_begins_at_once_and_reports_git_progress(
         "Compressing objects",
     }, sink.reports
     assert all(0 <= (percent or 0) <= 100 for _, _, percent in sink.reports)
+    # Every report comes after the beginning and before the end (none after it, naming no step).
+    assert sink.order[0] == "begin"
+    assert sink.order[-1] == "end"
+    assert sink.order.count("end") == 1

@@ -11,7 +11,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from contracts.base import ErrorReply
 from servicekit.operations import Operation, operation_to_contract
+from workspace_realizer.adapters.contained_bus import BusCommandRunner
 from workspace_realizer.adapters.ports import Step
 from workspace_realizer.application import WorkspaceRealizerApplication
 from workspace_realizer.orchestration.recovery import INTERRUPTED_STEP, fail_interrupted_steps
@@ -106,10 +110,83 @@ def test_a_restart_ends_only_its_own_nodes_running_steps(
         _recorder(app, home, "n2", None).begin(phase="managed_clone", command="y", cwd="/w")
     )
 
+    (home / "operations" / mine / "stdout").write_bytes(b"step 1\nstep 2\n")
     assert fail_interrupted_steps(app, "workspace-realizer", "n1") == [mine]
+    # What it wrote before the crash stays readable and counted.
+    assert (app.operations[mine].stdout_excerpt, app.operations[mine].stdout_bytes) == (
+        "step 1\nstep 2\n",
+        14,
+    )
     assert (app.operations[mine].status, app.operations[mine].stderr_excerpt) == (
         "failed",
         INTERRUPTED_STEP,
     )
     assert app.operations[other].status == "running"
     assert fail_interrupted_steps(app, "workspace-realizer", "n1") == []
+
+
+class _Bus:
+    """A supervisor that raises, or answers with an error, while the command's output was being
+    written to the step's files."""
+
+    def __init__(self, home: Path, answer: Any) -> None:
+        self.home, self.answer = home, answer
+
+    async def request(self, subject: str, message: Any, **_: Any) -> Any:
+        (self.home / "operations" / message.output_ref / "stdout").write_bytes(b"halfway\n")
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        return self.answer
+
+
+def _run(app: WorkspaceRealizerApplication, home: Path, answer: Any) -> tuple[StepRecorder, Any]:
+    recorder = _recorder(app, home, "n1", _long_operation(app))
+    runner = BusCommandRunner(_Bus(home, answer), "n1", {})  # type: ignore[arg-type]
+    result = asyncio.run(
+        runner.run(
+            phase="workspace_provision",
+            command="make setup",
+            cwd=home,
+            env={},
+            timeout=60,
+            sink=recorder,
+            company_id="c1",
+        )
+    )
+    return recorder, result
+
+
+def test_a_request_that_raises_ends_the_begun_step_failed(
+    app: WorkspaceRealizerApplication, home: Path
+) -> None:
+    recorder = _recorder(app, home, "n1", _long_operation(app))
+    runner = BusCommandRunner(_Bus(home, ConnectionError("no route")), "n1", {})  # type: ignore[arg-type]
+    with pytest.raises(ConnectionError):
+        asyncio.run(
+            runner.run(
+                phase="workspace_provision",
+                command="make setup",
+                cwd=home,
+                env={},
+                timeout=60,
+                sink=recorder,
+                company_id="c1",
+            )
+        )
+    (ref,) = recorder.ids
+    step = app.operations[ref]
+    assert step.status == "failed"
+    assert step.stdout_excerpt == "halfway\n"  # what it wrote before is kept
+    assert "ConnectionError('no route')" in step.stderr_excerpt
+
+
+def test_no_result_keeps_the_output_written_meanwhile(
+    app: WorkspaceRealizerApplication, home: Path
+) -> None:
+    answer = ErrorReply(code="timeout", message="no answer in 90 s", status=504)
+    recorder, result = _run(app, home, answer)
+    (ref,) = recorder.ids
+    step = app.operations[ref]
+    assert (result.exit_code, step.status) == (127, "failed")
+    assert (home / "operations" / ref / "stdout").read_bytes() == b"halfway\n"
+    assert "no result: the runtime-supervisor answered timeout" in step.stderr_excerpt

@@ -63,10 +63,13 @@ class ContainedEndpoints(SupervisorEndpoints):
 
     def _live(self, output_ref: str | None) -> Path | None:
         """Where the command's output is written as it comes: its operation's directory under
-        ``$CLIPYARD_HOME/operations`` (the contract holds ``outputRef`` to a UUID)."""
+        ``$CLIPYARD_HOME/operations`` (the contract holds ``outputRef`` to a UUID), which the
+        realizer made when it began the step."""
         if output_ref is None:
             return None
-        return output_path(self.sup.settings.home, output_ref, "stdout").parent
+        directory = output_path(self.sup.settings.home, output_ref, "stdout").parent
+        # The realizer made it when it began the step: one missing, or a link, is not written.
+        return directory if directory.is_dir() and not directory.is_symlink() else None
 
     async def run(self, c: RunContainedCommand, ctx: RequestContext) -> ContainedCommandResult:
         root, cwd = _checked(c)

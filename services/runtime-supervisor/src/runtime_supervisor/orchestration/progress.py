@@ -5,6 +5,7 @@ there is output to follow (docs/design/runtime-supervisor.md, "Progress")."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from servicekit.operations import ProgressFields, report_progress
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from runtime_supervisor.orchestration.context import Supervisor
 
 __all__ = ["report_step"]
+
+log = logging.getLogger(__name__)
 
 
 async def report_step(
@@ -26,7 +29,7 @@ async def report_step(
     percent: int | None = None,
 ) -> None:
     """Report that the step ``workspace_operation_id`` of ``target`` began or ended (nothing
-    without a long operation)."""
+    without a long operation; best effort: a report that cannot be stored is logged)."""
     if operation_id is None:
         return
     progress: ProgressFields = {
@@ -37,4 +40,7 @@ async def report_step(
         "execution_workspace_id": target.execution_workspace_id,
         "project_workspace_id": target.project_workspace_id,
     }
-    await sup.store(report_progress, sup.app, operation_id, progress)
+    try:
+        await sup.store(report_progress, sup.app, operation_id, progress)
+    except Exception as error:  # progress is shown, never needed: the step goes on
+        log.warning("progress of operation %s not recorded: %s", operation_id, error)

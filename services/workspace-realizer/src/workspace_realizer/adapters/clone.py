@@ -21,11 +21,12 @@ from workspace_realizer.adapters import fs
 from workspace_realizer.adapters.auth_failure import describe_auth_failure
 from workspace_realizer.adapters.clone_progress import CloneProgress, report_while
 from workspace_realizer.adapters.gitcli import GitResult, GitRunner
-from workspace_realizer.adapters.live_steps import begin_step
+from workspace_realizer.adapters.live_steps import abandon_step, begin_step
 from workspace_realizer.adapters.ports import (
     GitInvocation,
     HostOperationError,
     ManagedClone,
+    Step,
     StepSink,
 )
 from workspace_realizer.adapters.probes import (
@@ -50,25 +51,42 @@ async def _clone(
     sink: StepSink,
 ) -> GitResult:
     """``git clone --progress`` into ``work``, shown as a step that begins at once and reports
-    git's phase and percent every second while it runs."""
+    git's phase and percent while it runs (ended ``failed`` if the clone raises before git's
+    step could be reported)."""
     args = ["clone", "--progress", "--origin", "origin", "--", repo_url, str(work)]
     shown = " ".join(["git", *args[:-2], scrub_url_secrets(repo_url), str(work)])
     await begin_step(sink, phase="managed_clone", command=shown, cwd=str(target.parent))
     progress, stop = CloneProgress(), asyncio.Event()
     reporter = asyncio.create_task(report_while(progress, sink, stop))
+
+    async def ended(step: Step) -> None:
+        await _stop(reporter, stop)  # git's last progress is reported before the step ends
+        await sink(step)
+
     try:
         return await git.run(
             args,
             cwd=target.parent,
             phase="managed_clone",
-            sink=sink,
+            sink=ended,
             auth=auth,
             timeout=CLONE_TIMEOUT,
             metadata={"repoUrl": repo_url, "path": str(target)},
             on_stderr=progress.feed,
         )
+    except BaseException as error:
+        await _stop(reporter, stop)
+        await abandon_step(sink, "managed_clone", f"the clone ended: {error!r}")
+        raise
     finally:
-        stop.set()
+        await _stop(reporter, stop)
+
+
+async def _stop(reporter: asyncio.Task[None], stop: asyncio.Event) -> None:
+    """Stop reporting the clone's progress and wait for the last report (its failure is only
+    progress lost: it never fails the clone)."""
+    stop.set()
+    with contextlib.suppress(Exception):
         await reporter
 
 

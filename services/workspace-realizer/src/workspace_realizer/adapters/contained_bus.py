@@ -26,7 +26,7 @@ from contracts.contained_commands import (
 from workspace_realizer.adapters.commands import command_step
 from workspace_realizer.adapters.credentials_bus import RequestBus
 from workspace_realizer.adapters.environment import workspace_env
-from workspace_realizer.adapters.live_steps import begin_step
+from workspace_realizer.adapters.live_steps import KEPT_OUTPUT, abandon_step, begin_step
 from workspace_realizer.adapters.ports import CommandResult, Phase, StepSink
 
 __all__ = ["BusCommandRunner"]
@@ -82,7 +82,13 @@ class BusCommandRunner:
             output_ref=ref,
         )
         started = datetime.now(UTC)
-        reply = await self._bus.request(self._subject, request, timeout=timeout + _MARGIN)
+        try:
+            reply = await self._bus.request(self._subject, request, timeout=timeout + _MARGIN)
+        except BaseException as error:
+            await abandon_step(
+                sink, phase, f"the request to the runtime-supervisor ended: {error!r}"
+            )
+            raise
         meta: dict[str, object] = {"contained": True}
         if not isinstance(reply, Ok):
             why = (
@@ -90,6 +96,9 @@ class BusCommandRunner:
                 if isinstance(reply, ErrorReply)
                 else "the runtime-supervisor did not answer with a result"
             )
+            if ref is not None:
+                # It may have run: what it wrote meanwhile stays, with this note after it.
+                meta[KEPT_OUTPUT] = True
             step = command_step(
                 phase=phase,
                 command=command,
@@ -105,7 +114,7 @@ class BusCommandRunner:
                 started_at=started,
                 finished_at=datetime.now(UTC),
                 metadata=meta,
-                note=f"not run: {why}",
+                note=f"no result: {why}" if ref is not None else f"not run: {why}",
             )
         else:
             result = msgspec.convert(reply.result, ContainedCommandResult)

@@ -9,10 +9,13 @@ step can be running in this fresh process.
 from __future__ import annotations
 
 import logging
+import os
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from eventstore import acting, system_cause
+from workspace_realizer.domain.host.operations import EXCERPT_BYTES, excerpt
 from workspace_realizer.orchestration.archive import INTERRUPTED
 
 if TYPE_CHECKING:
@@ -57,6 +60,19 @@ def fail_interrupted_archives(
     return failed
 
 
+def _tail(log_dir: str | None, stream: str) -> tuple[bytes, int]:
+    """The last :data:`EXCERPT_BYTES` of a step's output file and its size (nothing if gone)."""
+    if log_dir is None:
+        return b"", 0
+    try:
+        with (Path(log_dir) / stream).open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(max(0, size - EXCERPT_BYTES))
+            return handle.read(), size
+    except OSError:
+        return b"", 0
+
+
 def fail_interrupted_steps(
     app: WorkspaceRealizerApplication, service: str, node: str = "local"
 ) -> list[str]:
@@ -73,17 +89,22 @@ def fail_interrupted_steps(
     ]
     with acting(system_cause(service, "a host step was interrupted by a restart")):
         for key in running:
+            step = app.operations[key]
+            stdout, out_size = _tail(step.log_dir, "stdout")
+            stderr, err_size = _tail(step.log_dir, "stderr")
+            stdout_excerpt, cut_out = excerpt(stdout)
+            stderr_excerpt, cut_err = excerpt(stderr + INTERRUPTED_STEP.encode())
             app.finish_operation(
                 key,
                 {
                     "status": "failed",
                     "exit_code": None,
                     "finished_at": datetime.now(UTC),
-                    "stdout_excerpt": "",
-                    "stderr_excerpt": INTERRUPTED_STEP,
-                    "truncated": False,
-                    "stdout_bytes": 0,
-                    "stderr_bytes": 0,
+                    "stdout_excerpt": stdout_excerpt,
+                    "stderr_excerpt": stderr_excerpt,
+                    "truncated": cut_out or cut_err or max(out_size, err_size) > EXCERPT_BYTES,
+                    "stdout_bytes": out_size,
+                    "stderr_bytes": err_size,
                     "metadata": {"interrupted": True},
                 },
             )

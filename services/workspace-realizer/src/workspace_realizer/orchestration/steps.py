@@ -11,7 +11,8 @@ it begins, moves on and ends (docs/design/workspace-realizer.md, "Progress").
 from __future__ import annotations
 
 import asyncio
-import time
+import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -20,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from eventstore import current_cause
 from servicekit.operations import ProgressFields, report_progress
+from workspace_realizer.adapters.live_steps import KEPT_OUTPUT
+from workspace_realizer.adapters.ports import OUTPUT_CAP
 from workspace_realizer.adapters.process import scrub_bytes
 from workspace_realizer.domain.host.operations import excerpt
-from workspace_realizer.domain.host.records import OperationEnding, OperationRecord
+from workspace_realizer.domain.host.records import OperationEnding, OperationRecord, StepFacts
 
 if TYPE_CHECKING:
     from workspace_realizer.adapters.ports import Phase, Step
@@ -32,8 +35,7 @@ __all__ = ["StepRecorder", "output_path", "read_output"]
 
 Store = Callable[..., Awaitable[Any]]
 
-_PROGRESS_EVERY = 1.0
-"""Seconds between two progress reports of one step that say the same thing."""
+log = logging.getLogger(__name__)
 
 
 def output_path(home: Path, operation_id: str, stream: str) -> Path:
@@ -48,10 +50,37 @@ def _prepare(directory: Path) -> None:
         (directory / stream).touch()
 
 
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``path`` whole, by a rename: a writer still appending to the old file (a contained
+    command's live output) cannot mix into it."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(data)
+    os.replace(partial, path)
+
+
 def _write(directory: Path, stdout: bytes, stderr: bytes) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "stdout").write_bytes(stdout)
-    (directory / "stderr").write_bytes(stderr)
+    _replace(directory / "stdout", stdout)
+    _replace(directory / "stderr", stderr)
+
+
+def _append_note(directory: Path, note: bytes) -> tuple[bytes, bytes]:
+    """Add ``note`` to the stderr written so far (kept: the step's own output never came back);
+    return the tails of both streams as they are then."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / "stderr").open("ab") as handle:
+        handle.write(note)
+    streams = []
+    for name in ("stdout", "stderr"):
+        path = directory / name
+        try:
+            with path.open("rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                handle.seek(max(0, size - OUTPUT_CAP))
+                streams.append(handle.read())
+        except FileNotFoundError:
+            streams.append(b"")
+    return streams[0], streams[1]
 
 
 def read_output(
@@ -106,7 +135,7 @@ class StepRecorder:
         self.steps: list[Step] = []
         self._open: dict[str, str] = {}
         """Phase -> the id of the step of that phase recorded ``running``."""
-        self._reported: dict[str, tuple[str, int | None, float]] = {}
+        self._reported: dict[str, tuple[str, int | None]] = {}
 
     async def begin(self, *, phase: Phase, command: str, cwd: str) -> str:
         """Record a step that begins now, ``running``, with empty output files; return its id."""
@@ -120,22 +149,23 @@ class StepRecorder:
         return ref
 
     async def progress(self, phase: Phase, message: str, percent: int | None = None) -> None:
-        """Report how far the step of ``phase`` has come on the long operation (if any)."""
-        await self._report(phase, message, percent, self._open.get(phase))
+        """Report how far the step of ``phase`` has come on the long operation (if any): stored
+        when the message changes or the percent reaches a new tenth (a clone stores a few dozen
+        reports, not one a second); nothing once the step has ended."""
+        step_id = self._open.get(phase)
+        if step_id is not None:
+            await self._report(phase, message, percent, step_id)
 
     async def _report(
         self, phase: str, message: str, percent: int | None, step_id: str | None
     ) -> None:
+        """Best effort: a report that cannot be stored is logged, never fails the step."""
         if self._operation_id is None:
             return
-        now = time.monotonic()
-        last = self._reported.get(phase)
-        if last is not None:
-            same = last[:2] == (message, percent)
-            soon = last[0] == message and percent != 100 and now - last[2] < _PROGRESS_EVERY
-            if same or soon:
-                return
-        self._reported[phase] = (message, percent, now)
+        tenth = None if percent is None else percent // 10
+        if self._reported.get(phase) == (message, tenth):
+            return
+        self._reported[phase] = (message, tenth)
         fields: ProgressFields = {
             "phase": phase,
             "message": message,
@@ -144,27 +174,38 @@ class StepRecorder:
             "execution_workspace_id": self._workspace_id,
             "project_workspace_id": self._project_workspace_id,
         }
-        await self._store(report_progress, self._app, self._operation_id, fields)
+        try:
+            await self._store(report_progress, self._app, self._operation_id, fields)
+        except Exception as error:
+            log.warning("progress of operation %s not recorded: %s", self._operation_id, error)
+
+    async def abandon(self, phase: Phase, why: str) -> None:
+        """End the step of ``phase`` begun and not ended (its runner failed or was cancelled
+        before it could report it): ``failed``, with ``why`` added to what it wrote."""
+        ref = self._open.get(phase)
+        if ref is None:
+            return
+        directory = self._home / "operations" / ref
+        note = f"\n[clipyard] {why}\n".encode()
+        stdout, stderr = await asyncio.to_thread(_append_note, directory, note)
+        ending = _ending("failed", None, stdout, stderr, {"abandoned": True})
+        await self._store(self._app.finish_operation, ref, ending)
+        self._open.pop(phase, None)
+        self.ids.append(ref)
+        await self._report(phase, f"failed ({why})", 100, ref)
 
     async def __call__(self, step: Step) -> None:
         """Write the step's output files, then record it (ending it if it began ``running``)."""
-        begun = self._open.pop(step.phase, None)
+        begun = self._open.get(step.phase)
         ref = begun or str(uuid.uuid4())
         directory = self._home / "operations" / ref
-        await asyncio.to_thread(_write, directory, step.stdout, step.stderr)
-        stdout, cut_out = excerpt(step.stdout)
-        stderr, cut_err = excerpt(step.stderr)
-        ending: OperationEnding = {
-            "status": step.status,
-            "exit_code": step.exit_code,
-            "finished_at": step.finished_at,
-            "stdout_excerpt": stdout,
-            "stderr_excerpt": stderr,
-            "truncated": step.truncated or cut_out or cut_err,
-            "stdout_bytes": len(step.stdout),
-            "stderr_bytes": len(step.stderr),
-            "metadata": {key: _plain(value) for key, value in step.metadata.items()},
-        }
+        facts = {key: _plain(value) for key, value in step.metadata.items()}
+        if begun is not None and facts.get(KEPT_OUTPUT):
+            stdout, stderr = await asyncio.to_thread(_append_note, directory, step.stderr)
+        else:
+            stdout, stderr = step.stdout, step.stderr
+            await asyncio.to_thread(_write, directory, stdout, stderr)
+        ending = _ending(step.status, step.exit_code, stdout, stderr, facts, step)
         if begun is None:
             fields = self._record(
                 ref, directory, phase=step.phase, command=step.command, cwd=step.cwd
@@ -173,6 +214,7 @@ class StepRecorder:
             self.ids.append(await self._store(self._app.record_operation, {**fields, **ending}))
         else:
             await self._store(self._app.finish_operation, begun, ending)
+            self._open.pop(step.phase, None)
             self.ids.append(begun)
             code = "" if step.exit_code is None else f" (exit code {step.exit_code})"
             await self._report(step.phase, f"{step.status}{code}", 100, begun)
@@ -209,6 +251,30 @@ class StepRecorder:
         if self._node_id is not None:
             record["node_id"] = self._node_id
         return record
+
+
+def _ending(
+    status: str,
+    exit_code: int | None,
+    stdout: bytes,
+    stderr: bytes,
+    facts: StepFacts,
+    step: Step | None = None,
+) -> OperationEnding:
+    """How a step ended, with the last 64 KiB of each stream."""
+    out, cut_out = excerpt(stdout)
+    err, cut_err = excerpt(stderr)
+    return {
+        "status": status,
+        "exit_code": exit_code,
+        "finished_at": step.finished_at if step is not None else datetime.now(UTC),
+        "stdout_excerpt": out,
+        "stderr_excerpt": err,
+        "truncated": (step.truncated if step is not None else False) or cut_out or cut_err,
+        "stdout_bytes": len(stdout),
+        "stderr_bytes": len(stderr),
+        "metadata": facts,
+    }
 
 
 def _plain(value: object) -> Any:

@@ -8,7 +8,8 @@
  * a clone), a <progress> bar when a percent is known, and how long it has been running
  * (elapsed.js). An ended one says how it ended and goes away after a few seconds. The panel is
  * hidden while nothing is in progress. Only operations that start or report while the page is
- * open are shown.
+ * open are shown; after a reconnection each listed one is read again (GET /api/operations/{id})
+ * so an end missed meanwhile still removes it.
  */
 "use strict";
 
@@ -74,11 +75,25 @@
     }
   }
 
+  // After a reconnection: what each listed operation is now (an end missed meanwhile removes it),
+  // and when it really started.
+  function recheck() {
+    items.forEach(async function (li, id) {
+      const answer = await window.Clipyard.api("GET", "/api/operations/" + encodeURIComponent(id));
+      if (!answer.ok || !answer.body) { return; }
+      const elapsed = li.querySelector("[data-elapsed-since]");
+      if (elapsed && answer.body.startedAt) { elapsed.setAttribute("data-elapsed-since", answer.body.startedAt); }
+      if (answer.body.status !== "running") {
+        show("operation.finished.v1", { aggregateId: id, data: { kind: answer.body.kind, status: answer.body.status } });
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     panel = document.querySelector("[data-progress-panel]");
     if (!panel || !window.Clipyard.subscribe) { return; }
     list = panel.querySelector("[data-progress-list]");
     const types = (panel.getAttribute("data-progress-event-types") || "").split(",").filter(Boolean);
-    window.Clipyard.subscribe(types, show, { status: panel.querySelector("[data-progress-status]") });
+    window.Clipyard.subscribe(types, show, { status: panel.querySelector("[data-progress-status]"), onOpen: recheck });
   });
 })();
