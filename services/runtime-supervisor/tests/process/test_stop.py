@@ -45,10 +45,10 @@ async def test_sigterm_ends_the_group_with_its_grandchildren(spawn) -> None:
     service = await spawn("sleep 300 & sleep 300 & wait")
     members = await _members_at_least(service.pgid, 4)  # wrapper, sh, two sleeps
     started = time.monotonic()
-    outcome = await stop_group(service.pgid, grace=5)
+    outcome = await stop_group(service.pgid, grace=30)
     assert outcome.outcome == "terminated"
     assert outcome.survivors == []
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 15, "SIGTERM ended it: the grace period was not waited"
     assert group_members(service.pgid) == []
     assert _gone(members)
     assert read_status(service.run_dir) == ExitStatus(signal=15)
