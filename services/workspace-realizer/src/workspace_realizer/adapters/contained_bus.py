@@ -27,7 +27,7 @@ from workspace_realizer.adapters.commands import command_step
 from workspace_realizer.adapters.credentials_bus import RequestBus
 from workspace_realizer.adapters.environment import workspace_env
 from workspace_realizer.adapters.live_steps import KEPT_OUTPUT, abandon_step, begin_step
-from workspace_realizer.adapters.ports import CommandResult, Phase, StepSink
+from workspace_realizer.adapters.ports import CommandResult, Phase, Step, StepSink
 
 __all__ = ["BusCommandRunner"]
 
@@ -91,31 +91,7 @@ class BusCommandRunner:
             raise
         meta: dict[str, object] = {"contained": True}
         if not isinstance(reply, Ok):
-            why = (
-                f"the runtime-supervisor answered {reply.code}: {reply.message}"
-                if isinstance(reply, ErrorReply)
-                else "the runtime-supervisor did not answer with a result"
-            )
-            if ref is not None:
-                # It may have run: what it wrote meanwhile stays, with this note after it.
-                meta[KEPT_OUTPUT] = True
-            step = command_step(
-                phase=phase,
-                command=command,
-                cwd=cwd,
-                timeout=timeout,
-                returncode=None,
-                signal=None,
-                started=False,
-                timed_out=False,
-                stdout=b"",
-                stderr=b"",
-                truncated=False,
-                started_at=started,
-                finished_at=datetime.now(UTC),
-                metadata=meta,
-                note=f"no result: {why}" if ref is not None else f"not run: {why}",
-            )
+            step = _unanswered(phase, command, cwd, timeout, reply, started, kept=ref is not None)
         else:
             result = msgspec.convert(reply.result, ContainedCommandResult)
             note = result.error or (f"it {result.limit}" if result.limit else None)
@@ -139,3 +115,42 @@ class BusCommandRunner:
         await sink(step)
         exit_code = step.exit_code if step.exit_code is not None else 127
         return CommandResult(exit_code=exit_code, step=step)
+
+
+def _unanswered(
+    phase: Phase,
+    command: str,
+    cwd: Path,
+    timeout: float,
+    reply: object,
+    started: datetime,
+    *,
+    kept: bool,
+) -> Step:
+    """The step of a command the supervisor gave no result for. ``kept``: the step began and
+    the command may have run, so what it wrote meanwhile stays, with this note after it."""
+    why = (
+        f"the runtime-supervisor answered {reply.code}: {reply.message}"
+        if isinstance(reply, ErrorReply)
+        else "the runtime-supervisor did not answer with a result"
+    )
+    meta: dict[str, object] = {"contained": True}
+    if kept:
+        meta[KEPT_OUTPUT] = True
+    return command_step(
+        phase=phase,
+        command=command,
+        cwd=cwd,
+        timeout=timeout,
+        returncode=None,
+        signal=None,
+        started=False,
+        timed_out=False,
+        stdout=b"",
+        stderr=b"",
+        truncated=False,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        metadata=meta,
+        note=f"no result: {why}" if kept else f"not run: {why}",
+    )
