@@ -1,8 +1,9 @@
 """Archiving a workspace from its page: a confirmation dialog; refused while an issue is open
 (the API's message and reasons stay in "Lifecycle" while live events re-render the page, and the
 focus comes back to the button); then the status shows archived, the focus is on "Reopen
-workspace", the timeline grows with the archive's events and "As it was after" shows the state
-before the archive; a reopen made through the API shows up live."""
+workspace", the timeline grows with the archive's events (done by the board key, shown by its
+name) and "As it was after" shows the state before the archive, scrolled into view and focused;
+a reopen made through the API shows up live."""
 
 from __future__ import annotations
 
@@ -95,8 +96,20 @@ async def test_archive_from_the_page_and_the_timeline_grows(
         assert "workspace.archived.v1" in types
         await expect(entries).to_have_count(len(events), timeout=10_000)
         await expect(timeline).to_contain_text("workspace.archived.v1")
-        # "As it was after" the last event before the archive: active, unlike now.
+        # Who archived it: the board key the operator signed in with, by its name.
+        archived_event = events[types.index("workspace.archived.v1")]
+        assert archived_event["actor"]["type"] == "board", archived_event
+        who = timeline.locator(f'li[data-event-id="{archived_event["eventId"]}"]')
+        await expect(who.locator('[data-field="event-actor"]')).to_have_text("b (board key)")
+        # "As it was after" the first event: its result, far below on the page, is scrolled to
+        # and focused.
         panel = page.locator("[data-history-panel]")
+        await entries.first.click()
+        result = panel.get_by_role("heading", name=re.compile("^After event"))
+        await expect(result).to_be_focused()
+        await expect(result).to_be_in_viewport()
+        await expect(entries.first).not_to_be_in_viewport()
+        # ... after the last event before the archive: active, unlike now.
         await entries.nth(before - 1).click()
         await expect(_fact(panel, "Status")).to_have_text("active")
         await expect(_fact(panel, "Branch")).to_have_text(ws["branchName"])

@@ -1,7 +1,9 @@
-"""Configuration editing on the workspace page: a runtime config the API refuses (a service
-without a command) shows the API's own message for that field next to "Runtime config (JSON)",
-and it stays there when live events re-render the page's other sections; JSON that does not
-parse is refused in the page (its own message, no request sent); a valid one is saved."""
+"""Configuration editing on the workspace page: the runtime config the workspace inherits from
+its project workspace is shown read-only, named after it, beside an empty editor; a runtime
+config the API refuses (a service without a command) shows the API's own message for that field
+next to "Runtime config (JSON)", and it stays there when live events re-render the page's other
+sections; JSON that does not parse is refused in the page (its own message, no request sent); a
+valid one is saved and overrides the inherited one."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 INVALID = {"services": [{"name": "web"}]}
 """A service without a command."""
+INHERITED = {"jobs": [{"name": "hello", "command": "echo inherited from the project"}]}
+"""The project workspace's runtime config."""
 
 
 async def _message_by(field: Locator) -> Locator:
@@ -35,7 +39,7 @@ async def _message_by(field: Locator) -> Locator:
 async def test_an_invalid_runtime_config_shows_the_api_message_next_to_the_field(
     stack: Any, tmp_path: Path, page: Page
 ) -> None:
-    async with operator_board(stack, tmp_path) as operator:
+    async with operator_board(stack, tmp_path, runtime_config=INHERITED) as operator:
         board = operator.board
         _, ws = await board.realize("Configure me")
         # What the API itself says about this config (the page must show the same).
@@ -56,6 +60,18 @@ async def test_an_invalid_runtime_config_shows_the_api_message_next_to_the_field
         for label in ("Provision command", "Runtime provision command", "Teardown command"):
             await expect(form.get_by_label(label, exact=True)).to_be_editable()
         await expect(form.get_by_label("Cleanup command", exact=True)).to_be_editable()
+        # Nothing of its own: the project workspace's runtime config, named and read-only.
+        inherited = form.locator("[data-inherited-runtime]")
+        await expect(inherited).to_contain_text(
+            f"Inherited from project workspace “{board.project_workspace['name']}”"
+        )
+        shown = inherited.locator('[data-field="inherited-runtime"]')
+        await expect(shown).to_contain_text(INHERITED["jobs"][0]["command"])
+        assert await shown.evaluate("node => [node.tagName, node.isContentEditable]") == [
+            "PRE",
+            False,
+        ]
+        await expect(runtime).to_have_value("")
         await runtime.fill(json.dumps(INVALID))
         await form.get_by_role("button", name="Save configuration").click()
         message = await _message_by(runtime)
@@ -110,3 +126,5 @@ async def test_an_invalid_runtime_config_shows_the_api_message_next_to_the_field
 
         runtime_saved = await wait_until(saved, 10, "the valid runtime config saved")
         assert runtime_saved["services"][0]["command"] == valid["services"][0]["command"]
+        # Its own config now overrides the inherited one, which the section no longer shows.
+        await expect(inherited).to_have_count(0)

@@ -155,8 +155,9 @@ async def drain_node_b(cluster: Cluster, tmp_path: Path) -> None:
     trail = f"/api/execution-workspaces/{run['executionWorkspaceId']}/events"
 
     async def leased() -> bool:  # the realizer has heard of the run's lease
-        rows = await _ok(await a.get(trail, headers=board, params={"limit": 200}))
-        return any("RunLeased" in row["type"] for row in rows)
+        asked = {"limit": 200, "types": "workspace.run_leased"}
+        rows = await _ok(await a.get(trail, headers=board, params=asked))
+        return any(row["type"] == "workspace.run_leased.v1" for row in rows)
 
     await until(leased, 30.0, "the realizer to record the run's lease")
 

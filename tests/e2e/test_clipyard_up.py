@@ -91,9 +91,20 @@ def test_up_serves_all_five_then_ctrl_c_leaves_nothing(up: Up, tmp_path: Path) -
     assert tail.returncode == 0, tail.stderr
     assert "company.created.v1" in tail.stdout
     assert company["id"] in tail.stdout
+    # --type takes an aggregate (the filter of the API's ?types=); a stored class name is a
+    # clear error naming its type, never handed to NATS.
+    only = up.cli("events", "tail", "--from-start", "--no-follow", "--type", "company")
+    assert only.returncode == 0, only.stderr
+    assert "Company created" in only.stdout, only.stdout
+    assert all(line.split()[1].startswith("company.") for line in only.stdout.splitlines())
+    refused = up.cli("events", "tail", "--type", "Provisioned")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "'Provisioned' (workspace.provisioned: recorded in audit trails" in refused.stderr
+    assert "invalid subject token" not in refused.stderr
     audit = up.cli("audit", company["id"])
     assert audit.returncode == 0, audit.stderr
     assert "api-gateway" in audit.stdout or "gateway" in audit.stdout
+    assert "  company.created.v1  Company created  " in audit.stdout, audit.stdout
     status = up.cli("status")
     assert status.returncode == 0, status.stderr
     # One instance of each service: it answers, leads, and holds its lease with the first token.

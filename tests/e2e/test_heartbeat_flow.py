@@ -355,6 +355,13 @@ async def test_assigning_an_issue_wakes_its_agent(stack: Any, tmp_path: Path) ->
         assert values["TASK_ID"] == issue["id"], values
         # Only one wake for one assignment.
         assert len(await woken()) == 1
+        # The event stream takes an aggregate, as `events tail --type` does: every run.* type.
+        events = await read_events(
+            board.http, board.company["id"], _finished_for(run["id"]), types=("run",)
+        )
+        kinds = {e["type"] for e in events}
+        assert {"run.queued.v1", "run.finished.v1"} <= kinds, kinds
+        assert all(kind.startswith("run.") for kind in kinds), kinds
 
 
 async def _two_at_once(board: Board, issue: dict[str, Any], agents: list[dict[str, Any]]) -> None:

@@ -719,7 +719,7 @@ async def test_the_gateways_sse_and_the_cli_tail_read_the_stream(
     )
     assert code == 0
     line = next(x for x in out.getvalue().splitlines() if x.split()[0] == str(seq))
-    assert line.split()[1:3] == ["company.created.v1", "co-1"]
+    assert line.split()[1:5] == ["company.created.v1", "Company", "created", "co-1"]
     assert "actor=admin:op" in line
     assert "reason=probe" in line
     assert (await events.stream_info(EVENT_STREAM)).state.consumer_count == consumers

@@ -185,6 +185,10 @@ class GetWorkspaceEvents(Query, tag="workspace.get_events.v1", frozen=True, kw_o
     workspace_id: str
     limit: int = 50
     offset: int = 0
+    types: list[str] | None = None
+    """Only the events of these types, types without version or aggregates
+    (:mod:`contracts.event_filters`; None: every event); ``offset`` and the total then count
+    those only."""
 
 
 class GetWorkspaceHistory(Query, tag="workspace.get_history.v1", frozen=True, kw_only=True):

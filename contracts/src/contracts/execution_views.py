@@ -307,6 +307,8 @@ class WorkspaceEventRow(Struct, frozen=True, kw_only=True):
 
     event_id: str
     type: str
+    """Its public type, or the type derived for an event never published
+    (:mod:`contracts.event_types`)."""
     source: str
     """The service that stored it (``realizer``, ``supervisor``, ``controller``)."""
     aggregate_id: str
@@ -316,6 +318,8 @@ class WorkspaceEventRow(Struct, frozen=True, kw_only=True):
     run_id: str | None = None
     reason: str | None = None
     data: dict[str, Any] = msgspec.field(default_factory=dict)
+    label: str = ""
+    """What a person reads for its type (``Workspace provisioned``)."""
 
 
 class WorkspaceHistory(Struct, frozen=True, kw_only=True):

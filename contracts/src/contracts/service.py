@@ -53,12 +53,19 @@ class StoredEvent(Struct, frozen=True, kw_only=True):
     aggregate_id: str
     aggregate_version: int
     type: str
+    """Its public type (``workspace.realized.v1``), or for an event never published the type
+    derived from its aggregate and name (``workspace.provisioned.v1``;
+    :mod:`contracts.event_types`)."""
     occurred_at: datetime
     notification_id: int | None = None
     actor: dict[str, Any] | None = None
     run_id: str | None = None
     reason: str | None = None
     data: dict[str, Any] = msgspec.field(default_factory=dict)
+    label: str = ""
+    """What a person reads for its type (``Workspace provisioned``)."""
+    stored_type: str | None = None
+    """The stored class (``ExecutionWorkspace.Provisioned``), for whoever reads the store."""
 
 
 class AuditTrail(Struct, frozen=True, kw_only=True):

@@ -28,9 +28,15 @@ EVENT = {
 }
 
 
-def test_an_event_line_has_seq_type_aggregate_company_actor_and_reason() -> None:
+def test_an_event_line_has_seq_type_label_aggregate_company_actor_and_reason() -> None:
     line = format_event(42, EVENT)
-    assert line.split()[:3] == ["42", "company.created.v1", EVENT["aggregateId"]]
+    assert line.split()[:5] == [
+        "42",
+        "company.created.v1",
+        "Company",
+        "created",
+        EVENT["aggregateId"],
+    ]
     assert f"company={EVENT['companyId']}" in line
     assert "actor=admin:admin" in line
     assert line.endswith("reason=onboarding")
@@ -56,25 +62,52 @@ def test_only_json_objects_decode_as_events() -> None:
         ("company.created.v1", "ws.evt.company.created"),
         ("company.created", "ws.evt.company.created"),
         ("workspace", "ws.evt.workspace.>"),
+        ("run", "ws.evt.run.>"),
         ("operation.finished.v1", "ws.evt.operation.finished.*"),
         ("inbox.message_rejected.v1", "ws.evt.inbox.message_rejected.*"),
+        # Several values: every event, matched on this side.
+        ("run,workspace.realized", "ws.evt.>"),
+        (["run", "workspace"], "ws.evt.>"),
     ],
 )
-def test_a_type_becomes_a_stream_filter(type_tag: str | None, subject: str) -> None:
+def test_a_type_becomes_a_stream_filter(type_tag: str | list[str] | None, subject: str) -> None:
     assert type_filter(type_tag) == subject
 
 
-@pytest.mark.parametrize("bad", ["a.b.c.d", "company.created.x1", "Company.created.v1", "ws evt"])
-def test_a_malformed_type_is_refused(bad: str) -> None:
-    with pytest.raises(ValueError, match=r"token|expected"):
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ("a.b.c.d", "'a.b.c.d'"),
+        ("company.created.x1", "'company.created.x1'"),
+        ("Company.created.v1", "did you mean company.created.v1?"),
+        ("ws evt", "'ws evt'"),
+        ("Run", "did you mean run?"),
+        # A stored class name: what it is called now, and that the stream never carries it.
+        ("Provisioned", "workspace.provisioned: recorded in audit trails only, never published"),
+        ("workspace.provisioned", "recorded in audit trails only"),
+    ],
+)
+def test_a_type_the_stream_does_not_carry_is_refused_saying_what_is_accepted(
+    bad: str, said: str
+) -> None:
+    with pytest.raises(ValueError, match="Unknown event filter in --type") as refused:
         type_filter(bad)
+    message = str(refused.value)
+    assert said in message
+    assert "types without their version (workspace.realized) or aggregates" in message
+    assert "run, runtime_provisioning, runtime_service" in message  # the aggregates, listed
+    assert "invalid subject token" not in message
 
 
-def test_a_versioned_type_matches_exactly_and_an_unversioned_one_any_version() -> None:
+def test_types_without_version_and_aggregates_match_every_version_and_type() -> None:
     assert matches_type("company.created.v1", EVENT)
-    assert not matches_type("company.created.v2", EVENT)
+    assert not matches_type("company.host_access_changed.v1", EVENT)
     assert matches_type("company.created", EVENT)
+    assert matches_type("company", EVENT)
+    assert matches_type("run,company", EVENT)
+    assert not matches_type("run", EVENT)
     assert matches_type(None, EVENT)
+    assert matches_type("company", {"type": "company.created.v2"})  # a version not known yet
 
 
 def test_an_audit_trail_names_its_owner_and_lists_events_oldest_first() -> None:
@@ -83,7 +116,9 @@ def test_an_audit_trail_names_its_owner_and_lists_events_oldest_first() -> None:
         StoredEvent(
             aggregate_id="a",
             aggregate_version=1,
-            type="Company.Created",
+            type="company.created.v1",
+            label="Company created",
+            stored_type="Company.Created",
             occurred_at=at,
             actor={"type": "admin", "id": "root"},
             data={"name": "Acme"},
@@ -91,7 +126,7 @@ def test_an_audit_trail_names_its_owner_and_lists_events_oldest_first() -> None:
         StoredEvent(
             aggregate_id="a",
             aggregate_version=2,
-            type="Company.Renamed",
+            type="company.renamed.v1",
             occurred_at=at,
             run_id="r-1",
             reason="typo",
@@ -102,8 +137,11 @@ def test_an_audit_trail_names_its_owner_and_lists_events_oldest_first() -> None:
     )
     text = format_trail(trail).splitlines()
     assert text[0] == "aggregate a (Company), owned by api-gateway: 2 events"
-    assert text[1].startswith("v1    2026-11-29T12:00:00+00:00  Company.Created  actor=admin:root")
+    assert text[1].startswith(
+        "v1    2026-11-29T12:00:00+00:00  company.created.v1  Company created  actor=admin:root"
+    )
     assert text[2].strip() == '{"name":"Acme"}'
+    assert "company.renamed.v1  Company renamed  " in text[3]  # a label even when not sent
     assert "run=r-1" in text[3]
     assert text[3].endswith("reason=typo")
 

@@ -22,9 +22,13 @@ def test_events_tail_defaults_to_new_events_of_every_type_and_follows() -> None:
     assert args.follow is True
 
 
-def test_events_tail_takes_a_type_a_start_and_no_follow() -> None:
+def test_events_tail_takes_types_a_start_and_no_follow() -> None:
     args = parse("events", "tail", "--type", "company.created.v1", "--from-start", "--no-follow")
-    assert args.type_tag == "company.created.v1"
+    assert args.type_tag == ["company.created.v1"]
+    assert parse("events", "tail", "--type", "run", "--type", "slot,company").type_tag == [
+        "run",
+        "slot,company",
+    ]
     assert args.from_start is True
     assert args.follow is False
 

@@ -244,7 +244,14 @@ class InboxBehaviour:
             await inbox.stop()
         assert mirror.copies == {"c5": {"prefix": "GAM", "ticks": 0}}
         trail = audit_trail(mirror, rejections_id("gateway"))
-        assert [e.type for e in trail.events] == ["Opened", "MessageRejected", "MessageRejected"]
+        # Shown with the public type of a rejection, the stored class kept aside.
+        assert [e.type for e in trail.events] == [
+            "inbox.opened.v1",
+            "inbox.message_rejected.v1",
+            "inbox.message_rejected.v1",
+        ]
+        assert trail.events[1].label == "Inbox message rejected"
+        assert trail.events[1].stored_type == "InboxRejections.MessageRejected"
         first, second = trail.events[1:]
         assert (first.data["msg_id"], first.data["notification_id"]) == ("gateway:4", 4)
         assert first.data["error"].startswith("undecodable event")
@@ -301,7 +308,7 @@ class InboxBehaviour:
         assert mirror.copies == {"c4": {"prefix": "DDD", "ticks": 0}}
         assert not inbox.unknown_skipped
         trail = audit_trail(mirror, rejections_id("gateway"))
-        rejected = [e.data for e in trail.events if e.type == "MessageRejected"]
+        rejected = [e.data for e in trail.events if e.type == "inbox.message_rejected.v1"]
         assert [(r["msg_id"], r["notification_id"]) for r in rejected] == [
             (bad_id, None),
             ("gateway:2", 2),
@@ -335,7 +342,7 @@ class InboxBehaviour:
         assert attempts == [1]
         assert mirror.copies == {"c2": {"prefix": "P2", "ticks": 0}}
         trail = audit_trail(mirror, rejections_id("gateway"))
-        (rejected,) = [e.data for e in trail.events if e.type == "MessageRejected"]
+        (rejected,) = [e.data for e in trail.events if e.type == "inbox.message_rejected.v1"]
         assert rejected["notification_id"] == 1
         assert "can never be published" in rejected["error"]
 

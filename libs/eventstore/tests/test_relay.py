@@ -260,9 +260,9 @@ class RelayBehaviour:
         # Each skip is on record (audit trail of the service's OutboxSkips), with its position.
         trail = audit_trail(app, skips_id("gateway"))
         assert [e.type for e in trail.events] == [
-            "Opened",
-            "PublicationSkipped",
-            "PublicationSkipped",
+            "outbox.opened.v1",
+            "outbox.publication_skipped.v1",
+            "outbox.publication_skipped.v1",
         ]
         first, second = trail.events[1:]
         assert (first.data["notification_id"], first.data["origin"]) == (1, f"{huge}:1")

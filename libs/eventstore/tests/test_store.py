@@ -207,7 +207,19 @@ class StoreBehaviour:
         app.tick(company_id)
         trail = audit_trail(app, str(company_id))
         assert (trail.service, trail.aggregate_type, trail.total) == ("gateway", "Company", 3)
-        assert [e.type for e in trail.events] == ["Created", "Renamed", "Ticked"]
+        # Types of the one vocabulary (derived: the test's events are never published), a label
+        # for people, the stored class aside.
+        assert [e.type for e in trail.events] == [
+            "company.created.v1",
+            "company.renamed.v1",
+            "company.ticked.v1",
+        ]
+        assert [e.label for e in trail.events] == [
+            "Company created",
+            "Company renamed",
+            "Company ticked",
+        ]
+        assert trail.events[1].stored_type == "Company.Renamed"
         assert [e.aggregate_version for e in trail.events] == [1, 2, 3]
         created, renamed, ticked = trail.events
         assert created.data == {"name": "Acme", "issue_prefix": "ACME"}
@@ -220,7 +232,7 @@ class StoreBehaviour:
         )
         assert (ticked.data, ticked.actor) == ({}, None)
         page = audit_trail(app, company_id, limit=1, offset=1)
-        assert (page.total, [e.type for e in page.events]) == (3, ["Renamed"])
+        assert (page.total, [e.type for e in page.events]) == (3, ["company.renamed.v1"])
         assert audit_trail(app, str(uuid4())).total == 0
         assert audit_trail(app, "not-a-uuid").total == 0
 

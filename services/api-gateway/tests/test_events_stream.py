@@ -99,9 +99,47 @@ async def test_types_filter_and_last_event_id(aclient: AsyncTestClient[Any], bus
 
 
 @pytest.mark.parametrize(
+    ("types", "passed"),
+    [
+        ("run", ["1", "2", "4"]),  # an aggregate: every type of it
+        ("run.queued", ["1"]),  # a type without version: every version of it
+        ("run.finished.v1,slot", ["3", "4"]),
+        ("run.finished.v1, slot.granted", ["3", "4"]),
+    ],
+)
+async def test_types_names_types_types_without_version_and_aggregates(
+    aclient: AsyncTestClient[Any], bus: Any, types: str, passed: list[str]
+) -> None:
+    acme = await _company(aclient)
+    bus.stream = [
+        _event(1, "run.queued.v1", acme),
+        _event(2, "run.started.v1", acme),
+        _event(3, "slot.granted.v1", acme),
+        _event(4, "run.finished.v1", acme),
+        _event(5, "workspace.realized.v1", acme),
+    ]
+    messages = await _read(aclient, f"/api/companies/{acme}/events/stream?types={types}")
+    assert [m["id"] for m in messages if "data" in m] == passed
+
+
+async def test_an_unknown_type_says_what_is_accepted(aclient: AsyncTestClient[Any]) -> None:
+    acme = await _company(aclient)
+    response = await aclient.get(
+        f"/api/companies/{acme}/events/stream?types=run,Provisioned", headers=ADMIN
+    )
+    assert response.status_code == 400
+    message = response.json()["error"]
+    assert "'Provisioned' (workspace.provisioned: recorded in audit trails only" in message
+    assert "types without their version (workspace.realized) or aggregates" in message
+    assert "'run'" not in message
+
+
+@pytest.mark.parametrize(
     ("query", "headers", "field"),
     [
         ("?types=company.created.v1,workspace.vanished.v9", {}, "types"),
+        ("?types=Run", {}, "types"),
+        ("?types=company.created.v1.extra", {}, "types"),
         ("", {"Last-Event-ID": "minus-one"}, "Last-Event-ID"),
         ("", {"Last-Event-ID": "-1"}, "Last-Event-ID"),
         ("", {"Last-Event-ID": str(2**63)}, "Last-Event-ID"),

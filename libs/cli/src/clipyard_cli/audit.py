@@ -15,6 +15,7 @@ import msgspec
 from nats.aio.client import Client
 
 from clipyard_cli.bus import CLI_PRINCIPAL, connect_cli, login_from_env
+from contracts.event_types import event_label
 from contracts.service import AuditTrail, GetAuditTrail, StoredEvent
 from contracts.subjects import SERVICES, ServiceToken, service_query
 from natsbus.client import BusClient, BusRequestError
@@ -26,11 +27,13 @@ PAGE = 200
 
 
 def format_stored_event(event: StoredEvent) -> str:
-    """``v<version>  <occurredAt>  <type>  actor=..  run=..  reason=..`` and the data as JSON."""
+    """``v<version>  <occurredAt>  <type>  <label>  actor=..  run=..  reason=..`` and the data as
+    JSON (``type`` is the public type: the stored class is in ``--json``'s ``storedType``)."""
     actor = event.actor or {}
     who = f"{actor.get('type', '?')}:{actor.get('id', '?')}" if actor else "-"
+    label = event.label or event_label(event.type)
     head = (
-        f"v{event.aggregate_version:<4} {event.occurred_at.isoformat()}  {event.type}  "
+        f"v{event.aggregate_version:<4} {event.occurred_at.isoformat()}  {event.type}  {label}  "
         f"actor={who}  run={event.run_id or '-'}  reason={event.reason or '-'}"
     )
     data = msgspec.json.encode(event.data).decode() if event.data else ""

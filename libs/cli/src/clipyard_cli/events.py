@@ -1,8 +1,14 @@
 """``clipyard events tail``: follow ``WS_EVENTS`` with a named ephemeral JetStream consumer.
 
-One line per event: stream sequence, type, aggregate id, company, actor, reason. Events are read
-as plain JSON envelopes, so a type this CLI does not know yet still prints. Before any service has
-created the stream, it says so (and how to fix it) instead of failing.
+One line per event: stream sequence, type, label, aggregate id, company, actor, reason. Events are
+read as plain JSON envelopes, so a type this CLI does not know yet still prints. Before any service
+has created the stream, it says so (and how to fix it) instead of failing.
+
+``--type`` takes the filter of the API (``contracts.event_filters``): types (``run.queued.v1``),
+types without version (``run.queued``) and aggregates (``run``), comma separated or repeated. It is
+checked against the published types before anything is asked of NATS (a value it does not know is
+an error naming what is accepted); one value narrows the consumer's subject filter, several are
+matched here.
 
 The consumer is ``cli-tail-<uuid>``: nats.conf lets user ``cli`` create, pull from and delete only
 consumers of that prefix, through the named consumer API (the unnamed one carries the name in the
@@ -16,20 +22,21 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 import msgspec
 import nats.js.errors
 
 from clipyard_cli.bus import connect_cli, login_from_env
+from contracts.event_filters import EventFilter, parse_event_filter
+from contracts.event_types import PUBLIC_EVENT_TYPES, event_label
 from contracts.subjects import (
     EVENT_STREAM,
     EVENT_STREAM_SUBJECTS,
     SHARED_AGGREGATES,
     aggregate_events,
     event,
-    token,
 )
 from natsbus.connection import redact_url
 from natsbus.tail import StreamTail
@@ -40,6 +47,7 @@ __all__ = [
     "format_event",
     "matches_type",
     "no_stream_message",
+    "parse_type",
     "run_tail",
     "type_filter",
 ]
@@ -50,43 +58,58 @@ _INACTIVE_THRESHOLD = 30.0
 """Seconds after which the server deletes a tail consumer nobody pulls from."""
 
 
-def type_filter(type_tag: str | None) -> str:
-    """The stream subject filter selecting one event type (or an aggregate's, or all).
+Wanted = EventFilter | str | Sequence[str] | None
+"""A ``--type`` filter: parsed, or as given (see :func:`parse_type`)."""
+
+
+def parse_type(type_tag: Wanted) -> EventFilter | None:
+    """The ``--type`` values (comma lists, repeated) as a filter of published types.
+
+    Raises:
+        UnknownEventFilterError: A value names no published type, type without version or
+            aggregate (a ``ValueError`` whose message says what is accepted).
+    """
+    if type_tag is None or isinstance(type_tag, EventFilter):
+        return type_tag
+    return parse_event_filter(type_tag, PUBLIC_EVENT_TYPES, name="--type")
+
+
+def type_filter(type_tag: Wanted) -> str:
+    """The stream subject filter of a ``--type`` filter, built from checked tokens only.
 
     ``workspace.realized.v1`` and ``workspace.realized`` → ``ws.evt.workspace.realized``;
     ``operation.finished.v1`` → ``ws.evt.operation.finished.*`` (shared aggregates end with the
-    publishing service); ``workspace`` → ``ws.evt.workspace.>``; nothing → ``ws.evt.>``.
+    publishing service); ``workspace`` → ``ws.evt.workspace.>``; nothing, or several values
+    (matched by :func:`matches_type`) → ``ws.evt.>``.
 
     Raises:
-        ValueError: The type is not ``<aggregate>[.<event>[.v<N>]]`` of valid tokens.
+        UnknownEventFilterError: See :func:`parse_type`.
     """
-    if not type_tag:
+    wanted = parse_type(type_tag)
+    if wanted is None or len(wanted.values) != 1:
         return EVENT_STREAM_SUBJECTS
-    parts = type_tag.split(".")
-    if len(parts) > 3 or (len(parts) == 3 and not parts[2].startswith("v")):
-        raise ValueError(
-            f"--type {type_tag!r}: expected <aggregate>.<event>.v<N>, e.g. company.created.v1"
-        )
-    aggregate = token(parts[0])
-    if len(parts) == 1:
+    aggregate, _, rest = wanted.values[0].partition(".")
+    if not rest:
         return aggregate_events(aggregate)
-    subject = event(aggregate, parts[1])
+    subject = event(aggregate, rest.partition(".")[0])
     return f"{subject}.*" if aggregate in SHARED_AGGREGATES else subject
 
 
-def matches_type(type_tag: str | None, event: Mapping[str, Any]) -> bool:
-    """Whether ``event`` has the exact versioned type asked for (unversioned asks match any)."""
-    if not type_tag or type_tag.count(".") < 2:
-        return True
-    return event.get("type") == type_tag
+def matches_type(type_tag: Wanted, event: Mapping[str, Any]) -> bool:
+    """Whether ``event``'s type passes the filter (no filter: every event)."""
+    wanted = parse_type(type_tag)
+    found = event.get("type")
+    return wanted is None or (isinstance(found, str) and wanted.matches(found))
 
 
 def format_event(seq: int, event: Mapping[str, Any]) -> str:
-    """``<seq>  <type>  <aggregateId>  company=<id>  actor=<type>:<id>  reason=<text>``."""
+    """``<seq>  <type>  <label>  <aggregateId>  company=<id>  actor=<type>:<id>  reason=<text>``."""
     actor = event.get("actor")
     who = f"{actor.get('type', '?')}:{actor.get('id', '?')}" if isinstance(actor, dict) else "-"
+    kind = event.get("type")
+    label = event_label(kind) if isinstance(kind, str) else "?"
     return (
-        f"{seq:>8}  {event.get('type', '?'):<34} {event.get('aggregateId') or '-':<36}  "
+        f"{seq:>8}  {kind or '?':<34} {label:<32} {event.get('aggregateId') or '-':<36}  "
         f"company={event.get('companyId') or '-'}  actor={who}  reason={event.get('reason') or '-'}"
     )
 
@@ -113,7 +136,7 @@ async def run_tail(
     env: Mapping[str, str],
     out: TextIO | None = None,
     *,
-    type_tag: str | None = None,
+    type_tag: Wanted = None,
     from_start: bool = False,
     follow: bool = True,
     err: TextIO | None = None,
@@ -123,17 +146,21 @@ async def run_tail(
     Args:
         env: The process environment (NATS login).
         out: Where to print.
-        type_tag: Only events of this type (see :func:`type_filter`).
+        type_tag: Only events this filter passes (see :func:`parse_type`).
         from_start: Start from the oldest stored event instead of new ones.
         follow: Keep waiting for new events; when False, stop once caught up.
         err: Where to say what went wrong (default: stderr).
 
     Returns:
         0 (stopped by Ctrl-C or caught up), 1 when there is no event stream yet.
+
+    Raises:
+        UnknownEventFilterError: ``type_tag`` names no published type (before connecting).
     """
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    subject = type_filter(type_tag)
+    wanted = parse_type(type_tag)
+    subject = type_filter(wanted)
     login = login_from_env(env)
     nc = await connect_cli(login)
     try:
@@ -147,7 +174,7 @@ async def run_tail(
         async with tail:
             if follow or tail.pending:
                 await _until_done_or_interrupted(
-                    asyncio.ensure_future(_print(tail, out, type_tag, follow=follow))
+                    asyncio.ensure_future(_print(tail, out, wanted, follow=follow))
                 )
     except nats.js.errors.NotFoundError:
         print(no_stream_message(redact_url(login.url)), file=err, flush=True)
@@ -157,13 +184,15 @@ async def run_tail(
     return 0
 
 
-async def _print(tail: StreamTail, out: TextIO, type_tag: str | None, *, follow: bool) -> None:
+async def _print(
+    tail: StreamTail, out: TextIO, wanted: EventFilter | None, *, follow: bool
+) -> None:
     async for message in tail:
         envelope = decode_event(message.data)
         if envelope is None:
             line = f"{message.sequence:>8}  (not a JSON event on {message.subject})"
             print(line, file=out, flush=True)
-        elif matches_type(type_tag, envelope):
+        elif matches_type(wanted, envelope):
             print(format_event(message.sequence, envelope), file=out, flush=True)
         if not follow and message.pending == 0:
             return

@@ -74,7 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     event_commands = events.add_subparsers(dest="events_command", required=True, metavar="ACTION")
     tail = event_commands.add_parser("tail", help="print events as they are published")
     tail.add_argument(
-        "--type", dest="type_tag", metavar="T", help="only this event type, e.g. company.created.v1"
+        "--type",
+        dest="type_tag",
+        action="append",
+        metavar="T",
+        help="only these events: a type (run.queued.v1), a type without version (run.queued) or "
+        "an aggregate (run); comma separated or repeated",
     )
     tail.add_argument(
         "--from-start", action="store_true", help="begin with the oldest stored event"

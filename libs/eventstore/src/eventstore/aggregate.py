@@ -20,7 +20,7 @@ what the method was given, so the aggregate's state never depends on who acted.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Final, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypedDict
 from uuid import UUID
 
 import msgspec
@@ -117,6 +117,10 @@ def _with_metadata(event_class: type[Any], kwargs: dict[str, Any]) -> dict[str, 
 
 class ClipyardAggregate(Aggregate):
     """An ``eventsourcing`` aggregate whose events record their cause and trace context."""
+
+    event_aggregate: ClassVar[str | None] = None
+    """The aggregate its events are shown under when it is not the class's name in snake case
+    (``workspace`` for ``ExecutionWorkspace``): :mod:`eventstore.event_names`."""
 
     class Event(Aggregate.Event):
         """Base of every event of a Clipyard aggregate."""

@@ -214,6 +214,8 @@ def skips_id(service: str) -> UUID:
 class OutboxSkips(ClipyardAggregate):
     """The stored events one service's outbox relay skipped because they cannot be published."""
 
+    event_aggregate = "outbox"
+
     @staticmethod
     def create_id(service: str) -> UUID:
         """Deterministic: one aggregate per service."""

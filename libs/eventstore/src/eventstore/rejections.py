@@ -37,6 +37,8 @@ def rejections_id(upstream: str) -> UUID:
 class InboxRejections(ClipyardAggregate):
     """The poison messages one service's inbox received from one upstream service."""
 
+    event_aggregate = "inbox"
+
     @staticmethod
     def create_id(upstream: str) -> UUID:
         """Deterministic: one aggregate per upstream."""

@@ -27,6 +27,7 @@ from contracts.service import (
 from eventstore import StoreExecutor, audit_trail, build_application
 from eventstore.replay import compare_read_models, replay_to, snapshot_read_models
 from servicekit.access import Access
+from servicekit.outbox import published_contract
 
 if TYPE_CHECKING:
     from natsbus import RequestContext
@@ -44,11 +45,13 @@ class NotFoundError(DetailedError, LookupError):
 async def register_common_endpoints(runtime: ServiceRuntime) -> None:
     """Add ``ws.qry.<token>.audit``, ``.replay_verify`` and ``.operation`` to the service."""
     token = runtime.spec.token
+    # Rows are named by the public type of what the service publishes (the relay's mapping).
+    public = published_contract(runtime.spec.name, runtime.spec.to_contract)
 
     async def audit(request: GetAuditTrail, ctx: RequestContext) -> AuditTrail:
         Access.of(request.principal).check_operator(f"the stored history of {runtime.spec.name}")
         trail = await runtime.store(
-            audit_trail, runtime.app, request.aggregate_id, request.limit, request.offset
+            audit_trail, runtime.app, request.aggregate_id, request.limit, request.offset, public
         )
         if trail.total == 0:
             raise NotFoundError(

@@ -11,17 +11,19 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from uuid import UUID
 
 from contracts.base import Actor
+from contracts.event_filters import parse_event_filter
 from contracts.execution_views import (
     OperationSource,
     WorkspaceEventRow,
     WorkspaceOperation,
     WorkspaceOperationDetail,
 )
+from contracts.workspace_views import Page
 from eventstore import stored_event_view
 from eventstore.envelope import event_id
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from contracts.base import Event
 
@@ -30,6 +32,7 @@ __all__ = [
     "OperationRecord",
     "RefIdentified",
     "audit_row",
+    "event_page",
     "excerpt",
     "operation_detail",
     "operation_row",
@@ -116,6 +119,16 @@ class OperationRecord(Protocol):
     def stderr_bytes(self) -> int: ...
 
 
+def event_page(
+    rows: Iterable[WorkspaceEventRow], types: list[str] | None, offset: int, limit: int
+) -> Page[WorkspaceEventRow]:
+    """The page ``offset``/``limit`` of ``rows`` (oldest first) of the types ``types`` asks for
+    (:func:`contracts.event_filters.parse_event_filter`; None: all), and how many there are."""
+    wanted = parse_event_filter(types)
+    kept = [row for row in rows if wanted is None or wanted.matches(row.type)]
+    return Page(items=kept[offset : offset + limit], total=len(kept))
+
+
 def operation_row(operation: OperationRecord, source: OperationSource) -> WorkspaceOperation:
     """A list row: no excerpts."""
     return WorkspaceOperation(
@@ -156,14 +169,13 @@ def audit_row(
     domain_event: Any, to_contract: Callable[[Any], Event | None], source: OperationSource
 ) -> WorkspaceEventRow:
     """One stored event as a row of a workspace's audit trail: its public type when it has one
-    (else its stored type), its ``eventId`` as published, its cause and its data (without the
-    tenant)."""
-    stored = stored_event_view(domain_event)
-    public = to_contract(domain_event)
-    event_type = type(public).__struct_config__.tag if public is not None else stored.type
+    (else the type derived from its class, never the class name) and its label, its ``eventId``
+    as published, its cause and its data (without the tenant)."""
+    stored = stored_event_view(domain_event, to_contract=to_contract)
     return WorkspaceEventRow(
         event_id=event_id(domain_event),
-        type=str(event_type),
+        type=stored.type,
+        label=stored.label,
         source=source,
         aggregate_id=stored.aggregate_id,
         aggregate_version=stored.aggregate_version,

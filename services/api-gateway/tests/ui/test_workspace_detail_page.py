@@ -666,7 +666,10 @@ def test_egress_events_read_at_a_glance_and_a_denial_stands_out(
     assert "denied</span> \N{MULTIPLICATION SIGN}7 in all</strong>" in tallied  # the period's total
     # Any other event keeps the generic rendering.
     started = _entry(timeline, "runtime_service.started.v1")
-    assert '<strong data-field="event-type">runtime_service.started.v1</strong>' in started
+    assert '<strong data-field="event-label">Runtime service started</strong>' in started
+    assert (
+        '<code class="muted" data-field="event-type">runtime_service.started.v1</code>' in started
+    )
     assert "egress" not in started
 
 
@@ -681,7 +684,8 @@ def test_an_egress_event_whose_data_does_not_read_as_egress_is_shown_as_any_even
     scripted.replies[subjects.workspace_events("supervisor")] = wire.page(odd, camel)
     timeline = signed_in.get(f"{PAGE}?fragment=timeline").text
     plain = _entry(timeline, odd["eventId"])
-    assert '<strong data-field="event-type">egress.observed.v1</strong>' in plain
+    assert '<strong data-field="event-label">Egress observed</strong>' in plain
+    assert '<code class="muted" data-field="event-type">egress.observed.v1</code>' in plain
     assert 'data-field="egress"' not in plain
     read = _entry(timeline, "camel.example")
     assert "Connection to camel.example:443 <span" in read

@@ -148,7 +148,7 @@ class Harness:
         stages = ["wakeup"]
         for row in trail.events:
             stage = row.data.get("stage")
-            if row.type.endswith("StageChanged") and stage:
+            if row.type == "run.stage_changed.v1" and stage:
                 stages.append(stage)
         return stages
 

@@ -223,12 +223,28 @@ async def test_projects_issues_and_a_realized_workspace_end_to_end(
         service_query("realizer", "workspace_events"),
         GetWorkspaceEvents(principal=BOARD, workspace_id=workspace["id"]),
     )
-    assert [e["type"] for e in events["items"]] == [
-        "workspace.realized.v1",
-        "Provisioned",
-        "workspace.archive_started.v1",
-        "workspace.archived.v1",
+    # Public types, and for the one event never published its derived type: no class names.
+    assert [(e["type"], e["label"]) for e in events["items"]] == [
+        ("workspace.realized.v1", "Workspace realized"),
+        ("workspace.provisioned.v1", "Workspace provisioned"),
+        ("workspace.archive_started.v1", "Workspace archive started"),
+        ("workspace.archived.v1", "Workspace archived"),
     ]
+    # The filter of the API: an aggregate, a type without version; a page counts those only.
+    archive = await s.ok(
+        service_query("realizer", "workspace_events"),
+        GetWorkspaceEvents(
+            principal=BOARD,
+            workspace_id=workspace["id"],
+            types=["workspace.provisioned", "workspace.archived.v1"],
+            limit=1,
+            offset=1,
+        ),
+    )
+    assert (archive["total"], [e["type"] for e in archive["items"]]) == (
+        2,
+        ["workspace.archived.v1"],
+    )
     history = await s.ok(
         subjects.WORKSPACE_HISTORY,
         GetWorkspaceHistory(principal=BOARD, workspace_id=workspace["id"], version=1),

@@ -1,7 +1,8 @@
 """``GET /api/companies/{companyId}/events/stream``: the company's events as Server-Sent Events.
 
 A named ephemeral consumer (``api_gateway.adapters.bus``) follows ``WS_EVENTS`` (``ws.evt.>``); only events
-whose envelope names the company pass (and, with ``?types=``, only those types). Each SSE message
+whose envelope names the company pass (and, with ``?types=``, only the types it names: types,
+types without version, aggregates; :mod:`contracts.event_filters`). Each SSE message
 carries the stream sequence as ``id:``, so a reconnecting client resumes with ``Last-Event-ID``. A
 client that was sent nothing for ``sse_keepalive`` seconds gets a keep-alive comment (however busy
 other companies are). The key or session the stream was opened with is checked again every
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from typing import Annotated, Any, Final
 
 import msgspec
@@ -34,7 +35,8 @@ from api_gateway.http.dependencies import Gateway, StreamedEvent
 from api_gateway.http.security import Credential, access, authenticate, check_company
 from contracts.base import Principal
 from contracts.errors import CodedError, ErrorCode
-from contracts.events import ALL_EVENT_TYPES
+from contracts.event_filters import EventFilter, UnknownEventFilterError, parse_event_filter
+from contracts.event_types import PUBLIC_EVENT_TYPES
 from servicekit.access import Access, Action, Resource
 
 __all__ = [
@@ -48,10 +50,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-EVENT_TYPES: Final[frozenset[str]] = frozenset(
-    tag for t in ALL_EVENT_TYPES if isinstance(tag := t.__struct_config__.tag, str)
-)
-"""Every public event type (``company.created.v1`` ...) a ``?types=`` filter may name."""
+EVENT_TYPES: Final[frozenset[str]] = PUBLIC_EVENT_TYPES
+"""Every public event type (``company.created.v1`` ...): what a ``?types=`` filter may name
+(each, without its version, or its aggregate)."""
 
 
 class _Envelope(msgspec.Struct, rename="camel"):
@@ -74,18 +75,22 @@ class InvalidFilterError(GatewayError):
     code = ErrorCode.VALIDATION_FAILED
 
 
-def parse_types(types: str | None) -> frozenset[str] | None:
-    """The ``?types=`` comma list as a set (None: every type); unknown types answer 400."""
-    if types is None:
-        return None
-    wanted = frozenset(one.strip() for one in types.split(",") if one.strip())
-    if unknown := sorted(wanted - EVENT_TYPES):
+def parse_types(
+    types: str | list[str] | None, vocabulary: Collection[str] = EVENT_TYPES
+) -> EventFilter | None:
+    """The ``?types=`` filter (None: every type): comma lists of types (``run.queued.v1``),
+    types without version (``run.queued``) and aggregates (``run``), the one filter of the CLI
+    and the API (:mod:`contracts.event_filters`); anything else answers 400, saying what is
+    accepted."""
+    try:
+        return parse_event_filter(types, vocabulary, name="?types=")
+    except UnknownEventFilterError as exc:
         raise InvalidFilterError(
-            f"Unknown event types in ?types=: {', '.join(unknown)}; "
-            f"use some of {', '.join(sorted(EVENT_TYPES))}.",
-            fields=[{"field": "types", "message": f"unknown: {unknown}", "source": "query"}],
-        )
-    return wanted
+            str(exc),
+            fields=[
+                {"field": "types", "message": f"unknown: {list(exc.unknown)}", "source": "query"}
+            ],
+        ) from exc
 
 
 def parse_last_event_id(value: str | None) -> int | None:
@@ -114,7 +119,7 @@ def parse_last_event_id(value: str | None) -> int | None:
 async def company_events(
     gateway: Gateway,
     company_id: str,
-    types: frozenset[str] | None,
+    types: EventFilter | None,
     after: int | None,
     *,
     recheck: Callable[[], Awaitable[Any]],
@@ -124,7 +129,7 @@ async def company_events(
     Args:
         gateway: The gateway (bus, settings, the stopping flag).
         company_id: Only events naming this company pass.
-        types: Only these event types (None: all).
+        types: Only the event types this filter passes (None: all).
         after: Resume after this stream sequence (None: new events only).
         recheck: Called every ``sse_auth_recheck`` seconds; raising (``UnauthenticatedError``,
             a 404 for a company no longer visible, a 403, anything) ends the stream.
@@ -200,13 +205,15 @@ async def _refused(recheck: Callable[[], Awaitable[Any]]) -> str | None:
 
 
 def _message(
-    item: StreamedEvent, company_id: str, types: frozenset[str] | None
+    item: StreamedEvent, company_id: str, types: EventFilter | None
 ) -> ServerSentEventMessage | None:
     try:
         envelope = _ENVELOPE.decode(item.data)
     except msgspec.DecodeError:
         return None
-    if envelope.company_id != company_id or (types is not None and envelope.type not in types):
+    if envelope.company_id != company_id or (
+        types is not None and not types.matches(envelope.type)
+    ):
         return None
     return ServerSentEventMessage(id=item.sequence, event=envelope.type, data=item.data.decode())
 
@@ -231,7 +238,10 @@ class EventStreamController(Controller):
         principal: NamedDependency[Principal],
         types: Annotated[
             str | None,
-            QueryParameter(description="Comma list of event types, e.g. company.created.v1."),
+            QueryParameter(
+                description="Comma list of event types (company.created.v1), types without "
+                "version (company.created) or aggregates (run: every run.* type)."
+            ),
         ] = None,
         last_event_id: Annotated[
             str | None,
@@ -245,6 +255,9 @@ class EventStreamController(Controller):
         board keys and sessions may read it; agent keys and run tokens may not (it carries every
         issue's events): they read ``GET /api/runs/{runId}``, ``/api/runs/{runId}/log``,
         ``/api/issues/{issueId}/heartbeat-context`` and ``/api/execution-workspaces/{id}/events``.
+
+        ``?types=`` takes event types, types without version and aggregates (``?types=run``),
+        the filter of ``clipyard events tail --type``.
 
         Errors: 400 ``validation_failed`` (unknown ``types``, bad ``Last-Event-ID``); 401
         ``unauthenticated``; 403 ``forbidden`` (an agent key or run token: the message says

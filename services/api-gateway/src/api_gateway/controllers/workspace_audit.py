@@ -22,6 +22,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath, QueryParameter
 
 from api_gateway.controllers.common import TOTAL_COUNT, Page, error_responses, provide_page
+from api_gateway.controllers.events import parse_types
 from api_gateway.controllers.realizer import InvalidRequestError, fetch
 from api_gateway.controllers.runtime_facts import WARNING_HEADER, WARNING_HEADERS
 from api_gateway.domain import NotFoundError
@@ -31,6 +32,7 @@ from api_gateway.http.security import access
 from contracts import workspace_subjects as subjects
 from contracts.base import Principal
 from contracts.errors import ErrorCode
+from contracts.event_types import KNOWN_EVENT_TYPES
 from contracts.execution_commands import (
     GetWorkspaceEvents,
     GetWorkspaceHistory,
@@ -281,16 +283,26 @@ class WorkspaceAuditController(Controller):
         gateway: NamedDependency[Gateway],
         principal: NamedDependency[Principal],
         page: NamedDependency[Page],
+        types: Annotated[
+            str | None,
+            QueryParameter(description="Comma list of types, types without version, aggregates."),
+        ] = None,
     ) -> Response[Sequence[WorkspaceEventRow]]:
         """The workspace's audit trail, oldest first by ``occurredAt``: its own events (realizer)
-        and those of its runtime services and jobs (supervisor), ``[{eventId, type, source,
-        aggregateId, aggregateVersion, occurredAt, actor, runId, reason, data}]``. A source that
-        does not answer is left out and named in ``X-Clipyard-Warning``.
+        and those of its runtime services and jobs (supervisor), ``[{eventId, type, label,
+        source, aggregateId, aggregateVersion, occurredAt, actor, runId, reason, data}]``:
+        ``type`` is public (``workspace.provisioned.v1`` for one never published), ``label`` for
+        people. ``?types=`` filters as the event stream does. A source that does not answer is
+        left out and named in ``X-Clipyard-Warning``.
 
-        Errors: 400 (``limit``); 401; 403; 404.
+        Errors: 400 (``limit``, unknown ``types``); 401; 403; 404.
         """
+        wanted = parse_types(types, KNOWN_EVENT_TYPES)
         window = GetWorkspaceEvents(
-            principal=principal, workspace_id=workspace_id, limit=page.offset + page.limit
+            principal=principal,
+            workspace_id=workspace_id,
+            limit=page.offset + page.limit,
+            types=list(wanted.values) if wanted is not None else None,
         )
         return await _merged_page(
             gateway,

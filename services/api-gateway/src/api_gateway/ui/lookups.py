@@ -1,4 +1,4 @@
-"""Names for ids on the list pages (agents, issues, workspaces), best effort.
+"""Names for ids on the pages (agents, board keys, issues, workspaces), best effort.
 
 A list page shows an agent's name rather than its id when the owning service answers; when it
 does not, the page still renders (with the ids) rather than failing for a label.
@@ -12,6 +12,7 @@ from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from api_gateway.controllers.realizer import fetch
+from api_gateway.domain import CompanyNotFoundError
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
 from contracts import heartbeat_subjects, workspace_subjects
@@ -31,6 +32,7 @@ __all__ = [
     "gather",
     "issue_identifiers",
     "issue_runs",
+    "key_names",
     "project_names",
     "workspace_names",
 ]
@@ -76,6 +78,24 @@ async def agent_names(gateway: Gateway, principal: Principal) -> dict[str, str]:
     query = ListAgents(principal=principal, limit=LOOKUP_LIMIT)
     rows = await _items(gateway, heartbeat_subjects.AGENT_LIST, query, AgentView)
     return {agent.id: agent.name for agent in rows}
+
+
+async def key_names(gateway: Gateway, principal: Principal) -> dict[str, str]:
+    """Board key id → name, of every key of the principal's company (revoked ones too: they
+    acted before they were revoked); empty for the admin or a company the gateway does not
+    know. The keys are the gateway's own read model (``GET /api/companies/{id}/api-keys``)."""
+    company_id = principal.company_id
+    if company_id is None:
+        return {}
+    keys = gateway.application.list_api_keys
+    try:
+        rows, total = await gateway.query(keys, company_id, LOOKUP_LIMIT, 0)
+        if total > len(rows):
+            rows, _ = await gateway.query(keys, company_id, total, 0)
+    except CompanyNotFoundError as exc:
+        log.warning("board key names are not shown: %s", exc)
+        return {}
+    return {row.id: row.name for row in rows if row.kind == "board"}
 
 
 async def issue_identifiers(gateway: Gateway, principal: Principal) -> dict[str, str]:

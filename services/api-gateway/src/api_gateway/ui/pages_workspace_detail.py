@@ -25,6 +25,7 @@ from api_gateway.ui.fragments import render
 from api_gateway.ui.session import PageSession
 from api_gateway.ui.timeline import egress_of
 from api_gateway.ui.workspace_data import SECTIONS, load_workspace_page
+from contracts.event_types import event_label
 
 __all__ = ["LIVE_EVENT_TYPES", "ROUTES", "SECTION_TITLES", "when", "workspace_detail_page"]
 
@@ -73,11 +74,12 @@ async def workspace_detail_page(
     fragment: Annotated[str | None, QueryParameter()] = None,
     operation_id: Annotated[str | None, QueryParameter(name="operationId")] = None,
     diff_path: Annotated[str | None, QueryParameter(name="diffPath", max_length=4096)] = None,
+    types: Annotated[str | None, QueryParameter(max_length=4096)] = None,
 ) -> Template:
     """The workspace detail page, or one of its sections (``?fragment=<section>``; the "Jobs"
     section takes ``operationId`` to show that job run's output, ignored when the operation is
     not one of this workspace's; "Changes" takes ``diffPath``, a changed file whose unified diff it
-    shows). Every fragment answers 404 for another company's or a missing
+    shows; "Timeline" takes ``types``, the filter of the API's events). Every fragment answers 404 for another company's or a missing
     workspace, as the page does; only the full page re-probes the services' health."""
     if fragment is not None and fragment not in FRAGMENTS:
         return render(page_session, "workspace_detail.html", fragments=FRAGMENTS, fragment=fragment)
@@ -89,6 +91,7 @@ async def workspace_detail_page(
         sections,
         operation_id=operation_id,
         diff_path=diff_path or None,
+        event_types=types or None,
         probe_health=fragment is None,
     )
     return render(
@@ -103,6 +106,7 @@ async def workspace_detail_page(
         titles=SECTION_TITLES,
         when=when,
         egress_of=egress_of,
+        event_label=event_label,
         live_types=",".join(LIVE_EVENT_TYPES),
     )
 

@@ -18,14 +18,18 @@ import msgspec
 
 from contracts.execution_views import RuntimeServiceBrief
 from contracts.workspace_config import ExecutionWorkspaceConfig, RuntimeConfig
+from contracts.workspace_views import ProjectWorkspace
 
 __all__ = [
     "ConfigForm",
     "ConfiguredCommand",
+    "InheritedRuntime",
     "ServiceRow",
     "command_slug",
     "config_form",
     "configured_commands",
+    "inherited_runtime",
+    "runtime_json",
     "service_rows",
 ]
 
@@ -65,6 +69,18 @@ class ConfigForm:
     teardown_command: str
     cleanup_command: str
     runtime_json: str
+
+
+@dataclass(frozen=True)
+class InheritedRuntime:
+    """The project workspace's runtime config, which a workspace without one of its own runs
+    (the "Configuration" section shows it read-only)."""
+
+    project_workspace_id: str
+    name: str
+    """The project workspace's name."""
+    runtime_json: str
+    """Its ``runtimeConfig`` as indented JSON (empty: it has none either)."""
 
 
 def command_slug(text: str) -> str:
@@ -160,17 +176,30 @@ def service_rows(
 def config_form(config: ExecutionWorkspaceConfig | None) -> ConfigForm:
     """The form's values: the four commands and ``workspaceRuntime`` as indented JSON."""
     config = config or ExecutionWorkspaceConfig()
-    runtime = ""
-    if config.workspace_runtime is not None:
-        plain = _pruned(msgspec.to_builtins(config.workspace_runtime))
-        runtime = json.dumps(plain, indent=2)
     return ConfigForm(
         provision_command=config.provision_command or "",
         runtime_provision_command=config.runtime_provision_command or "",
         teardown_command=config.teardown_command or "",
         cleanup_command=config.cleanup_command or "",
-        runtime_json=runtime,
+        runtime_json=runtime_json(config.workspace_runtime),
     )
+
+
+def inherited_runtime(project_workspace: ProjectWorkspace) -> InheritedRuntime:
+    """What a workspace without a runtime config of its own inherits from ``project_workspace``."""
+    return InheritedRuntime(
+        project_workspace_id=project_workspace.id,
+        name=project_workspace.name,
+        runtime_json=runtime_json(project_workspace.runtime_config),
+    )
+
+
+def runtime_json(config: RuntimeConfig | None) -> str:
+    """A runtime config as the page shows it: indented JSON without the API's defaults (empty
+    for none)."""
+    if config is None:
+        return ""
+    return json.dumps(_pruned(msgspec.to_builtins(config)), indent=2)
 
 
 def _pruned(value: Any) -> Any:

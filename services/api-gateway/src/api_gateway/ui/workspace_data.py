@@ -30,7 +30,9 @@ from api_gateway.ui.workspace_sections import (
     load_agent_names,
     load_commands,
     load_diff,
+    load_inherited_runtime,
     load_job_output,
+    load_key_names,
     load_operations,
     load_readiness,
     load_runs,
@@ -84,6 +86,9 @@ def _section_loads(
         loads.append(load_operations(gateway, principal, page))
     if "timeline" in wanted:
         loads.append(load_timeline(gateway, principal, page))
+        loads.append(load_key_names(gateway, principal, page))
+    if "configuration" in wanted:
+        loads.append(load_inherited_runtime(gateway, principal, page))
     if "services" in wanted:
         loads.append(load_services(gateway, principal, page))
     elif "jobs" in wanted:
@@ -103,6 +108,7 @@ async def load_workspace_page(
     *,
     operation_id: str | None = None,
     diff_path: str | None = None,
+    event_types: str | None = None,
     probe_health: bool = False,
 ) -> WorkspacePage:
     """Load what ``sections`` of the workspace page show.
@@ -118,6 +124,7 @@ async def load_workspace_page(
         operation_id: A job's workspace operation whose output the "Jobs" section shows; one
             that belongs to another workspace is ignored (the newest job run is shown instead).
         diff_path: A changed file whose unified diff the "Changes" section shows.
+        event_types: The timeline's filter (``contracts.event_filters``; None: every event).
         probe_health: Re-probe the running services' health (the full page load only; live
             fragment refreshes read the health as last probed).
 
@@ -127,7 +134,7 @@ async def load_workspace_page(
     Raises:
         BusReplyError: The workspace itself could not be read (404 for another company's).
     """
-    page = WorkspacePage(workspace_id=workspace_id, diff_path=diff_path)
+    page = WorkspacePage(workspace_id=workspace_id, diff_path=diff_path, event_types=event_types)
     wanted = set(sections)
     workspace, warning = await _workspace(
         gateway,

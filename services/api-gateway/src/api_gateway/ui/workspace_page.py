@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from typing import Final, TypeVar
 
 from api_gateway.http.errors import BusReplyError
-from api_gateway.ui.workspace_commands import ConfigForm, ConfiguredCommand, ServiceRow
+from api_gateway.ui.workspace_commands import (
+    ConfigForm,
+    ConfiguredCommand,
+    InheritedRuntime,
+    ServiceRow,
+)
 from contracts.agents import RunView
 from contracts.execution_views import (
     CloseReadiness,
@@ -80,6 +85,8 @@ class WorkspacePage:
     job_runs: dict[str, WorkspaceOperation] = field(default_factory=dict)
     """Job command id → its latest run (a workspace operation)."""
     form: ConfigForm | None = None
+    inherited: InheritedRuntime | None = None
+    """The project workspace's runtime config, when the workspace has none of its own."""
     operations: list[WorkspaceOperation] = field(default_factory=list)
     """The newest operations, oldest first."""
     operations_total: int = 0
@@ -87,10 +94,14 @@ class WorkspacePage:
     events: list[WorkspaceEventRow] = field(default_factory=list)
     """The newest events, oldest first."""
     events_total: int = 0
-    """How many events the workspace has in all."""
+    """How many events the workspace has in all (of the types asked for)."""
+    event_types: str | None = None
+    """The timeline's filter as given (``?types=``: types, types without version, aggregates)."""
     runs: list[RunView] = field(default_factory=list)
     agents: dict[str, str] = field(default_factory=dict)
     """Agent id → name, for the timeline's actors and the runs (empty when not looked up)."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """Board key id → name, for the timeline's actors (empty when not looked up)."""
     diff: WorkspaceDiff | None = None
     """What the workspace changed against its base (the "Changes" section)."""
     diff_path: str | None = None

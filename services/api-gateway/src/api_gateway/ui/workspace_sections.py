@@ -17,8 +17,12 @@ from api_gateway.controllers.realizer import fetch
 from api_gateway.controllers.runtime_facts import close_readiness
 from api_gateway.http.dependencies import Gateway
 from api_gateway.http.errors import BusReplyError
-from api_gateway.ui.lookups import agent_names, issue_runs
-from api_gateway.ui.workspace_commands import configured_commands, service_rows
+from api_gateway.ui.lookups import agent_names, issue_runs, key_names
+from api_gateway.ui.workspace_commands import (
+    configured_commands,
+    inherited_runtime,
+    service_rows,
+)
 from api_gateway.ui.workspace_page import (
     EVENT_WINDOW,
     LOG_TAIL_LINES,
@@ -31,6 +35,7 @@ from api_gateway.ui.workspace_records import newest_rows, workspace_operation
 from contracts import workspace_subjects as subjects
 from contracts.agents import RunView
 from contracts.base import Principal
+from contracts.event_filters import UnknownEventFilterError, parse_event_filter
 from contracts.execution_commands import GetWorkspaceEvents, ListWorkspaceOperations
 from contracts.execution_views import ExecutionWorkspace, WorkspaceEventRow, WorkspaceOperation
 from contracts.runtime_commands import GetRuntimeServiceLog, RuntimeServiceLog
@@ -44,7 +49,9 @@ __all__ = [
     "load_agent_names",
     "load_commands",
     "load_diff",
+    "load_inherited_runtime",
     "load_job_output",
+    "load_key_names",
     "load_operations",
     "load_readiness",
     "load_runs",
@@ -61,12 +68,15 @@ def _workspace_of(page: WorkspacePage) -> ExecutionWorkspace:
     return workspace
 
 
-async def _effective_runtime(
+def _own_runtime(workspace: ExecutionWorkspace) -> RuntimeConfig | None:
+    """The workspace's own runtime config (None: it inherits its project workspace's)."""
+    return workspace.config.workspace_runtime if workspace.config is not None else None
+
+
+async def _project_workspace(
     gateway: Gateway, principal: Principal, workspace: ExecutionWorkspace
-) -> RuntimeConfig | None:
-    """The workspace's own runtime config, else its project workspace's."""
-    if workspace.config is not None and workspace.config.workspace_runtime is not None:
-        return workspace.config.workspace_runtime
+) -> ProjectWorkspace | None:
+    """The project workspace the workspace was realized from (None: it names none)."""
     if workspace.project_workspace_id is None:
         return None
     query = GetProjectWorkspace(
@@ -74,10 +84,18 @@ async def _effective_runtime(
         project_id=workspace.project_id,
         workspace_id=workspace.project_workspace_id,
     )
-    project_workspace = await fetch(
-        gateway, subjects.PROJECT_WORKSPACE_GET, query, ProjectWorkspace
-    )
-    return project_workspace.runtime_config
+    return await fetch(gateway, subjects.PROJECT_WORKSPACE_GET, query, ProjectWorkspace)
+
+
+async def _effective_runtime(
+    gateway: Gateway, principal: Principal, workspace: ExecutionWorkspace
+) -> RuntimeConfig | None:
+    """The workspace's own runtime config, else its project workspace's."""
+    own = _own_runtime(workspace)
+    if own is not None:
+        return own
+    project_workspace = await _project_workspace(gateway, principal, workspace)
+    return project_workspace.runtime_config if project_workspace is not None else None
 
 
 async def _log_tail(
@@ -102,6 +120,21 @@ async def load_commands(
     workspace = _workspace_of(page)
     runtime = await load_section(page, section, _effective_runtime(gateway, principal, workspace))
     page.commands = configured_commands(runtime)
+
+
+async def load_inherited_runtime(
+    gateway: Gateway, principal: Principal, page: WorkspacePage
+) -> None:
+    """The project workspace's runtime config the "Configuration" section shows, read-only, when
+    the workspace has none of its own."""
+    workspace = _workspace_of(page)
+    if _own_runtime(workspace) is not None:
+        return
+    found = await load_section(
+        page, "configuration", _project_workspace(gateway, principal, workspace)
+    )
+    if found is not None:
+        page.inherited = inherited_runtime(found)
 
 
 async def load_services(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
@@ -168,9 +201,18 @@ async def load_operations(gateway: Gateway, principal: Principal, page: Workspac
 
 
 async def load_timeline(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
-    """The newest workspace events, and how many there are in all."""
+    """The newest workspace events (of the types ``page.event_types`` names), and how many
+    there are in all; an unknown type is the section's error."""
+    try:
+        wanted = parse_event_filter(page.event_types, name="?types=")
+    except UnknownEventFilterError as exc:
+        page.errors["timeline"] = str(exc)
+        return
     window = GetWorkspaceEvents(
-        principal=principal, workspace_id=page.workspace_id, limit=EVENT_WINDOW
+        principal=principal,
+        workspace_id=page.workspace_id,
+        limit=EVENT_WINDOW,
+        types=list(wanted.values) if wanted is not None else None,
     )
     tail = await load_section(
         page,
@@ -192,6 +234,11 @@ async def load_timeline(gateway: Gateway, principal: Principal, page: WorkspaceP
 async def load_agent_names(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
     """The company's agents by name (best effort: ids are shown when the controller is away)."""
     page.agents = await agent_names(gateway, principal)
+
+
+async def load_key_names(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
+    """The company's board keys by name (the timeline's actors)."""
+    page.keys = await key_names(gateway, principal)
 
 
 async def load_runs(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:

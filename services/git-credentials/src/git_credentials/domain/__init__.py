@@ -159,6 +159,8 @@ class Secret(ClipyardAggregate):
 class CredentialResolution(ClipyardAggregate):
     """One resolution of a git credential: what resolved, for whom, for which host."""
 
+    event_aggregate = "credential"
+
     class Resolved(ClipyardAggregate.Created):
         """A credential was resolved (public: ``credential.resolved.v1``); ``run_id`` is the
         run it was resolved for (the envelope's ``runId``)."""

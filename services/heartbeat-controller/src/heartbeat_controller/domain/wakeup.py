@@ -23,6 +23,8 @@ CLOSED_WAKEUP_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 class WakeupRequest(CompanyScoped):
     """One accepted wake of an agent (see the module's docstring)."""
 
+    event_aggregate = "wakeup"
+
     @classmethod
     def request(cls, ident: UUID, **fields: Any) -> WakeupRequest:
         """A new request with the id chosen by the caller (its run names it before it exists);

@@ -32,6 +32,8 @@ class EgressSeen(CompanyScoped):
     allowed or all denied, within one period. The period's run is its events' ``run_id``
     (the cause they are stamped with)."""
 
+    event_aggregate = "egress"
+
     @staticmethod
     def create_id(namespace: str, period: str, host: str, port: int, verdict: str) -> UUID:
         """One record per namespace, period, host, port and verdict."""

@@ -83,6 +83,8 @@ class SupervisorOperation(RefIdentified, CompanyScoped):
     which holds its output files (None: recorded before worker nodes).
     """
 
+    event_aggregate = "workspace_operation"
+
     node_id: str | None = None
 
     @event("Began")

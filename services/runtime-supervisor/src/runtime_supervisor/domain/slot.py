@@ -72,6 +72,8 @@ class SlotAbout(TypedDict):
 class AdapterSlot(CompanyScoped):
     """One slot granted to one run (see the module's docstring)."""
 
+    event_aggregate = "slot"
+
     class Event(CompanyScoped.Event):
         """Base of a slot's events."""
 

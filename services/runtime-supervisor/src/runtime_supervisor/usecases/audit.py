@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from contracts.workspace_views import Page
 from runtime_supervisor.publishing import to_contract
-from servicekit.workspace_audit import audit_row
+from servicekit.workspace_audit import audit_row, event_page
 
 if TYPE_CHECKING:
     from contracts.execution_commands import GetWorkspaceEvents
@@ -27,10 +27,11 @@ def workspace_events(
     app: RuntimeSupervisorApplication, access: Access, q: GetWorkspaceEvents
 ) -> Page[WorkspaceEventRow]:
     """On the store's thread: the page ``q`` asks for of the trail of its workspace, oldest
-    first; empty when the principal does not own it (the realizer's refusal is the answer)."""
+    first, of the types it asks for; empty when the principal does not own it (the realizer's
+    refusal is the answer)."""
     target = app.target(access.scope(), workspace_id=q.workspace_id)
     if not app.owns_target(access, target):
         return Page(items=[], total=0)
     rows = [event_row(ev) for ident in app.event_sources(target) for ev in app.events.get(ident)]
     rows.sort(key=lambda r: (r.occurred_at, r.aggregate_id, r.aggregate_version))
-    return Page(items=rows[q.offset : q.offset + q.limit], total=len(rows))
+    return event_page(rows, q.types, q.offset, q.limit)

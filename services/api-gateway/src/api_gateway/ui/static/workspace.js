@@ -268,6 +268,14 @@
     list.appendChild(dd);
   }
 
+  // The result of "As it was after" is far below the button on a long page: scroll it to the
+  // top of the view and move the focus there (a screen reader reads it; Tab goes on from it).
+  function reveal(element) {
+    element.setAttribute("tabindex", "-1");
+    element.scrollIntoView({ block: "start" });
+    element.focus({ preventScroll: true });
+  }
+
   async function showHistory(button) {
     const panel = root.querySelector("[data-history-panel]");
     if (!panel) { return; }
@@ -283,14 +291,16 @@
       alert.setAttribute("role", "alert");
       alert.textContent = (answer.body && answer.body.error) || "The history could not be read.";
       panel.appendChild(alert);
+      reveal(alert);
       return;
     }
     const history = answer.body;
     const ws = history.workspace || {};
-    const heading = document.createElement("p");
+    const heading = document.createElement("h3");
     heading.setAttribute("data-history-version", String(history.version));
     heading.textContent = "After event " + history.version + " (" + history.occurredAt + "):";
     panel.appendChild(heading);
+    reveal(heading);
     const list = document.createElement("dl");
     list.className = "facts";
     fact(list, "Status", ws.status);

@@ -66,6 +66,8 @@ def status_request(current: str, requested: str | None) -> StatusRequest:
 class WorkspaceLifecycle(CompanyScoped):
     """Lifecycle state and transitions; :class:`ExecutionWorkspace` adds realization and use."""
 
+    event_aggregate = "workspace"
+
     if TYPE_CHECKING:  # set by the created event; annotations here would become event fields
         status: str
         lifecycle_generation: int

@@ -26,7 +26,7 @@ from contracts.subjects import on_node
 from contracts.workspace_views import Page
 from servicekit.access import Resource
 from servicekit.routes import Route
-from servicekit.workspace_audit import audit_row
+from servicekit.workspace_audit import audit_row, event_page
 from workspace_realizer.domain.errors import InvalidInputError
 from workspace_realizer.endpoints.common import Endpoints
 from workspace_realizer.orchestration.steps import read_output
@@ -162,9 +162,13 @@ class AuditEndpoints(Endpoints):
         return WorkspaceOperationOutput(data=data, offset=q.offset, total_bytes=total)
 
     async def events(self, q: GetWorkspaceEvents, ctx: RequestContext) -> Page[WorkspaceEventRow]:
-        """The workspace's audit trail: its stored events as rows."""
+        """The workspace's audit trail: its stored events as rows (of the types ``q.types``
+        asks for: every event is read to count them)."""
 
         def page(a: Access) -> Page[WorkspaceEventRow]:
+            if q.types is not None:
+                stored, _ = self.app.workspace_events(a, q.workspace_id, 0, None)
+                return event_page(map(event_row, stored), q.types, q.offset, q.limit)
             stored, total = self.app.workspace_events(a, q.workspace_id, q.offset, q.limit)
             return Page(items=[event_row(ev) for ev in stored], total=total)
 

@@ -141,10 +141,10 @@ class WorkspaceQueries(Queries):
         return page((self.operations[i] for i in ids), limit, offset)
 
     def workspace_events(
-        self, access: Access, workspace_id: str, offset: int, limit: int
+        self, access: Access, workspace_id: str, offset: int, limit: int | None
     ) -> tuple[list[Any], int]:
-        """The workspace's stored events after version ``offset`` (at most ``limit``), and how
-        many it has."""
+        """The workspace's stored events after version ``offset`` (at most ``limit``; None: all
+        of them), and how many it has."""
         workspace = self.workspace_of(access, workspace_id)
         stored = self.events.get(UUID(workspace_id), gt=offset, limit=limit)
         return list(stored), workspace.version
