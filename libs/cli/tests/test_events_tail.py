@@ -132,3 +132,15 @@ def test_a_type_the_stream_does_not_carry_is_a_clear_error_before_nats_is_asked(
     assert "types without their version (workspace.realized) or aggregates" in err
     assert "invalid subject token" not in err
     assert "Traceback" not in err
+
+
+async def test_json_lines_carry_each_event_as_published(with_events: NatsServer) -> None:
+    out = io.StringIO()
+    code = await run_tail(
+        _env(with_events), out, type_tag="run", from_start=True, follow=False, as_json=True
+    )
+    assert code == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["event"]["type"] for line in lines] == ["run.queued.v1", "run.finished.v1"]
+    assert [line["subject"] for line in lines] == ["ws.evt.run.queued", "ws.evt.run.finished"]
+    assert all(isinstance(line["sequence"], int) for line in lines)

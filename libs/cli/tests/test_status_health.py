@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -106,10 +107,20 @@ async def test_status_shows_the_count_a_service_reports(nats_server: Any, tmp_pa
         }
         out = io.StringIO()
         code = await run_status(env, out)
+        as_json = io.StringIO()
+        json_code = await run_status(env, as_json, as_json=True)
     finally:
         await service.stop()
         await nc.drain()
     assert code == 1  # the other services are down
+    document = json.loads(as_json.getvalue())
+    assert (json_code, document["ok"]) == (1, False)
+    assert document["services"]["api-gateway"] == []
+    (instance,) = document["services"]["workspace-realizer"]
+    assert instance["instance"] == micro_id
+    assert instance["health"]["projectionFailures"] == 2
+    assert "latencyMs" in instance
+    assert document["nats"]["reached"].startswith("nats://")
     lines = out.getvalue().splitlines()
     realizer = next(line for line in lines if line.startswith("workspace-realizer"))
     # No instance id in its metadata: the micro id stands for it; no role: an older version.

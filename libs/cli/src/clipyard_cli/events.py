@@ -140,6 +140,7 @@ async def run_tail(
     from_start: bool = False,
     follow: bool = True,
     err: TextIO | None = None,
+    as_json: bool = False,
 ) -> int:
     """Print events as they arrive (from the first stored one with ``from_start``).
 
@@ -150,6 +151,8 @@ async def run_tail(
         from_start: Start from the oldest stored event instead of new ones.
         follow: Keep waiting for new events; when False, stop once caught up.
         err: Where to say what went wrong (default: stderr).
+        as_json: One JSON object a line (``{"sequence", "subject", "event"}``, the event as
+            published) instead of the table.
 
     Returns:
         0 (stopped by Ctrl-C or caught up), 1 when there is no event stream yet.
@@ -174,7 +177,7 @@ async def run_tail(
         async with tail:
             if follow or tail.pending:
                 await _until_done_or_interrupted(
-                    asyncio.ensure_future(_print(tail, out, wanted, follow=follow))
+                    asyncio.ensure_future(_print(tail, out, wanted, follow=follow, as_json=as_json))
                 )
     except nats.js.errors.NotFoundError:
         print(no_stream_message(redact_url(login.url)), file=err, flush=True)
@@ -185,13 +188,21 @@ async def run_tail(
 
 
 async def _print(
-    tail: StreamTail, out: TextIO, wanted: EventFilter | None, *, follow: bool
+    tail: StreamTail,
+    out: TextIO,
+    wanted: EventFilter | None,
+    *,
+    follow: bool,
+    as_json: bool = False,
 ) -> None:
     async for message in tail:
         envelope = decode_event(message.data)
-        if envelope is None:
-            line = f"{message.sequence:>8}  (not a JSON event on {message.subject})"
-            print(line, file=out, flush=True)
+        if as_json and (envelope is None or matches_type(wanted, envelope)):
+            line = {"sequence": message.sequence, "subject": message.subject, "event": envelope}
+            print(msgspec.json.encode(line).decode(), file=out, flush=True)
+        elif envelope is None:
+            line_text = f"{message.sequence:>8}  (not a JSON event on {message.subject})"
+            print(line_text, file=out, flush=True)
         elif matches_type(wanted, envelope):
             print(format_event(message.sequence, envelope), file=out, flush=True)
         if not follow and message.pending == 0:

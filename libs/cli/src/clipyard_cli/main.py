@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not start this service (run it yourself with `clipyard run SERVICE`); repeatable",
     )
     commands.add_parser("down", help="stop the stack `clipyard up` runs with this CLIPYARD_HOME")
-    commands.add_parser("status", help="ping every service; show the event stream")
+    status = commands.add_parser("status", help="ping every service; show the event stream")
+    status.add_argument("--json", action="store_true", help="print the status as one JSON object")
     nodes = commands.add_parser("nodes", help="the worker nodes: state, parts, capacity")
     nodes.add_argument("--json", action="store_true", help="print them as JSON")
     node_commands = nodes.add_subparsers(dest="nodes_command", metavar="ACTION")
@@ -86,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tail.add_argument(
         "--no-follow", dest="follow", action="store_false", help="stop once caught up"
+    )
+    tail.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object a line: {"sequence", "subject", "event"} (the event as published)',
     )
 
     audit = commands.add_parser("audit", help="the stored history of one aggregate")
@@ -176,7 +182,7 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         case "down":
             return run_down(env)
         case "status":
-            return asyncio.run(run_status(env))
+            return asyncio.run(run_status(env, as_json=args.json))
         case "nodes" if args.nodes_command == "undrain":
             return asyncio.run(run_undrain(env, args.node))
         case "nodes" if args.nodes_command == "drain":
@@ -186,7 +192,11 @@ def _dispatch(args: argparse.Namespace, env: dict[str, str]) -> int:
         case "events":
             return asyncio.run(
                 run_tail(
-                    env, type_tag=args.type_tag, from_start=args.from_start, follow=args.follow
+                    env,
+                    type_tag=args.type_tag,
+                    from_start=args.from_start,
+                    follow=args.follow,
+                    as_json=args.json,
                 )
             )
         case "audit":

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+import msgspec
+
 from clipyard_cli.bus import InstanceStatus, connect_cli, login_from_env, service_instances
 from clipyard_cli.home import resolve_home
 from clipyard_cli.natsmode import nats_external
@@ -36,6 +38,7 @@ __all__ = [
     "lease_of",
     "leases_of",
     "run_status",
+    "status_document",
 ]
 
 
@@ -206,8 +209,10 @@ def format_processes(up_pid: int, records: Mapping[str, ProcessRecord], now: flo
     return "\n".join(lines)
 
 
-async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
-    """Print the stack's status.
+async def run_status(
+    env: Mapping[str, str], out: TextIO | None = None, *, as_json: bool = False
+) -> int:
+    """Print the stack's status (``as_json``: one JSON object, :func:`status_document`).
 
     The processes of a running ``clipyard up`` are printed even when NATS does not answer
     (then the connection error follows).
@@ -221,7 +226,7 @@ async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
     try:
         nc = await connect_cli(login)
     except NatsConnectError:
-        if processes:
+        if processes and not as_json:
             print(processes, file=out, flush=True)
         raise
     try:
@@ -235,18 +240,72 @@ async def run_status(env: Mapping[str, str], out: TextIO | None = None) -> int:
     finally:
         await nc.close()
     instances = dict(zip(names, found, strict=True))
+    leases = [lease for name, rows in instances.items() for lease in leases_of(name, rows)]
+    servers = [one.shown for one in parse_nats_urls(login.url)]
+    if as_json:
+        nats = {
+            "version": server,
+            "reached": url,
+            "servers": servers,
+            "external": nats_external(env),
+        }
+        document = status_document(instances, leases, nats, state, _process_records(env))
+        print(msgspec.json.encode(document).decode(), file=out, flush=True)
+        return 0 if all(found) else 1
     print(format_services(instances), file=out)
     print(file=out)
-    leases = [lease for name, rows in instances.items() for lease in leases_of(name, rows)]
     print(format_leases(leases), file=out)
     print(file=out)
-    servers = [one.shown for one in parse_nats_urls(login.url)]
     shown = format_stream(server, url, state, servers=servers, external=nats_external(env))
     print(shown, file=out, flush=True)
     if processes:
         print(file=out)
         print(processes, file=out, flush=True)
     return 0 if all(found) else 1
+
+
+def status_document(
+    instances: Mapping[str, Sequence[InstanceStatus]],
+    leases: Sequence[Lease],
+    nats: Mapping[str, object],
+    stream: StreamState | None,
+    processes: Mapping[str, ProcessRecord],
+) -> object:
+    """``clipyard status --json``: ``{"ok", "services": {name: [instance]}, "leases",
+    "nats", "stream", "processes"}`` (plain data; ``ok``: every service has an instance
+    answering; keys in camelCase throughout, as the API's)."""
+    return _camel(
+        msgspec.to_builtins(
+            {
+                "ok": all(instances.values()),
+                "services": {name: list(rows) for name, rows in instances.items()},
+                "leases": list(leases),
+                "nats": dict(nats),
+                "stream": stream,
+                "processes": dict(processes),
+            }
+        )
+    )
+
+
+def _camel(value: object) -> object:
+    """``value`` with every ``snake_case`` key in ``camelCase`` (values untouched)."""
+    if isinstance(value, dict):
+        return {_camel_key(str(key)): _camel(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_camel(item) for item in value]
+    return value
+
+
+def _camel_key(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _process_records(env: Mapping[str, str]) -> Mapping[str, ProcessRecord]:
+    """The running ``clipyard up``'s process records (none when none runs with this home)."""
+    home = resolve_home(env)
+    return read_records(home) if lock_holder(home) is not None else {}
 
 
 def _processes(env: Mapping[str, str]) -> str:
