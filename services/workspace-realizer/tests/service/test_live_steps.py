@@ -139,10 +139,10 @@ class _Bus:
         return self.answer
 
 
-def _run(app: WorkspaceRealizerApplication, home: Path, answer: Any) -> tuple[StepRecorder, Any]:
-    recorder = _recorder(app, home, "n1", _long_operation(app))
+def _run(recorder: StepRecorder, home: Path, answer: Any) -> Any:
+    """Provision through a bus runner whose supervisor does as ``answer`` says."""
     runner = BusCommandRunner(_Bus(home, answer), "n1", {})  # type: ignore[arg-type]
-    result = asyncio.run(
+    return asyncio.run(
         runner.run(
             phase="workspace_provision",
             command="make setup",
@@ -153,26 +153,14 @@ def _run(app: WorkspaceRealizerApplication, home: Path, answer: Any) -> tuple[St
             company_id="c1",
         )
     )
-    return recorder, result
 
 
 def test_a_request_that_raises_ends_the_begun_step_failed(
     app: WorkspaceRealizerApplication, home: Path
 ) -> None:
     recorder = _recorder(app, home, "n1", _long_operation(app))
-    runner = BusCommandRunner(_Bus(home, ConnectionError("no route")), "n1", {})  # type: ignore[arg-type]
     with pytest.raises(ConnectionError):
-        asyncio.run(
-            runner.run(
-                phase="workspace_provision",
-                command="make setup",
-                cwd=home,
-                env={},
-                timeout=60,
-                sink=recorder,
-                company_id="c1",
-            )
-        )
+        _run(recorder, home, ConnectionError("no route"))
     (ref,) = recorder.ids
     step = app.operations[ref]
     assert step.status == "failed"
@@ -184,7 +172,8 @@ def test_no_result_keeps_the_output_written_meanwhile(
     app: WorkspaceRealizerApplication, home: Path
 ) -> None:
     answer = ErrorReply(code="timeout", message="no answer in 90 s", status=504)
-    recorder, result = _run(app, home, answer)
+    recorder = _recorder(app, home, "n1", _long_operation(app))
+    result = _run(recorder, home, answer)
     (ref,) = recorder.ids
     step = app.operations[ref]
     assert (result.exit_code, step.status) == (127, "failed")
