@@ -3,7 +3,7 @@ section, run as they are, in order, in one ``bash`` (``set -euo pipefail``) agai
 and each answers what the README says it does.
 
 The shell gets what a reader's has after ``./dev up``: ``CLIPYARD_HTTP_PORT`` (the stack's port),
-``CLIPYARD_ADMIN_KEY``, ``CLIPYARD_HOME`` and a ``HOME`` of its own (where ``~/src/robot`` is
+``CLIPYARD_ADMIN_KEY``, ``CLIPYARD_HOME`` and a ``HOME`` of its own (where ``~/src/clipyard-demo`` is
 made), in the checkout's root. ``curl`` is wrapped to fail on an HTTP error (``--fail-with-body``,
 which ``set -e`` turns into the end of the script) and to write each request's status to stderr as
 ``HTTP <code> <method> <url>``; each block is preceded by a marker line on both streams, so that
@@ -120,14 +120,18 @@ async def run_tour(stack: Any, home: Path, readme: str) -> list[Block]:
         f"printf '\\n{MARK.format(i)}\\n'; printf '\\n{MARK.format(i)}\\n' >&2\n{block}"
         for i, block in enumerate(blocks)
     )
+    # The admin key is read as a reader's shell reads it: from $CLIPYARD_HOME/admin.key.
+    key_file = Path(stack.home) / "admin.key"
+    if not key_file.exists():
+        key_file.write_text(stack.admin_key + "\n")
+    assert key_file.read_text().strip() == stack.admin_key
     env = {
         **os.environ,
         "HOME": str(home),
         "CLIPYARD_HOME": str(stack.home),
         "CLIPYARD_HTTP_PORT": str(httpx.URL(stack.api).port),
-        "CLIPYARD_ADMIN_KEY": stack.admin_key,
     }
-    for name in ("CLIPYARD_API_URL", "CLIPYARD_API_KEY", "CLIPYARD_COMPANY_ID"):
+    for name in ("CLIPYARD_API_URL", "CLIPYARD_API_KEY", "CLIPYARD_COMPANY_ID", "CLIPYARD_ADMIN_KEY"):
         env.pop(name, None)
     shell = await asyncio.create_subprocess_exec(
         "bash",
@@ -183,7 +187,7 @@ def _first_workspace(block: Block, home: Path) -> Path:
         ("POST", "/execution-workspace", 201),
     ):
         assert block.status(method, path) == code, (method, path)
-    repo = home / "src" / "robot"
+    repo = home / "src" / "clipyard-demo"
     assert git(repo, "log", "--format=%s", "main") == "First commit"
     workspace = block.answer(branchName="ACME-1-add-worktree-support")
     assert workspace["status"] == "active", workspace
@@ -220,6 +224,7 @@ def _agents_and_runs(block: Block, repo: Path) -> None:
     assert block.status("POST", "/wakeup") == 202
     assert "issue ACME-1: Add worktree support" in block.text, block.text
     assert "committed ECHO.md" in block.text, block.text
+    assert ": HTTP 200" in block.text, block.text  # it reached the workspace's web service
     run = block.find("stages")
     assert (run["status"], run["exitCode"]) == ("succeeded", 0), run
     assert [s["stage"] for s in run["stages"]][-1] == "cleanup", run

@@ -5,7 +5,9 @@ A filter is a comma list (or several values) of any of:
 
 - a type: ``workspace.realized.v1`` (that type only);
 - a type without its version: ``workspace.realized`` (every version of it);
-- an aggregate: ``workspace``, ``run`` (every type of it).
+- an aggregate, the first part of a type: ``workspace``, ``run`` (every ``run.*`` type; the
+  events of one stored aggregate may be published under several, e.g. a workspace's runtime
+  under ``runtime_provisioning`` and ``runtime_service``).
 
 Each value must name something of the vocabulary the filter is checked against
 (:data:`~contracts.event_types.PUBLIC_EVENT_TYPES` where only published events pass, the event

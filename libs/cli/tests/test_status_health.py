@@ -12,7 +12,7 @@ import nats
 import pytest
 
 from clipyard_cli.bus import InstanceStatus, read_model_health
-from clipyard_cli.status import format_services, run_status
+from clipyard_cli.status import Lease, format_services, run_status, status_document
 from contracts.service import (
     READ_MODEL_HEALTH_ENDPOINT,
     GetOperation,
@@ -135,3 +135,15 @@ async def test_status_shows_the_count_a_service_reports(nats_server: Any, tmp_pa
     assert realizer_lease.endswith("its instances do not tell (an older version?)")
     gateway_lease = next(line for line in leases if line.startswith("api-gateway"))
     assert gateway_lease.split()[1:] == ["-", "-", "no", "instance", "answers"]
+
+
+def test_json_field_names_are_camel_case_but_names_in_the_data_are_kept() -> None:
+    lease = Lease("workspace-realizer", "wr-1", 7)
+    row = _row("workspace-realizer", "wr-1", _health(0, other_leases={"host:worker_1": 3}))
+    document = status_document(
+        {"workspace-realizer": [row]}, [lease], {"external": False}, None, {}
+    )
+    assert isinstance(document, dict)
+    (instance,) = document["services"]["workspace-realizer"]
+    assert instance["latencyMs"] == 1.25
+    assert instance["health"]["otherLeases"] == {"host:worker_1": 3}  # a key that is data, kept

@@ -197,7 +197,7 @@ async def _print(
 ) -> None:
     async for message in tail:
         envelope = decode_event(message.data)
-        if as_json and (envelope is None or matches_type(wanted, envelope)):
+        if as_json and (matches_type(wanted, envelope) if envelope else wanted is None):
             line = {"sequence": message.sequence, "subject": message.subject, "event": envelope}
             print(msgspec.json.encode(line).decode(), file=out, flush=True)
         elif envelope is None:

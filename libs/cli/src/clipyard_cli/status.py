@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Final, TextIO
 
 import msgspec
 
@@ -225,8 +225,15 @@ async def run_status(
     processes = _processes(env)
     try:
         nc = await connect_cli(login)
-    except NatsConnectError:
-        if processes and not as_json:
+    except NatsConnectError as error:
+        if as_json:
+            document = _camel(
+                msgspec.to_builtins(
+                    {"ok": False, "error": str(error), "processes": dict(_process_records(env))}
+                )
+            )
+            print(msgspec.json.encode(document).decode(), file=out, flush=True)
+        elif processes:
             print(processes, file=out, flush=True)
         raise
     try:
@@ -288,10 +295,20 @@ def status_document(
     )
 
 
-def _camel(value: object) -> object:
-    """``value`` with every ``snake_case`` key in ``camelCase`` (values untouched)."""
+_DATA_KEYED: Final = frozenset({"services", "processes", "otherLeases"})
+"""Maps whose keys are data (service and process names, lease names such as ``host:node_1``):
+their keys stay as they are."""
+
+
+def _camel(value: object, *, data_keys: bool = False) -> object:
+    """``value`` with every field name in ``camelCase`` (``snake_case`` keys of the dataclasses
+    turned, the keys of :data:`_DATA_KEYED` maps kept as they are; values untouched)."""
     if isinstance(value, dict):
-        return {_camel_key(str(key)): _camel(item) for key, item in value.items()}
+        turned = {}
+        for key, item in value.items():
+            name = str(key) if data_keys else _camel_key(str(key))
+            turned[name] = _camel(item, data_keys=name in _DATA_KEYED and not data_keys)
+        return turned
     if isinstance(value, list):
         return [_camel(item) for item in value]
     return value

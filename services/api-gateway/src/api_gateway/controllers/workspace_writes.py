@@ -12,6 +12,7 @@ whatever the read does: a read that fails leaves the realizer's answer as it is,
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -78,8 +79,13 @@ async def perform_and_read(
     status = status_code(result) if callable(status_code) else status_code
     written = _workspace_of(result)
     try:
-        detail, warning = await workspace_detail(gateway, principal, written.id, probe_health=False)
-    except BusReplyError as exc:
+        # Bounded by the query timeout: the write is done, its answer must not wait a second
+        # request deadline for the re-read.
+        detail, warning = await asyncio.wait_for(
+            workspace_detail(gateway, principal, written.id, probe_health=False),
+            gateway.settings.query_timeout,
+        )
+    except (BusReplyError, TimeoutError) as exc:
         log.warning("reading workspace %s after its %s: %s", written.id, action, exc)
         warning = (
             f"The workspace could not be read after the {action}: it is answered as the "
