@@ -71,28 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     undrain = node_commands.add_parser("undrain", help="take a drained node back")
     undrain.add_argument("node", metavar="NODE", help="the node id")
 
-    events = commands.add_parser("events", help="read the event stream")
-    event_commands = events.add_subparsers(dest="events_command", required=True, metavar="ACTION")
-    tail = event_commands.add_parser("tail", help="print events as they are published")
-    tail.add_argument(
-        "--type",
-        dest="type_tag",
-        action="append",
-        metavar="T",
-        help="only these events: a type (run.queued.v1), a type without version (run.queued) or "
-        "an aggregate (run); comma separated or repeated",
-    )
-    tail.add_argument(
-        "--from-start", action="store_true", help="begin with the oldest stored event"
-    )
-    tail.add_argument(
-        "--no-follow", dest="follow", action="store_false", help="stop once caught up"
-    )
-    tail.add_argument(
-        "--json",
-        action="store_true",
-        help='one JSON object a line: {"sequence", "subject", "event"} (the event as published)',
-    )
+    _add_events(commands)
 
     audit = commands.add_parser("audit", help="the stored history of one aggregate")
     audit.add_argument("aggregate_id", metavar="AGGREGATE_ID")
@@ -116,6 +95,32 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cluster(commands)
     add_user_commands(commands)
     return parser
+
+
+def _add_events(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``events tail``: the event stream, filtered (clipyard_cli/events.py)."""
+    events = commands.add_parser("events", help="read the event stream")
+    event_commands = events.add_subparsers(dest="events_command", required=True, metavar="ACTION")
+    tail = event_commands.add_parser("tail", help="print events as they are published")
+    tail.add_argument(
+        "--type",
+        dest="type_tag",
+        action="append",
+        metavar="T",
+        help="only these events: a type (run.queued.v1), a type without version (run.queued) or "
+        "an aggregate, the first part of a type (run); comma separated or repeated",
+    )
+    tail.add_argument(
+        "--from-start", action="store_true", help="begin with the oldest stored event"
+    )
+    tail.add_argument(
+        "--no-follow", dest="follow", action="store_false", help="stop once caught up"
+    )
+    tail.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object a line: {"sequence", "subject", "event"} (the event as published)',
+    )
 
 
 def _add_cluster(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

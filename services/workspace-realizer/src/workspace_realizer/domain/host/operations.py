@@ -25,9 +25,12 @@ class WorkspaceOperation(RefIdentified, CompanyScoped):
     for (the acting cause's run, if any).
     """
 
+    # ``node_id`` comes before ``*``: eventsourcing takes every keyword-only parameter as required,
+    # default or not, and records stored before it existed have none.
     @event("Recorded")
     def __init__(
         self,
+        node_id: str | None = None,
         *,
         operation_ref: str,
         company_id: str,
@@ -50,7 +53,6 @@ class WorkspaceOperation(RefIdentified, CompanyScoped):
         stderr_bytes: int,
         log_dir: str | None,
         metadata: StepFacts,
-        node_id: str | None = None,
     ) -> None:
         self.company_id = company_id
         self.execution_workspace_id = execution_workspace_id
