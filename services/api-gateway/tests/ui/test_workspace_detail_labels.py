@@ -121,3 +121,16 @@ def test_a_project_workspace_that_does_not_answer_is_said(
     html = signed_in.get(f"{PAGE}?fragment=configuration").text
     assert "This section could not be loaded: workspace-realizer did not answer" in html
     assert ">Save configuration</button>" in html
+
+
+def test_a_deleted_project_workspace_leaves_nothing_inherited_and_no_error(
+    signed_in: Client, scripted: Any, company: str
+) -> None:
+    scripted.replies[subjects.WORKSPACE_GET] = wire.ok(wire.workspace(company))
+    scripted.replies[subjects.PROJECT_WORKSPACE_GET] = ErrorReply(
+        code="not_found", message="There is no project workspace.", status=404
+    )
+    html = signed_in.get(f"{PAGE}?fragment=configuration").text
+    assert "could not be loaded" not in html
+    assert "data-inherited-runtime" not in html
+    assert ">Save configuration</button>" in html

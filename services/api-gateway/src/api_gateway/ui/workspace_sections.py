@@ -130,11 +130,22 @@ async def load_inherited_runtime(
     workspace = _workspace_of(page)
     if _own_runtime(workspace) is not None:
         return
-    found = await load_section(
-        page, "configuration", _project_workspace(gateway, principal, workspace)
-    )
+    found = await load_section(page, "configuration", _still_there(gateway, principal, workspace))
     if found is not None:
         page.inherited = inherited_runtime(found)
+
+
+async def _still_there(
+    gateway: Gateway, principal: Principal, workspace: ExecutionWorkspace
+) -> ProjectWorkspace | None:
+    """The project workspace, or None once it was deleted (a closed workspace may outlive it:
+    then nothing is inherited, which is no error of the section)."""
+    try:
+        return await _project_workspace(gateway, principal, workspace)
+    except BusReplyError as exc:
+        if exc.reply.code == "not_found":
+            return None
+        raise
 
 
 async def load_services(gateway: Gateway, principal: Principal, page: WorkspacePage) -> None:
