@@ -131,7 +131,12 @@ async def run_tour(stack: Any, home: Path, readme: str) -> list[Block]:
         "CLIPYARD_HOME": str(stack.home),
         "CLIPYARD_HTTP_PORT": str(httpx.URL(stack.api).port),
     }
-    for name in ("CLIPYARD_API_URL", "CLIPYARD_API_KEY", "CLIPYARD_COMPANY_ID", "CLIPYARD_ADMIN_KEY"):
+    for name in (
+        "CLIPYARD_API_URL",
+        "CLIPYARD_API_KEY",
+        "CLIPYARD_COMPANY_ID",
+        "CLIPYARD_ADMIN_KEY",
+    ):
         env.pop(name, None)
     shell = await asyncio.create_subprocess_exec(
         "bash",
