@@ -9,7 +9,6 @@ step can be running in this fresh process.
 from __future__ import annotations
 
 import logging
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING
 from eventstore import acting, system_cause
 from workspace_realizer.domain.host.operations import EXCERPT_BYTES, excerpt
 from workspace_realizer.orchestration.archive import INTERRUPTED
+from workspace_realizer.orchestration.steps import output_tail
 
 if TYPE_CHECKING:
     from workspace_realizer.application import WorkspaceRealizerApplication
@@ -64,13 +64,7 @@ def _tail(log_dir: str | None, stream: str) -> tuple[bytes, int]:
     """The last :data:`EXCERPT_BYTES` of a step's output file and its size (nothing if gone)."""
     if log_dir is None:
         return b"", 0
-    try:
-        with (Path(log_dir) / stream).open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            handle.seek(max(0, size - EXCERPT_BYTES))
-            return handle.read(), size
-    except OSError:
-        return b"", 0
+    return output_tail(Path(log_dir) / stream, EXCERPT_BYTES)
 
 
 def fail_interrupted_steps(

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from workspace_realizer.adapters.ports import Phase, Step
     from workspace_realizer.application import WorkspaceRealizerApplication
 
-__all__ = ["StepRecorder", "output_path", "read_output"]
+__all__ = ["StepRecorder", "output_path", "output_tail", "read_output"]
 
 Store = Callable[..., Awaitable[Any]]
 
@@ -64,23 +64,26 @@ def _write(directory: Path, stdout: bytes, stderr: bytes) -> None:
     _replace(directory / "stderr", stderr)
 
 
+def output_tail(path: Path, cap: int) -> tuple[bytes, int]:
+    """The last ``cap`` bytes of an output file and its whole size (nothing when it is gone)."""
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(max(0, size - cap))
+            return handle.read(), size
+    except OSError:
+        return b"", 0
+
+
 def _append_note(directory: Path, note: bytes) -> tuple[bytes, bytes]:
     """Add ``note`` to the stderr written so far (kept: the step's own output never came back);
     return the tails of both streams as they are then."""
     directory.mkdir(parents=True, exist_ok=True)
     with (directory / "stderr").open("ab") as handle:
         handle.write(note)
-    streams = []
-    for name in ("stdout", "stderr"):
-        path = directory / name
-        try:
-            with path.open("rb") as handle:
-                size = os.fstat(handle.fileno()).st_size
-                handle.seek(max(0, size - OUTPUT_CAP))
-                streams.append(handle.read())
-        except FileNotFoundError:
-            streams.append(b"")
-    return streams[0], streams[1]
+    stdout, _ = output_tail(directory / "stdout", OUTPUT_CAP)
+    stderr, _ = output_tail(directory / "stderr", OUTPUT_CAP)
+    return stdout, stderr
 
 
 def read_output(
